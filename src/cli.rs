@@ -1,0 +1,168 @@
+//! The command line: `moldtune run`, `moldtune best`.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::driver::{self, RunOptions};
+use crate::error::{exit, Error};
+use crate::report;
+use crate::search::Learner;
+
+#[derive(Debug, Parser)]
+#[command(name = "moldtune", version, about = "Autotune compiled code: code molds + YAML spaces, checked and timed variants, surrogate-model search")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Tune a problem: render, compile, check and time variants chosen by the search.
+    Run(RunArgs),
+    /// Print the best configuration of a run directory and where its source is.
+    Best {
+        /// The run directory (holds results.csv and run.json).
+        dir: PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The problem file (YAML). Optional with `--resume DIR`.
+    pub problem: Option<PathBuf>,
+    /// Search strategy [default: rf, or the problem's `search.learner`].
+    #[arg(long, value_enum)]
+    pub learner: Option<Learner>,
+    /// Total number of evaluations, including the default configuration [default: 100].
+    #[arg(long)]
+    pub max_evals: Option<usize>,
+    /// Seed of every random choice [default: 0].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Run directory [default: results/<problem-name>/<timestamp>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Continue the run in `--out DIR` (or the DIR given here) after an interruption.
+    #[arg(long, value_name = "DIR", num_args = 0..=1)]
+    pub resume: Option<Option<PathBuf>>,
+    /// Number of random initial configurations after the default one [default: 10].
+    #[arg(long)]
+    pub initial: Option<usize>,
+    /// Exploration weight of LCB = mean − kappa·std [default: 1.96].
+    #[arg(long)]
+    pub kappa: Option<f64>,
+    /// Candidate pool size per model step [default: 10000].
+    #[arg(long)]
+    pub pool: Option<usize>,
+    /// Timed runs per variant (overrides the problem's `repeats`).
+    #[arg(long)]
+    pub repeats: Option<u32>,
+    /// Compile timeout in seconds (overrides `timeouts.compile_s`).
+    #[arg(long, value_name = "SECONDS")]
+    pub compile_timeout: Option<f64>,
+    /// Run timeout in seconds (overrides `timeouts.run_s`).
+    #[arg(long, value_name = "SECONDS")]
+    pub run_timeout: Option<f64>,
+    /// Keep each variant's build directory under DIR/work.
+    #[arg(long)]
+    pub keep_builds: bool,
+    /// No progress output.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Testing: replace compile+run by a deterministic synthetic objective.
+    #[arg(long, hide = true)]
+    pub mock: bool,
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn run(args: Vec<String>) -> u8 {
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { exit::USAGE } else { exit::OK };
+        }
+    };
+    match dispatch(cli, args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.code()
+        }
+    }
+}
+
+fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
+    match cli.command {
+        Command::Run(a) => {
+            let (resume, out) = match a.resume {
+                Some(Some(d)) => (true, Some(d)),
+                Some(None) => (true, a.out.clone()),
+                None => (false, a.out.clone()),
+            };
+            let json = a.json;
+            let s = driver::run(RunOptions {
+                problem: a.problem,
+                learner: a.learner,
+                max_evals: a.max_evals,
+                seed: a.seed,
+                out,
+                resume,
+                initial: a.initial,
+                kappa: a.kappa,
+                pool: a.pool,
+                repeats: a.repeats,
+                compile_timeout: a.compile_timeout,
+                run_timeout: a.run_timeout,
+                mock: a.mock,
+                keep_builds: a.keep_builds,
+                quiet: a.quiet,
+                command_line: args,
+            })?;
+            if json {
+                let v = serde_json::json!({
+                    "dir": s.dir, "evaluations": s.evaluations, "termination": s.termination,
+                    "best": s.best.as_ref().map(|b| serde_json::json!({"eval_id": b.0, "objective": b.1, "config": b.2})),
+                    "default_objective": s.default_objective,
+                });
+                println!("{}", serde_json::to_string_pretty(&v).expect("serializable"));
+            } else {
+                println!("{} evaluations ({}), stopped by {}", s.evaluations, s.counts, s.termination);
+                if let Some(d) = s.default_objective {
+                    println!("default configuration: {d:.6}");
+                }
+                if let Some((id, obj, desc)) = &s.best {
+                    let gain = s.default_objective.map_or(String::new(), |d| format!("  ({:.2}x vs default)", d / obj));
+                    println!("best: {obj:.6} at eval {id}{gain}\n  {desc}");
+                }
+                println!("results: {}", s.dir.display());
+            }
+            Ok(exit::OK)
+        }
+        Command::Best { dir, json } => {
+            let b = report::best(&dir)?;
+            match (b, json) {
+                (None, true) => println!("null"),
+                (None, false) => println!("no successful evaluation in {}", dir.display()),
+                (Some(b), true) => println!("{}", serde_json::to_string_pretty(&b).expect("serializable")),
+                (Some(b), false) => {
+                    println!("best objective {} (eval {}, {} of {} evaluations ok)", b.objective, b.eval_id, b.ok, b.evaluations);
+                    for (k, v) in &b.config {
+                        println!("  {k} = {v}");
+                    }
+                    if let Some(p) = &b.best_c {
+                        println!("source: {p}");
+                    }
+                }
+            }
+            Ok(exit::OK)
+        }
+    }
+}

@@ -1,0 +1,312 @@
+//! The run directory: `results.csv` (the checkpoint: one row appended and flushed per
+//! evaluation), `results.json` and `run.json` (rewritten atomically), `best.c`, and the lock
+//! that keeps two runs out of one directory.
+//!
+//! Resume replays `results.csv`; a row torn by a kill mid-write is dropped (its evaluation is
+//! redone), every complete row is kept.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use crate::outcome::{Measurement, Source, Status};
+use crate::problem::Problem;
+use crate::space::Config;
+
+pub const FORMAT_VERSION: u32 = 1;
+pub const RESULTS_CSV: &str = "results.csv";
+pub const RESULTS_JSON: &str = "results.json";
+pub const RUN_JSON: &str = "run.json";
+pub const BEST_C: &str = "best.c";
+
+/// moldtune's own columns, after the parameter columns, `objective` and `elapsed_sec`.
+pub const OWN_COLUMNS: [&str; 8] = ["eval_id", "status", "compile_s", "run_s", "repeats", "spread", "source", "config_hash"];
+
+/// One evaluation as logged.
+#[derive(Debug, Clone)]
+pub struct Record {
+    pub eval_id: usize,
+    pub config: Config,
+    pub m: Measurement,
+    pub elapsed_sec: f64,
+    pub source: Source,
+    pub config_hash: String,
+}
+
+/// The JSON form of a record (results.json).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct JsonRecord {
+    pub eval_id: usize,
+    pub config: serde_json::Map<String, serde_json::Value>,
+    pub config_hash: String,
+    pub status: Status,
+    pub objective: Option<f64>,
+    pub samples: Vec<f64>,
+    pub spread: Option<f64>,
+    pub compile_s: f64,
+    pub run_s: f64,
+    pub repeats: u32,
+    pub elapsed_sec: f64,
+    pub source: Source,
+    pub cause: Option<String>,
+}
+
+/// run.json.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunMeta {
+    pub format_version: u32,
+    pub moldtune_version: String,
+    pub command_line: Vec<String>,
+    pub problem: PathBuf,
+    pub problem_name: String,
+    pub problem_hash: String,
+    pub mold_hash: String,
+    pub seed: u64,
+    pub learner: String,
+    pub max_evals: usize,
+    pub initial: usize,
+    pub kappa: f64,
+    pub pool: usize,
+    pub repeats: u32,
+    pub reduce: crate::problem::Reduce,
+    pub metric: crate::problem::MetricKind,
+    pub goal: crate::problem::Goal,
+    pub compile_timeout_s: f64,
+    pub run_timeout_s: f64,
+    pub mock: bool,
+    pub compiler_version: Option<String>,
+    pub cpu_model: Option<String>,
+    pub started_at: String,
+    pub updated_at: String,
+    pub termination: String,
+    pub evaluations: usize,
+    pub best_objective: Option<f64>,
+    pub best_eval_id: Option<usize>,
+}
+
+/// Writes `bytes` to `path` atomically (temp file in the same directory + rename).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let tmp = path.with_extension("tmp");
+    let io = |e| Error::io(format!("cannot write `{}`", path.display()), e);
+    let mut f = File::create(&tmp).map_err(io)?;
+    f.write_all(bytes).map_err(io)?;
+    f.sync_data().map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+/// Holds the directory's lock for the lifetime of the run (released by the kernel even on
+/// SIGKILL).
+pub struct Lock {
+    _file: File,
+}
+
+pub fn lock(dir: &Path) -> Result<Lock, Error> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("cannot create `{}`", dir.display()), e))?;
+    let path = dir.join(".lock");
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| Error::io(format!("cannot open `{}`", path.display()), e))?;
+    // SAFETY: flock on a file descriptor we own.
+    let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if r != 0 {
+        let mut pid = String::new();
+        let _ = f.read_to_string(&mut pid);
+        return Err(Error::usage(
+            format!("`{}` is in use by another moldtune run (pid {})", dir.display(), pid.trim()),
+            Some("wait for it to finish, or choose another directory with `--out`"),
+        ));
+    }
+    let _ = f.set_len(0);
+    let _ = f.seek(SeekFrom::Start(0));
+    let _ = write!(f, "{}", std::process::id());
+    Ok(Lock { _file: f })
+}
+
+pub fn header(problem: &Problem) -> Vec<String> {
+    let mut h: Vec<String> = problem.space.params.iter().map(|p| p.name.clone()).collect();
+    h.push("objective".into());
+    h.push("elapsed_sec".into());
+    h.extend(OWN_COLUMNS.iter().map(|s| s.to_string()));
+    h
+}
+
+fn fmt_opt(x: Option<f64>, prec: Option<usize>) -> String {
+    match (x, prec) {
+        (None, _) => String::new(),
+        (Some(v), Some(p)) => format!("{v:.p$}"),
+        (Some(v), None) => format!("{v}"),
+    }
+}
+
+pub fn row(problem: &Problem, r: &Record) -> Vec<String> {
+    let mut row: Vec<String> = problem.space.params.iter().zip(&r.config.0).map(|(p, &x)| p.cell(x)).collect();
+    row.push(fmt_opt(r.m.objective, None));
+    row.push(format!("{:.3}", r.elapsed_sec));
+    row.push(r.eval_id.to_string());
+    row.push(r.m.status.to_string());
+    row.push(format!("{:.3}", r.m.compile_s));
+    row.push(format!("{:.4}", r.m.run_s));
+    row.push(r.m.repeats.to_string());
+    row.push(fmt_opt(r.m.spread, Some(4)));
+    row.push(r.source.as_str().into());
+    row.push(r.config_hash.clone());
+    row
+}
+
+/// The append-only results log.
+pub struct Log {
+    writer: csv::Writer<File>,
+}
+
+impl Log {
+    pub fn create(dir: &Path, problem: &Problem) -> Result<Log, Error> {
+        let path = dir.join(RESULTS_CSV);
+        let f = File::create(&path).map_err(|e| Error::io(format!("cannot create `{}`", path.display()), e))?;
+        let mut writer = csv::Writer::from_writer(f);
+        writer.write_record(header(problem)).map_err(csv_err)?;
+        writer.flush().map_err(|e| Error::io("cannot write results.csv", e))?;
+        Ok(Log { writer })
+    }
+
+    /// Opens an existing log for appending after [`read_records`] has repaired it.
+    pub fn append_to(dir: &Path) -> Result<Log, Error> {
+        let path = dir.join(RESULTS_CSV);
+        let f = OpenOptions::new().append(true).open(&path).map_err(|e| Error::io(format!("cannot open `{}`", path.display()), e))?;
+        Ok(Log { writer: csv::WriterBuilder::new().has_headers(false).from_writer(f) })
+    }
+
+    pub fn append(&mut self, problem: &Problem, r: &Record) -> Result<(), Error> {
+        self.writer.write_record(row(problem, r)).map_err(csv_err)?;
+        self.writer.flush().map_err(|e| Error::io("cannot write results.csv", e))
+    }
+}
+
+fn csv_err(e: csv::Error) -> Error {
+    Error::Internal(format!("results.csv: {e}"))
+}
+
+/// Reads the log of `dir`, dropping a torn last row (and truncating the file to match).
+pub fn read_records(dir: &Path, problem: &Problem) -> Result<Vec<Record>, Error> {
+    let path = dir.join(RESULTS_CSV);
+    let mut bytes = std::fs::read(&path).map_err(|e| Error::io(format!("cannot read `{}`", path.display()), e))?;
+    if !bytes.ends_with(b"\n") {
+        let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        bytes.truncate(keep);
+        let f = OpenOptions::new().write(true).open(&path).map_err(|e| Error::io("cannot repair results.csv", e))?;
+        f.set_len(keep as u64).map_err(|e| Error::io("cannot repair results.csv", e))?;
+    }
+    let bad = |msg: String| Error::ConfigFile {
+        file: path.clone(),
+        message: msg,
+        hint: Some("the results log does not match this problem; start a new run with another `--out`".into()),
+    };
+    let mut rd = csv::ReaderBuilder::new().has_headers(true).from_reader(bytes.as_slice());
+    let hdr: Vec<String> = rd.headers().map_err(|e| bad(e.to_string()))?.iter().map(str::to_string).collect();
+    if hdr != header(problem) {
+        return Err(bad(format!("unexpected header `{}`", hdr.join(","))));
+    }
+    let np = problem.space.params.len();
+    // Causes and samples live in results.json; recover them where present.
+    let extra: std::collections::HashMap<usize, JsonRecord> = std::fs::read(dir.join(RESULTS_JSON))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v.get("evaluations").cloned())
+        .and_then(|v| serde_json::from_value::<Vec<JsonRecord>>(v).ok())
+        .map(|v| v.into_iter().map(|r| (r.eval_id, r)).collect())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for (k, rec) in rd.records().enumerate() {
+        let rec = rec.map_err(|e| bad(format!("row {}: {e}", k + 2)))?;
+        let cells: Vec<&str> = rec.iter().collect();
+        let config = problem.space.parse_cells(&cells[..np]).ok_or_else(|| bad(format!("row {}: values are not in the space", k + 2)))?;
+        let num = |i: usize| -> Option<f64> { cells[i].parse().ok() };
+        let status = Status::parse(cells[np + 3]).ok_or_else(|| bad(format!("row {}: unknown status `{}`", k + 2, cells[np + 3])))?;
+        let eval_id: usize = cells[np + 2].parse().map_err(|_| bad(format!("row {}: bad eval_id", k + 2)))?;
+        let j = extra.get(&eval_id);
+        out.push(Record {
+            eval_id,
+            m: Measurement {
+                status,
+                objective: num(np),
+                compile_s: num(np + 4).unwrap_or(0.0),
+                run_s: num(np + 5).unwrap_or(0.0),
+                repeats: cells[np + 6].parse().unwrap_or(0),
+                spread: num(np + 7),
+                samples: j.map(|j| j.samples.clone()).unwrap_or_default(),
+                cause: j.and_then(|j| j.cause.clone()),
+            },
+            elapsed_sec: num(np + 1).unwrap_or(0.0),
+            source: Source::parse(cells[np + 8]).unwrap_or(Source::Random),
+            config_hash: cells[np + 9].to_string(),
+            config,
+        });
+    }
+    Ok(out)
+}
+
+pub fn json_record(problem: &Problem, r: &Record) -> JsonRecord {
+    let config = problem
+        .space
+        .params
+        .iter()
+        .zip(&r.config.0)
+        .filter(|(_, x)| !x.is_nan())
+        .map(|(p, &x)| (p.name.clone(), p.json(x)))
+        .collect();
+    JsonRecord {
+        eval_id: r.eval_id,
+        config,
+        config_hash: r.config_hash.clone(),
+        status: r.m.status,
+        objective: r.m.objective,
+        samples: r.m.samples.clone(),
+        spread: r.m.spread,
+        compile_s: r.m.compile_s,
+        run_s: r.m.run_s,
+        repeats: r.m.repeats,
+        elapsed_sec: r.elapsed_sec,
+        source: r.source,
+        cause: r.m.cause.clone(),
+    }
+}
+
+pub fn write_results_json(dir: &Path, problem: &Problem, meta: &RunMeta, records: &[Record]) -> Result<(), Error> {
+    let v = serde_json::json!({
+        "format_version": FORMAT_VERSION,
+        "run": meta,
+        "evaluations": records.iter().map(|r| json_record(problem, r)).collect::<Vec<_>>(),
+    });
+    write_atomic(&dir.join(RESULTS_JSON), serde_json::to_string_pretty(&v).expect("serializable").as_bytes())
+}
+
+pub fn write_run_json(dir: &Path, meta: &RunMeta) -> Result<(), Error> {
+    write_atomic(&dir.join(RUN_JSON), serde_json::to_string_pretty(meta).expect("serializable").as_bytes())
+}
+
+pub fn read_run_json(dir: &Path) -> Result<RunMeta, Error> {
+    let path = dir.join(RUN_JSON);
+    let bytes = std::fs::read(&path).map_err(|e| {
+        Error::usage(
+            format!("`{}` is not a moldtune run directory: {e}", dir.display()),
+            Some("`--resume` takes the directory a previous `moldtune run` wrote (it holds run.json)"),
+        )
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| Error::ConfigFile { file: path, message: format!("unreadable run.json: {e}"), hint: None })
+}
+
+/// Best successful record for the goal.
+pub fn best<'r>(records: &'r [Record], goal: crate::problem::Goal) -> Option<&'r Record> {
+    let oks = records.iter().filter(|r| r.m.status == Status::Ok && r.m.objective.is_some());
+    match goal {
+        crate::problem::Goal::Minimize => oks.min_by(|a, b| a.m.objective.unwrap().total_cmp(&b.m.objective.unwrap())),
+        crate::problem::Goal::Maximize => oks.max_by(|a, b| a.m.objective.unwrap().total_cmp(&b.m.objective.unwrap())),
+    }
+}

@@ -1,0 +1,113 @@
+//! Errors that end a moldtune command, each with its exit code.
+//!
+//! A failing *variant* is never an error (see [`crate::outcome`]); these are failures of the
+//! problem file, the command line or the machine, which stop the command before or between
+//! evaluations without losing recorded results.
+
+use std::path::PathBuf;
+
+/// Exit codes, the one place they are defined (the README repeats this table).
+pub mod exit {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// Internal error (a bug, or an I/O failure of the machine).
+    pub const INTERNAL: u8 = 1;
+    /// Usage or configuration error: bad command line, bad problem file, busy results directory.
+    pub const USAGE: u8 = 2;
+    /// The search ran but no variant succeeded.
+    pub const NO_SUCCESS: u8 = 3;
+    /// The regression gate found a regression.
+    pub const REGRESSION: u8 = 4;
+    /// Interrupted by SIGINT/SIGTERM; the summary was written and the run can be resumed.
+    pub const INTERRUPTED: u8 = 130;
+}
+
+/// A position in a file, 1-based, printed as `file:line:col`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Span {
+    pub file: PathBuf,
+    pub line: u32,
+    pub col: u32,
+}
+
+impl std::fmt::Display for Span {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.file.display(), self.line, self.col)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A problem-file error with a location: `file:line:col: message` plus a hint.
+    #[error("{span}: {message}{}", hint_suffix(.hint))]
+    Config {
+        span: Span,
+        message: String,
+        hint: Option<String>,
+    },
+    /// A configuration error that has a file but no precise position.
+    #[error("{}: {message}{}", .file.display(), hint_suffix(.hint))]
+    ConfigFile {
+        file: PathBuf,
+        message: String,
+        hint: Option<String>,
+    },
+    /// Bad command-line usage.
+    #[error("{message}{}", hint_suffix(.hint))]
+    Usage {
+        message: String,
+        hint: Option<String>,
+    },
+    /// The reference configuration could not be built or run, so no variant can be checked.
+    #[error("the reference build failed: {0}")]
+    Reference(String),
+    #[error("no variant succeeded ({0} evaluations, see results.csv `status`)")]
+    NoSuccess(usize),
+    #[error("interrupted; resume with `moldtune run --resume {}`", .0.display())]
+    Interrupted(PathBuf),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Internal(String),
+}
+
+fn hint_suffix(hint: &Option<String>) -> String {
+    match hint {
+        Some(h) => format!("\n  hint: {h}"),
+        None => String::new(),
+    }
+}
+
+impl Error {
+    pub fn code(&self) -> u8 {
+        match self {
+            Error::Config { .. }
+            | Error::ConfigFile { .. }
+            | Error::Usage { .. }
+            | Error::Reference(_) => exit::USAGE,
+            Error::NoSuccess(_) => exit::NO_SUCCESS,
+            Error::Interrupted(_) => exit::INTERRUPTED,
+            Error::Io { .. } | Error::Internal(_) => exit::INTERNAL,
+        }
+    }
+
+    pub fn usage(message: impl Into<String>, hint: Option<&str>) -> Self {
+        Error::Usage {
+            message: message.into(),
+            hint: hint.map(str::to_string),
+        }
+    }
+
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

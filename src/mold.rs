@@ -1,0 +1,137 @@
+//! Code molds: C sources with `#NAME` markers (`#P0 … #Pn`) that rendering replaces with
+//! parameter values.
+//!
+//! A marker is `#` followed by a whole identifier, so `#P1` never matches inside `#P10`.
+//! `#pragma`, `#include` and other directives are untouched unless a parameter has that name.
+//! Any `#P<digits>` that names no parameter is an error, as is a parameter that appears neither
+//! in the mold nor in a command template.
+
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+
+use crate::error::{Error, Span};
+use crate::space::{Config, Space};
+
+#[derive(Debug, Clone)]
+pub struct Mold {
+    pub path: PathBuf,
+    pub text: String,
+    /// Byte ranges of markers and the parameter each one stands for, in order.
+    markers: Vec<(std::ops::Range<usize>, usize)>,
+}
+
+fn marker_regex() -> Regex {
+    Regex::new(r"#([A-Za-z_][A-Za-z0-9_]*)").expect("valid regex")
+}
+
+/// 1-based line and column of byte offset `at`.
+pub fn line_col(text: &str, at: usize) -> (u32, u32) {
+    let before = &text[..at];
+    let line = before.matches('\n').count() as u32 + 1;
+    let col = before.rfind('\n').map_or(at, |nl| at - nl - 1) as u32 + 1;
+    (line, col)
+}
+
+impl Mold {
+    pub fn load(path: &Path, space: &Space) -> Result<Mold, Error> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::ConfigFile {
+            file: path.to_path_buf(),
+            message: format!("cannot read the mold: {e}"),
+            hint: Some("`mold:` is resolved relative to the problem file's directory".into()),
+        })?;
+        Mold::parse(path, text, space)
+    }
+
+    pub fn parse(path: &Path, text: String, space: &Space) -> Result<Mold, Error> {
+        let unknown = Regex::new(r"^P[0-9]+$").expect("valid regex");
+        let mut markers = Vec::new();
+        for cap in marker_regex().captures_iter(&text) {
+            let whole = cap.get(0).expect("group 0");
+            let name = &cap[1];
+            match space.index_of(name) {
+                Some(i) => markers.push((whole.range(), i)),
+                None if unknown.is_match(name) => {
+                    let (line, col) = line_col(&text, whole.start());
+                    return Err(Error::Config {
+                        span: Span {
+                            file: path.to_path_buf(),
+                            line,
+                            col,
+                        },
+                        message: format!("marker `#{name}` has no parameter"),
+                        hint: Some(format!(
+                            "add a parameter named `{name}` to `params:` or remove the marker"
+                        )),
+                    });
+                }
+                None => {}
+            }
+        }
+        Ok(Mold {
+            path: path.to_path_buf(),
+            text,
+            markers,
+        })
+    }
+
+    /// Whether parameter `i` has at least one marker.
+    pub fn uses(&self, i: usize) -> bool {
+        self.markers.iter().any(|(_, p)| *p == i)
+    }
+
+    pub fn render(&self, space: &Space, c: &Config) -> String {
+        let mut out = String::with_capacity(self.text.len() + 256);
+        let mut last = 0;
+        for (range, i) in &self.markers {
+            out.push_str(&self.text[last..range.start]);
+            out.push_str(&space.params[*i].text(c.0[*i]));
+            last = range.end;
+        }
+        out.push_str(&self.text[last..]);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::space::{Kind, Param, Scalar};
+
+    fn space(names: &[&str]) -> Space {
+        Space {
+            params: names
+                .iter()
+                .map(|n| Param {
+                    name: n.to_string(),
+                    kind: Kind::Ordinal(vec![Scalar::Int(7), Scalar::Int(1000)]),
+                    default: 0.0,
+                    condition: None,
+                })
+                .collect(),
+            order: (0..names.len()).collect(),
+            forbidden: vec![],
+            constraints: vec![],
+        }
+    }
+
+    #[test]
+    fn p1_never_matches_inside_p10() {
+        let names: Vec<String> = (0..11).map(|i| format!("P{i}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let s = space(&refs);
+        let m = Mold::parse(Path::new("m.c"), "#include <x.h>\n#pragma omp tile sizes(#P1,#P10) #P1_x #P1\n".into(), &s).unwrap();
+        let mut c = s.default_config();
+        c.0[10] = 1.0;
+        let r = m.render(&s, &c);
+        assert_eq!(r, "#include <x.h>\n#pragma omp tile sizes(7,1000) #P1_x 7\n");
+    }
+
+    #[test]
+    fn unknown_marker_is_an_error_with_position() {
+        let s = space(&["P0"]);
+        let e = Mold::parse(Path::new("m.c"), "int x;\n  a = #P0 + #P3;\n".into(), &s).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.starts_with("m.c:2:12: marker `#P3` has no parameter"), "{msg}");
+    }
+}

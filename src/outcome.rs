@@ -1,0 +1,112 @@
+//! The outcome of one evaluation. A failing variant is data, never an error: every status
+//! below is recorded with its cause and the search goes on.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Ok,
+    BuildError,
+    BuildTimeout,
+    RunError,
+    RunTimeout,
+    WrongOutput,
+    InvalidMetric,
+}
+
+impl Status {
+    pub const ALL: [Status; 7] = [
+        Status::Ok,
+        Status::BuildError,
+        Status::BuildTimeout,
+        Status::RunError,
+        Status::RunTimeout,
+        Status::WrongOutput,
+        Status::InvalidMetric,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::BuildError => "build_error",
+            Status::BuildTimeout => "build_timeout",
+            Status::RunError => "run_error",
+            Status::RunTimeout => "run_timeout",
+            Status::WrongOutput => "wrong_output",
+            Status::InvalidMetric => "invalid_metric",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a configuration was proposed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The problem's default configuration (also the baseline).
+    Default,
+    /// The initial design (random, valid, distinct).
+    Initial,
+    /// Chosen by the surrogate model's acquisition.
+    Model,
+    /// Random search, or a model step with too few successes to fit.
+    Random,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Default => "default",
+            Source::Initial => "initial",
+            Source::Model => "model",
+            Source::Random => "random",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Source> {
+        [Source::Default, Source::Initial, Source::Model, Source::Random]
+            .into_iter()
+            .find(|x| x.as_str() == s)
+    }
+}
+
+/// What evaluating one variant produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    pub status: Status,
+    /// The reduced metric (only for `ok`).
+    pub objective: Option<f64>,
+    pub compile_s: f64,
+    /// Wall time of all timed runs.
+    pub run_s: f64,
+    pub repeats: u32,
+    /// (max − min) / median of the samples, when there are at least two.
+    pub spread: Option<f64>,
+    pub samples: Vec<f64>,
+    /// Why it failed: exit code or signal and the stderr tail, the timeout, the mismatch.
+    pub cause: Option<String>,
+}
+
+impl Measurement {
+    pub fn failed(status: Status, compile_s: f64, run_s: f64, cause: String) -> Measurement {
+        Measurement {
+            status,
+            objective: None,
+            compile_s,
+            run_s,
+            repeats: 0,
+            spread: None,
+            samples: vec![],
+            cause: Some(cause),
+        }
+    }
+}

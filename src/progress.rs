@@ -1,0 +1,85 @@
+//! Progress while a search runs: a bar on a TTY (evaluations, best so far, counts per
+//! outcome), one plain line per evaluation otherwise. Always on stderr.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::db::Record;
+use crate::outcome::Status;
+
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    total: usize,
+    counts: BTreeMap<&'static str, usize>,
+    quiet: bool,
+}
+
+impl Progress {
+    pub fn new(total: usize, done: usize, quiet: bool) -> Progress {
+        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let b = ProgressBar::new(total as u64);
+            b.set_style(
+                ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+                    .expect("valid template"),
+            );
+            b.set_position(done as u64);
+            b
+        });
+        Progress { bar, total, counts: BTreeMap::new(), quiet }
+    }
+
+    pub fn count(&mut self, r: &Record) {
+        *self.counts.entry(r.m.status.as_str()).or_default() += 1;
+    }
+
+    fn counts_text(&self) -> String {
+        self.counts.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
+    }
+
+    pub fn update(&mut self, r: &Record, best: Option<f64>, describe: &str) {
+        self.count(r);
+        let best_s = best.map_or("-".to_string(), |b| format!("{b:.6}"));
+        if let Some(b) = &self.bar {
+            b.set_position(r.eval_id as u64 + 1);
+            b.set_message(format!("best {best_s} | {}", self.counts_text()));
+        } else if !self.quiet {
+            let obj = r.m.objective.map_or("-".to_string(), |o| format!("{o:.6}"));
+            let why = match (&r.m.status, &r.m.cause) {
+                (Status::Ok, _) | (_, None) => String::new(),
+                (_, Some(c)) => format!("  ({})", c.lines().next().unwrap_or("")),
+            };
+            eprintln!(
+                "[{:>4}/{}] {:<14} {:>10}  best {:>10}  {}{}",
+                r.eval_id + 1,
+                self.total,
+                r.m.status.as_str(),
+                obj,
+                best_s,
+                describe,
+                why
+            );
+        }
+    }
+
+    pub fn message(&self, msg: &str) {
+        if self.quiet {
+            return;
+        }
+        match &self.bar {
+            Some(b) => b.println(msg),
+            None => eprintln!("{msg}"),
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+
+    pub fn summary_counts(&self) -> String {
+        self.counts_text()
+    }
+}

@@ -1,0 +1,486 @@
+//! The parameter space: typed parameters, conditions, forbidden combinations and constraints;
+//! sampling of valid configurations, enumeration of small spaces, and the numeric encoding the
+//! surrogate models see.
+//!
+//! A configuration is stored as one `f64` coordinate per parameter (an index for ordinal and
+//! categorical parameters, the value for integer and real ones, 0/1 for booleans, NaN when the
+//! parameter is inactive). That keeps candidate pools of 10,000 configurations cheap to build,
+//! hash and encode.
+
+use crate::expr::{Expr, Val};
+use crate::rng::{fnv1a, Rng};
+
+/// A value as written in the problem file (ordinal values may be numbers or strings).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar {
+    Int(i64),
+    Real(f64),
+    Str(String),
+    Bool(bool),
+}
+
+impl std::fmt::Display for Scalar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Scalar::Int(i) => write!(f, "{i}"),
+            Scalar::Real(x) => write!(f, "{x}"),
+            Scalar::Str(s) => write!(f, "{s}"),
+            Scalar::Bool(b) => write!(f, "{b}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    Ordinal(Vec<Scalar>),
+    Categorical(Vec<String>),
+    Integer { low: i64, high: i64, log: bool },
+    Real { low: f64, high: f64, log: bool },
+    Boolean,
+}
+
+/// `name` is active only when parameter `parent` has one of the coordinates in `values`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Condition {
+    pub parent: usize,
+    pub values: Vec<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    pub name: String,
+    pub kind: Kind,
+    /// Default coordinate.
+    pub default: f64,
+    pub condition: Option<Condition>,
+}
+
+impl Param {
+    /// Number of distinct values, or `None` for a real range.
+    pub fn cardinality(&self) -> Option<u128> {
+        match &self.kind {
+            Kind::Ordinal(v) => Some(v.len() as u128),
+            Kind::Categorical(v) => Some(v.len() as u128),
+            Kind::Integer { low, high, .. } => Some((high - low) as u128 + 1),
+            Kind::Real { .. } => None,
+            Kind::Boolean => Some(2),
+        }
+    }
+
+    /// The text substituted for this parameter's marker in the mold ("" when inactive).
+    pub fn text(&self, coord: f64) -> String {
+        if coord.is_nan() {
+            return String::new();
+        }
+        match &self.kind {
+            Kind::Ordinal(v) => v[coord as usize].to_string(),
+            Kind::Categorical(v) => v[coord as usize].clone(),
+            Kind::Integer { .. } => format!("{}", coord as i64),
+            Kind::Real { .. } => format!("{coord}"),
+            Kind::Boolean => if coord != 0.0 { "1" } else { "0" }.to_string(),
+        }
+    }
+
+    /// The value as written in results.csv (booleans as `true`/`false`, inactive as empty).
+    pub fn cell(&self, coord: f64) -> String {
+        match (&self.kind, coord.is_nan()) {
+            (_, true) => String::new(),
+            (Kind::Boolean, _) => (coord != 0.0).to_string(),
+            _ => self.text(coord),
+        }
+    }
+
+    /// The value given to command templates.
+    pub fn json(&self, coord: f64) -> serde_json::Value {
+        if coord.is_nan() {
+            return serde_json::Value::String(String::new());
+        }
+        match &self.kind {
+            Kind::Ordinal(v) => match &v[coord as usize] {
+                Scalar::Int(i) => (*i).into(),
+                Scalar::Real(x) => (*x).into(),
+                Scalar::Str(s) => s.clone().into(),
+                Scalar::Bool(b) => (*b).into(),
+            },
+            Kind::Categorical(v) => v[coord as usize].clone().into(),
+            Kind::Integer { .. } => (coord as i64).into(),
+            Kind::Real { .. } => coord.into(),
+            Kind::Boolean => (coord != 0.0).into(),
+        }
+    }
+
+    /// The value seen by constraint expressions.
+    pub fn val(&self, coord: f64) -> Option<Val> {
+        if coord.is_nan() {
+            return None;
+        }
+        Some(match &self.kind {
+            Kind::Ordinal(v) => match &v[coord as usize] {
+                Scalar::Int(i) => Val::Num(*i as f64),
+                Scalar::Real(x) => Val::Num(*x),
+                Scalar::Str(s) => Val::Str(s.clone()),
+                Scalar::Bool(b) => Val::Bool(*b),
+            },
+            Kind::Categorical(v) => Val::Str(v[coord as usize].clone()),
+            Kind::Integer { .. } | Kind::Real { .. } => Val::Num(coord),
+            Kind::Boolean => Val::Bool(coord != 0.0),
+        })
+    }
+
+    /// The coordinate of a scalar written in the YAML (a default, a condition value, a
+    /// forbidden value) or in a CSV cell; `None` if it is not a value of this parameter.
+    pub fn coord_of(&self, s: &Scalar) -> Option<f64> {
+        let as_f64 = |s: &Scalar| match s {
+            Scalar::Int(i) => Some(*i as f64),
+            Scalar::Real(x) => Some(*x),
+            Scalar::Str(t) => t.trim().parse::<f64>().ok(),
+            Scalar::Bool(_) => None,
+        };
+        match &self.kind {
+            Kind::Ordinal(v) => v
+                .iter()
+                .position(|x| x == s || (as_f64(x).is_some() && as_f64(x) == as_f64(s)) || x.to_string() == s.to_string())
+                .map(|i| i as f64),
+            Kind::Categorical(v) => {
+                let t = s.to_string();
+                v.iter().position(|x| *x == t).map(|i| i as f64)
+            }
+            Kind::Integer { low, high, .. } => as_f64(s)
+                .filter(|x| x.fract() == 0.0 && *x >= *low as f64 && *x <= *high as f64),
+            Kind::Real { low, high, .. } => as_f64(s).filter(|x| *x >= *low && *x <= *high),
+            Kind::Boolean => match s {
+                Scalar::Bool(b) => Some(*b as u8 as f64),
+                Scalar::Int(i @ (0 | 1)) => Some(*i as f64),
+                Scalar::Str(t) if t == "true" || t == "1" => Some(1.0),
+                Scalar::Str(t) if t == "false" || t == "0" => Some(0.0),
+                _ => None,
+            },
+        }
+    }
+
+    /// The coordinate of a results.csv cell (inverse of [`Param::cell`] for active values).
+    pub fn parse_cell(&self, cell: &str) -> Option<f64> {
+        match &self.kind {
+            Kind::Categorical(v) => v.iter().position(|x| x == cell).map(|i| i as f64),
+            Kind::Ordinal(v) => v.iter().position(|x| x.to_string() == cell).map(|i| i as f64),
+            _ => self.coord_of(&Scalar::Str(cell.to_string())),
+        }
+    }
+
+    fn sample(&self, rng: &mut Rng) -> f64 {
+        match &self.kind {
+            Kind::Ordinal(v) => rng.below(v.len()) as f64,
+            Kind::Categorical(v) => rng.below(v.len()) as f64,
+            Kind::Boolean => rng.below(2) as f64,
+            Kind::Integer { low, high, log } => {
+                if *log && *low > 0 {
+                    let (a, b) = ((*low as f64).ln(), ((*high + 1) as f64).ln());
+                    ((a + rng.f64() * (b - a)).exp().floor() as i64).clamp(*low, *high) as f64
+                } else {
+                    (*low + rng.below((high - low + 1) as usize) as i64) as f64
+                }
+            }
+            Kind::Real { low, high, log } => {
+                if *log && *low > 0.0 {
+                    let (a, b) = (low.ln(), high.ln());
+                    (a + rng.f64() * (b - a)).exp().clamp(*low, *high)
+                } else {
+                    low + rng.f64() * (high - low)
+                }
+            }
+        }
+    }
+
+    /// Feature value for the surrogate models: ordinal by index scaled to [0,1] (their order is
+    /// kept), categorical by index (trees split on it), ranges scaled to [0,1] (log if log),
+    /// booleans 0/1, inactive -1.
+    pub fn encode(&self, coord: f64) -> f64 {
+        if coord.is_nan() {
+            return -1.0;
+        }
+        match &self.kind {
+            Kind::Ordinal(v) if v.len() > 1 => coord / (v.len() - 1) as f64,
+            Kind::Ordinal(_) => 0.0,
+            Kind::Categorical(_) | Kind::Boolean => coord,
+            Kind::Integer { low, high, log } => scale(coord, *low as f64, *high as f64, *log),
+            Kind::Real { low, high, log } => scale(coord, *low, *high, *log),
+        }
+    }
+}
+
+fn scale(x: f64, low: f64, high: f64, log: bool) -> f64 {
+    if high <= low {
+        return 0.0;
+    }
+    if log && low > 0.0 {
+        (x.ln() - low.ln()) / (high.ln() - low.ln())
+    } else {
+        (x - low) / (high - low)
+    }
+}
+
+/// One configuration: a coordinate per parameter, NaN when inactive.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config(pub Vec<f64>);
+
+impl Config {
+    /// Exact identity for de-duplication (NaN-safe).
+    pub fn key(&self) -> Vec<u64> {
+        self.0
+            .iter()
+            .map(|x| if x.is_nan() { u64::MAX } else { x.to_bits() })
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Constraint {
+    pub text: String,
+    pub expr: Expr,
+}
+
+#[derive(Debug, Clone)]
+pub struct Space {
+    pub params: Vec<Param>,
+    /// Parameter indices with every parent before its children.
+    pub order: Vec<usize>,
+    /// Each entry: a combination `(param, coord)` that may not occur together.
+    pub forbidden: Vec<Vec<(usize, f64)>>,
+    pub constraints: Vec<Constraint>,
+}
+
+/// Spaces with at most this many raw configurations are enumerated (exact pools, exact
+/// "nothing left" detection); larger ones are only ever sampled.
+pub const ENUMERATION_LIMIT: u128 = 200_000;
+
+impl Space {
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.params.iter().position(|p| p.name == name)
+    }
+
+    pub fn default_config(&self) -> Config {
+        let mut c = Config(self.params.iter().map(|p| p.default).collect());
+        self.apply_conditions(&mut c);
+        c
+    }
+
+    fn active(&self, c: &Config, i: usize) -> bool {
+        match &self.params[i].condition {
+            None => true,
+            Some(cond) => {
+                let v = c.0[cond.parent];
+                !v.is_nan() && cond.values.contains(&v)
+            }
+        }
+    }
+
+    /// Sets the coordinates of inactive parameters to NaN (in dependency order).
+    fn apply_conditions(&self, c: &mut Config) {
+        for &i in &self.order {
+            if !self.active(c, i) {
+                c.0[i] = f64::NAN;
+            }
+        }
+    }
+
+    /// Whether a configuration with correct activity satisfies forbidden and constraints.
+    /// A constraint that reads an inactive parameter does not apply (as ConfigSpace's
+    /// forbidden clauses); one that fails to evaluate (type error) rejects.
+    pub fn is_valid(&self, c: &Config) -> bool {
+        for combo in &self.forbidden {
+            if combo.iter().all(|&(i, v)| c.0[i] == v) {
+                return false;
+            }
+        }
+        for k in &self.constraints {
+            match k.expr.eval(&|i| self.params[i].val(c.0[i])) {
+                Ok(v) => {
+                    if !crate::expr::truthy(&v) {
+                        return false;
+                    }
+                }
+                Err(e) if e == "inactive parameter" => {}
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
+    /// One random draw honouring conditions (not yet checked against constraints).
+    pub fn sample_raw(&self, rng: &mut Rng) -> Config {
+        let mut c = Config(vec![f64::NAN; self.params.len()]);
+        for &i in &self.order {
+            if self.active(&c, i) {
+                c.0[i] = self.params[i].sample(rng);
+            }
+        }
+        c
+    }
+
+    /// A random valid configuration, or `None` after `tries` rejected draws.
+    pub fn sample_valid(&self, rng: &mut Rng, tries: usize) -> Option<Config> {
+        (0..tries)
+            .map(|_| self.sample_raw(rng))
+            .find(|c| self.is_valid(c))
+    }
+
+    /// Number of raw configurations (ignoring conditions and constraints), `None` if a real
+    /// parameter makes it infinite or it overflows.
+    pub fn raw_size(&self) -> Option<u128> {
+        self.params
+            .iter()
+            .try_fold(1u128, |acc, p| acc.checked_mul(p.cardinality()?))
+    }
+
+    /// All valid configurations, if the space is small enough to enumerate.
+    pub fn enumerate(&self) -> Option<Vec<Config>> {
+        let size = self.raw_size()?;
+        if size > ENUMERATION_LIMIT {
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let n = self.params.len();
+        let cards: Vec<u128> = self.params.iter().map(|p| p.cardinality().unwrap()).collect();
+        for mut k in 0..size {
+            let mut c = Config(vec![0.0; n]);
+            for i in (0..n).rev() {
+                let d = (k % cards[i]) as f64;
+                k /= cards[i];
+                c.0[i] = match &self.params[i].kind {
+                    Kind::Integer { low, .. } => *low as f64 + d,
+                    _ => d,
+                };
+            }
+            self.apply_conditions(&mut c);
+            if self.is_valid(&c) && seen.insert(c.key()) {
+                out.push(c);
+            }
+        }
+        Some(out)
+    }
+
+    pub fn encode(&self, c: &Config) -> Vec<f64> {
+        self.params
+            .iter()
+            .zip(&c.0)
+            .map(|(p, &x)| p.encode(x))
+            .collect()
+    }
+
+    /// The stable identity written to results.csv: a hash of `name=value` pairs in space order.
+    pub fn hash(&self, c: &Config) -> String {
+        format!("{:016x}", fnv1a(self.describe(c).as_bytes()))
+    }
+
+    /// `P0=32 P1='#pragma omp interchange' P2=-` (inactive shown as `-`).
+    pub fn describe(&self, c: &Config) -> String {
+        self.params
+            .iter()
+            .zip(&c.0)
+            .map(|(p, &x)| {
+                if x.is_nan() {
+                    format!("{}=-", p.name)
+                } else {
+                    let t = p.cell(x);
+                    if t.is_empty() || t.contains(char::is_whitespace) {
+                        format!("{}='{}'", p.name, t)
+                    } else {
+                        format!("{}={}", p.name, t)
+                    }
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Rebuilds a configuration from results.csv cells (space order); `None` if a cell is not
+    /// a value of its parameter or the activity does not match the conditions.
+    pub fn parse_cells(&self, cells: &[&str]) -> Option<Config> {
+        let mut c = Config(vec![f64::NAN; self.params.len()]);
+        for &i in &self.order {
+            if self.active(&c, i) {
+                c.0[i] = self.params[i].parse_cell(cells[i])?;
+            } else if !cells[i].is_empty() {
+                return None;
+            }
+        }
+        Some(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr;
+
+    pub(crate) fn small_space() -> Space {
+        let params = vec![
+            Param {
+                name: "P0".into(),
+                kind: Kind::Ordinal(vec![Scalar::Int(4), Scalar::Int(8), Scalar::Int(16), Scalar::Int(32)]),
+                default: 2.0,
+                condition: None,
+            },
+            Param {
+                name: "P1".into(),
+                kind: Kind::Categorical(vec!["".into(), "#pragma omp interchange".into()]),
+                default: 0.0,
+                condition: None,
+            },
+            Param {
+                name: "P2".into(),
+                kind: Kind::Integer { low: 1, high: 4, log: false },
+                default: 1.0,
+                condition: Some(Condition { parent: 1, values: vec![1.0] }),
+            },
+        ];
+        let lookup = |n: &str| params.iter().position(|p| p.name == n);
+        let e = expr::parse("P0 * P2 <= 64", &lookup).unwrap();
+        Space {
+            order: vec![0, 1, 2],
+            forbidden: vec![vec![(0, 0.0), (1, 1.0)]],
+            constraints: vec![Constraint { text: "P0 * P2 <= 64".into(), expr: e }],
+            params,
+        }
+    }
+
+    #[test]
+    fn enumeration_honours_conditions_forbidden_and_constraints() {
+        let s = small_space();
+        let all = s.enumerate().unwrap();
+        // P1 off: 4 configs (P2 inactive). P1 on: P0 in {8,16,32} (4 forbidden with it),
+        // P2 with P0*P2<=64: 8->4 values, 16->4, 32->2 = 10.
+        assert_eq!(all.len(), 14);
+        assert!(all.iter().all(|c| s.is_valid(c)));
+        assert!(all.iter().filter(|c| c.0[1] == 0.0).all(|c| c.0[2].is_nan()));
+    }
+
+    #[test]
+    fn sampling_yields_only_valid_configs() {
+        let s = small_space();
+        let mut r = Rng::new(3);
+        for _ in 0..500 {
+            let c = s.sample_valid(&mut r, 100).unwrap();
+            assert!(s.is_valid(&c));
+        }
+    }
+
+    #[test]
+    fn cells_round_trip() {
+        let s = small_space();
+        for c in s.enumerate().unwrap() {
+            let cells: Vec<String> = s.params.iter().zip(&c.0).map(|(p, &x)| p.cell(x)).collect();
+            let refs: Vec<&str> = cells.iter().map(String::as_str).collect();
+            assert_eq!(s.parse_cells(&refs).unwrap().key(), c.key());
+        }
+    }
+
+    #[test]
+    fn describe_and_hash_are_stable() {
+        let s = small_space();
+        let d = s.default_config();
+        assert_eq!(s.describe(&d), "P0=16 P1='' P2=-");
+        assert_eq!(s.hash(&d), s.hash(&d.clone()));
+    }
+}
