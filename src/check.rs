@@ -72,7 +72,9 @@ mod tests {
         let e = compare(b"1 2 3 4", b"1 2.5 3 9", 1e-6, 0.0).unwrap_err();
         assert!(e.starts_with("2 of 4 values differ"), "{e}");
         assert!(e.contains("expected `4`, got `9`"), "{e}");
-        assert!(compare(b"1 2", b"1 2 3", 1e-6, 0.0).unwrap_err().contains("3 tokens"));
+        assert!(compare(b"1 2", b"1 2 3", 1e-6, 0.0)
+            .unwrap_err()
+            .contains("3 tokens"));
         assert!(compare(b"a 1", b"b 1", 1e-6, 0.0).is_err());
     }
 }

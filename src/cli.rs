@@ -10,7 +10,11 @@ use crate::report;
 use crate::search::Learner;
 
 #[derive(Debug, Parser)]
-#[command(name = "moldtune", version, about = "Autotune compiled code: code molds + YAML spaces, checked and timed variants, surrogate-model search")]
+#[command(
+    name = "moldtune",
+    version,
+    about = "Autotune compiled code: code molds + YAML spaces, checked and timed variants, surrogate-model search"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -87,7 +91,11 @@ pub fn run(args: Vec<String>) -> u8 {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { exit::USAGE } else { exit::OK };
+            return if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            };
         }
     };
     match dispatch(cli, args) {
@@ -132,14 +140,22 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
                     "best": s.best.as_ref().map(|b| serde_json::json!({"eval_id": b.0, "objective": b.1, "config": b.2})),
                     "default_objective": s.default_objective,
                 });
-                println!("{}", serde_json::to_string_pretty(&v).expect("serializable"));
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&v).expect("serializable")
+                );
             } else {
-                println!("{} evaluations ({}), stopped by {}", s.evaluations, s.counts, s.termination);
+                println!(
+                    "{} evaluations ({}), stopped by {}",
+                    s.evaluations, s.counts, s.termination
+                );
                 if let Some(d) = s.default_objective {
                     println!("default configuration: {d:.6}");
                 }
                 if let Some((id, obj, desc)) = &s.best {
-                    let gain = s.default_objective.map_or(String::new(), |d| format!("  ({:.2}x vs default)", d / obj));
+                    let gain = s
+                        .default_objective
+                        .map_or(String::new(), |d| format!("  ({:.2}x vs default)", d / obj));
                     println!("best: {obj:.6} at eval {id}{gain}\n  {desc}");
                 }
                 println!("results: {}", s.dir.display());
@@ -151,9 +167,15 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
             match (b, json) {
                 (None, true) => println!("null"),
                 (None, false) => println!("no successful evaluation in {}", dir.display()),
-                (Some(b), true) => println!("{}", serde_json::to_string_pretty(&b).expect("serializable")),
+                (Some(b), true) => println!(
+                    "{}",
+                    serde_json::to_string_pretty(&b).expect("serializable")
+                ),
                 (Some(b), false) => {
-                    println!("best objective {} (eval {}, {} of {} evaluations ok)", b.objective, b.eval_id, b.ok, b.evaluations);
+                    println!(
+                        "best objective {} (eval {}, {} of {} evaluations ok)",
+                        b.objective, b.eval_id, b.ok, b.evaluations
+                    );
                     for (k, v) in &b.config {
                         println!("  {k} = {v}");
                     }

@@ -24,7 +24,16 @@ pub const RUN_JSON: &str = "run.json";
 pub const BEST_C: &str = "best.c";
 
 /// moldtune's own columns, after the parameter columns, `objective` and `elapsed_sec`.
-pub const OWN_COLUMNS: [&str; 8] = ["eval_id", "status", "compile_s", "run_s", "repeats", "spread", "source", "config_hash"];
+pub const OWN_COLUMNS: [&str; 8] = [
+    "eval_id",
+    "status",
+    "compile_s",
+    "run_s",
+    "repeats",
+    "spread",
+    "source",
+    "config_hash",
+];
 
 /// One evaluation as logged.
 #[derive(Debug, Clone)]
@@ -93,8 +102,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let tmp = path.with_extension("tmp");
     let io = |e| Error::io(format!("cannot write `{}`", path.display()), e);
     let mut f = File::create(&tmp).map_err(io)?;
+    // No fsync: the rename makes the update atomic for readers and across a kill of
+    // moldtune; the results log (results.csv) is the checkpoint, not these summaries.
     f.write_all(bytes).map_err(io)?;
-    f.sync_data().map_err(io)?;
     std::fs::rename(&tmp, path).map_err(io)
 }
 
@@ -105,7 +115,8 @@ pub struct Lock {
 }
 
 pub fn lock(dir: &Path) -> Result<Lock, Error> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("cannot create `{}`", dir.display()), e))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::io(format!("cannot create `{}`", dir.display()), e))?;
     let path = dir.join(".lock");
     let mut f = OpenOptions::new()
         .read(true)
@@ -120,7 +131,11 @@ pub fn lock(dir: &Path) -> Result<Lock, Error> {
         let mut pid = String::new();
         let _ = f.read_to_string(&mut pid);
         return Err(Error::usage(
-            format!("`{}` is in use by another moldtune run (pid {})", dir.display(), pid.trim()),
+            format!(
+                "`{}` is in use by another moldtune run (pid {})",
+                dir.display(),
+                pid.trim()
+            ),
             Some("wait for it to finish, or choose another directory with `--out`"),
         ));
     }
@@ -131,7 +146,12 @@ pub fn lock(dir: &Path) -> Result<Lock, Error> {
 }
 
 pub fn header(problem: &Problem) -> Vec<String> {
-    let mut h: Vec<String> = problem.space.params.iter().map(|p| p.name.clone()).collect();
+    let mut h: Vec<String> = problem
+        .space
+        .params
+        .iter()
+        .map(|p| p.name.clone())
+        .collect();
     h.push("objective".into());
     h.push("elapsed_sec".into());
     h.extend(OWN_COLUMNS.iter().map(|s| s.to_string()));
@@ -147,7 +167,13 @@ fn fmt_opt(x: Option<f64>, prec: Option<usize>) -> String {
 }
 
 pub fn row(problem: &Problem, r: &Record) -> Vec<String> {
-    let mut row: Vec<String> = problem.space.params.iter().zip(&r.config.0).map(|(p, &x)| p.cell(x)).collect();
+    let mut row: Vec<String> = problem
+        .space
+        .params
+        .iter()
+        .zip(&r.config.0)
+        .map(|(p, &x)| p.cell(x))
+        .collect();
     row.push(fmt_opt(r.m.objective, None));
     row.push(format!("{:.3}", r.elapsed_sec));
     row.push(r.eval_id.to_string());
@@ -169,23 +195,33 @@ pub struct Log {
 impl Log {
     pub fn create(dir: &Path, problem: &Problem) -> Result<Log, Error> {
         let path = dir.join(RESULTS_CSV);
-        let f = File::create(&path).map_err(|e| Error::io(format!("cannot create `{}`", path.display()), e))?;
+        let f = File::create(&path)
+            .map_err(|e| Error::io(format!("cannot create `{}`", path.display()), e))?;
         let mut writer = csv::Writer::from_writer(f);
         writer.write_record(header(problem)).map_err(csv_err)?;
-        writer.flush().map_err(|e| Error::io("cannot write results.csv", e))?;
+        writer
+            .flush()
+            .map_err(|e| Error::io("cannot write results.csv", e))?;
         Ok(Log { writer })
     }
 
     /// Opens an existing log for appending after [`read_records`] has repaired it.
     pub fn append_to(dir: &Path) -> Result<Log, Error> {
         let path = dir.join(RESULTS_CSV);
-        let f = OpenOptions::new().append(true).open(&path).map_err(|e| Error::io(format!("cannot open `{}`", path.display()), e))?;
-        Ok(Log { writer: csv::WriterBuilder::new().has_headers(false).from_writer(f) })
+        let f = OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(|e| Error::io(format!("cannot open `{}`", path.display()), e))?;
+        Ok(Log {
+            writer: csv::WriterBuilder::new().has_headers(false).from_writer(f),
+        })
     }
 
     pub fn append(&mut self, problem: &Problem, r: &Record) -> Result<(), Error> {
         self.writer.write_record(row(problem, r)).map_err(csv_err)?;
-        self.writer.flush().map_err(|e| Error::io("cannot write results.csv", e))
+        self.writer
+            .flush()
+            .map_err(|e| Error::io("cannot write results.csv", e))
     }
 }
 
@@ -196,20 +232,35 @@ fn csv_err(e: csv::Error) -> Error {
 /// Reads the log of `dir`, dropping a torn last row (and truncating the file to match).
 pub fn read_records(dir: &Path, problem: &Problem) -> Result<Vec<Record>, Error> {
     let path = dir.join(RESULTS_CSV);
-    let mut bytes = std::fs::read(&path).map_err(|e| Error::io(format!("cannot read `{}`", path.display()), e))?;
+    let mut bytes = std::fs::read(&path)
+        .map_err(|e| Error::io(format!("cannot read `{}`", path.display()), e))?;
     if !bytes.ends_with(b"\n") {
         let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         bytes.truncate(keep);
-        let f = OpenOptions::new().write(true).open(&path).map_err(|e| Error::io("cannot repair results.csv", e))?;
-        f.set_len(keep as u64).map_err(|e| Error::io("cannot repair results.csv", e))?;
+        let f = OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io("cannot repair results.csv", e))?;
+        f.set_len(keep as u64)
+            .map_err(|e| Error::io("cannot repair results.csv", e))?;
     }
     let bad = |msg: String| Error::ConfigFile {
         file: path.clone(),
         message: msg,
-        hint: Some("the results log does not match this problem; start a new run with another `--out`".into()),
+        hint: Some(
+            "the results log does not match this problem; start a new run with another `--out`"
+                .into(),
+        ),
     };
-    let mut rd = csv::ReaderBuilder::new().has_headers(true).from_reader(bytes.as_slice());
-    let hdr: Vec<String> = rd.headers().map_err(|e| bad(e.to_string()))?.iter().map(str::to_string).collect();
+    let mut rd = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_reader(bytes.as_slice());
+    let hdr: Vec<String> = rd
+        .headers()
+        .map_err(|e| bad(e.to_string()))?
+        .iter()
+        .map(str::to_string)
+        .collect();
     if hdr != header(problem) {
         return Err(bad(format!("unexpected header `{}`", hdr.join(","))));
     }
@@ -226,10 +277,16 @@ pub fn read_records(dir: &Path, problem: &Problem) -> Result<Vec<Record>, Error>
     for (k, rec) in rd.records().enumerate() {
         let rec = rec.map_err(|e| bad(format!("row {}: {e}", k + 2)))?;
         let cells: Vec<&str> = rec.iter().collect();
-        let config = problem.space.parse_cells(&cells[..np]).ok_or_else(|| bad(format!("row {}: values are not in the space", k + 2)))?;
+        let config = problem
+            .space
+            .parse_cells(&cells[..np])
+            .ok_or_else(|| bad(format!("row {}: values are not in the space", k + 2)))?;
         let num = |i: usize| -> Option<f64> { cells[i].parse().ok() };
-        let status = Status::parse(cells[np + 3]).ok_or_else(|| bad(format!("row {}: unknown status `{}`", k + 2, cells[np + 3])))?;
-        let eval_id: usize = cells[np + 2].parse().map_err(|_| bad(format!("row {}: bad eval_id", k + 2)))?;
+        let status = Status::parse(cells[np + 3])
+            .ok_or_else(|| bad(format!("row {}: unknown status `{}`", k + 2, cells[np + 3])))?;
+        let eval_id: usize = cells[np + 2]
+            .parse()
+            .map_err(|_| bad(format!("row {}: bad eval_id", k + 2)))?;
         let j = extra.get(&eval_id);
         out.push(Record {
             eval_id,
@@ -278,17 +335,32 @@ pub fn json_record(problem: &Problem, r: &Record) -> JsonRecord {
     }
 }
 
-pub fn write_results_json(dir: &Path, problem: &Problem, meta: &RunMeta, records: &[Record]) -> Result<(), Error> {
+pub fn write_results_json(
+    dir: &Path,
+    problem: &Problem,
+    meta: &RunMeta,
+    records: &[Record],
+) -> Result<(), Error> {
     let v = serde_json::json!({
         "format_version": FORMAT_VERSION,
         "run": meta,
         "evaluations": records.iter().map(|r| json_record(problem, r)).collect::<Vec<_>>(),
     });
-    write_atomic(&dir.join(RESULTS_JSON), serde_json::to_string_pretty(&v).expect("serializable").as_bytes())
+    write_atomic(
+        &dir.join(RESULTS_JSON),
+        serde_json::to_string_pretty(&v)
+            .expect("serializable")
+            .as_bytes(),
+    )
 }
 
 pub fn write_run_json(dir: &Path, meta: &RunMeta) -> Result<(), Error> {
-    write_atomic(&dir.join(RUN_JSON), serde_json::to_string_pretty(meta).expect("serializable").as_bytes())
+    write_atomic(
+        &dir.join(RUN_JSON),
+        serde_json::to_string_pretty(meta)
+            .expect("serializable")
+            .as_bytes(),
+    )
 }
 
 pub fn read_run_json(dir: &Path) -> Result<RunMeta, Error> {
@@ -299,14 +371,24 @@ pub fn read_run_json(dir: &Path) -> Result<RunMeta, Error> {
             Some("`--resume` takes the directory a previous `moldtune run` wrote (it holds run.json)"),
         )
     })?;
-    serde_json::from_slice(&bytes).map_err(|e| Error::ConfigFile { file: path, message: format!("unreadable run.json: {e}"), hint: None })
+    serde_json::from_slice(&bytes).map_err(|e| Error::ConfigFile {
+        file: path,
+        message: format!("unreadable run.json: {e}"),
+        hint: None,
+    })
 }
 
 /// Best successful record for the goal.
 pub fn best<'r>(records: &'r [Record], goal: crate::problem::Goal) -> Option<&'r Record> {
-    let oks = records.iter().filter(|r| r.m.status == Status::Ok && r.m.objective.is_some());
+    let oks = records
+        .iter()
+        .filter(|r| r.m.status == Status::Ok && r.m.objective.is_some());
     match goal {
-        crate::problem::Goal::Minimize => oks.min_by(|a, b| a.m.objective.unwrap().total_cmp(&b.m.objective.unwrap())),
-        crate::problem::Goal::Maximize => oks.max_by(|a, b| a.m.objective.unwrap().total_cmp(&b.m.objective.unwrap())),
+        crate::problem::Goal::Minimize => {
+            oks.min_by(|a, b| a.m.objective.unwrap().total_cmp(&b.m.objective.unwrap()))
+        }
+        crate::problem::Goal::Maximize => {
+            oks.max_by(|a, b| a.m.objective.unwrap().total_cmp(&b.m.objective.unwrap()))
+        }
     }
 }

@@ -47,7 +47,9 @@ pub struct Summary {
 }
 
 pub fn now_rfc3339() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
     let z = days + 719_468;
@@ -59,24 +61,43 @@ pub fn now_rfc3339() -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + (m <= 2) as i64;
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 fn cpu_model() -> Option<String> {
     let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
-    info.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|s| s.trim().to_string())
+    info.lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .map(|s| s.trim().to_string())
 }
 
 fn compiler_version(problem: &Problem) -> Option<String> {
     let b = crate::template::Builtins::placeholder(&problem.dir, &problem.sources);
     let ctx = crate::template::context(&problem.space, &problem.default_config(), &b);
     let cc = problem.compile.argv(&ctx).ok()?.into_iter().next()?;
-    let out = std::process::Command::new(&cc).arg("--version").stdin(std::process::Stdio::null()).output().ok()?;
-    String::from_utf8_lossy(&out.stdout).lines().next().map(str::to_string)
+    let out = std::process::Command::new(&cc)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .map(str::to_string)
 }
 
 fn default_out(problem: &Problem) -> PathBuf {
-    let stamp = now_rfc3339().replace([':', '-'], "").replace('T', "-").trim_end_matches('Z').to_string();
+    let stamp = now_rfc3339()
+        .replace([':', '-'], "")
+        .replace('T', "-")
+        .trim_end_matches('Z')
+        .to_string();
     let base = PathBuf::from("results").join(&problem.name);
     let mut dir = base.join(&stamp);
     let mut k = 1;
@@ -88,20 +109,32 @@ fn default_out(problem: &Problem) -> PathBuf {
 }
 
 fn is_nonempty_dir(p: &Path) -> bool {
-    std::fs::read_dir(p).map(|mut d| d.next().is_some()).unwrap_or(false)
+    std::fs::read_dir(p)
+        .map(|mut d| d.next().is_some())
+        .unwrap_or(false)
 }
 
 pub fn run(opts: RunOptions) -> Result<Summary, Error> {
     // Resolve what to run: a resumed run takes its problem and settings from run.json.
     let previous = match (&opts.resume, &opts.out) {
         (true, Some(dir)) => Some(db::read_run_json(dir)?),
-        (true, None) => return Err(Error::usage("`--resume` needs the run directory", Some("`moldtune run --resume DIR` or `--out DIR --resume`"))),
+        (true, None) => {
+            return Err(Error::usage(
+                "`--resume` needs the run directory",
+                Some("`moldtune run --resume DIR` or `--out DIR --resume`"),
+            ))
+        }
         _ => None,
     };
     let problem_path = match (&opts.problem, &previous) {
         (Some(p), _) => p.clone(),
         (None, Some(m)) => m.problem.clone(),
-        (None, None) => return Err(Error::usage("no problem file given", Some("`moldtune run PROBLEM.yaml`"))),
+        (None, None) => {
+            return Err(Error::usage(
+                "no problem file given",
+                Some("`moldtune run PROBLEM.yaml`"),
+            ))
+        }
     };
     let mut problem = Problem::load(&problem_path)?;
     let prev = previous.as_ref();
@@ -128,25 +161,56 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
                 "rf" => Learner::Rf,
                 "et" => Learner::Et,
                 "random" => Learner::Random,
-                other => return Err(Error::ConfigFile { file: problem.path.clone(), message: format!("unknown learner `{other}` in `search.learner`"), hint: Some("use rf, et or random".into()) }),
+                other => {
+                    return Err(Error::ConfigFile {
+                        file: problem.path.clone(),
+                        message: format!("unknown learner `{other}` in `search.learner`"),
+                        hint: Some("use rf, et or random".into()),
+                    })
+                }
             },
             None => Learner::Rf,
         },
     };
-    let max_evals = opts.max_evals.or(prev.map(|m| m.max_evals)).or(ds.max_evals).unwrap_or(100);
+    let max_evals = opts
+        .max_evals
+        .or(prev.map(|m| m.max_evals))
+        .or(ds.max_evals)
+        .unwrap_or(100);
     let seed = opts.seed.or(prev.map(|m| m.seed)).or(ds.seed).unwrap_or(0);
-    let initial = opts.initial.or(prev.map(|m| m.initial)).or(ds.initial).unwrap_or(10);
-    let kappa = opts.kappa.or(prev.map(|m| m.kappa)).or(ds.kappa).unwrap_or(1.96);
-    let pool = opts.pool.or(prev.map(|m| m.pool)).or(ds.pool).unwrap_or(10_000).max(1);
+    let initial = opts
+        .initial
+        .or(prev.map(|m| m.initial))
+        .or(ds.initial)
+        .unwrap_or(10);
+    let kappa = opts
+        .kappa
+        .or(prev.map(|m| m.kappa))
+        .or(ds.kappa)
+        .unwrap_or(1.96);
+    let pool = opts
+        .pool
+        .or(prev.map(|m| m.pool))
+        .or(ds.pool)
+        .unwrap_or(10_000)
+        .max(1);
     let mock = opts.mock || prev.is_some_and(|m| m.mock);
     if !(kappa >= 0.0) {
-        return Err(Error::usage(format!("`--kappa` must be >= 0, got `{kappa}`"), None));
+        return Err(Error::usage(
+            format!("`--kappa` must be >= 0, got `{kappa}`"),
+            None,
+        ));
     }
     if let Some(m) = prev {
         if m.problem_hash != problem.hash {
             return Err(Error::usage(
-                format!("the problem file `{}` changed since this run started", problem.path.display()),
-                Some("a resumed run must use the same problem; start a new run with another `--out`"),
+                format!(
+                    "the problem file `{}` changed since this run started",
+                    problem.path.display()
+                ),
+                Some(
+                    "a resumed run must use the same problem; start a new run with another `--out`",
+                ),
             ));
         }
     }
@@ -196,7 +260,11 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
         compile_timeout_s: problem.compile_timeout_s,
         run_timeout_s: problem.run_timeout_s,
         mock,
-        compiler_version: if mock { None } else { compiler_version(&problem) },
+        compiler_version: if mock {
+            None
+        } else {
+            compiler_version(&problem)
+        },
         cpu_model: cpu_model(),
         started_at: prev.map_or_else(now_rfc3339, |m| m.started_at.clone()),
         updated_at: now_rfc3339(),
@@ -224,12 +292,27 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
         Box::new(e)
     };
     if let Err(e) = evaluator.prepare(&problem, &dir) {
-        meta.termination = if matches!(e, Error::Interrupted(_)) { "interrupted" } else { "reference_failed" }.into();
+        meta.termination = if matches!(e, Error::Interrupted(_)) {
+            "interrupted"
+        } else {
+            "reference_failed"
+        }
+        .into();
         db::write_run_json(&dir, &meta)?;
         return Err(e);
     }
 
-    let mut searcher = Searcher::new(&problem.space, Settings { learner, seed, initial, kappa, pool, goal: problem.metric.goal });
+    let mut searcher = Searcher::new(
+        &problem.space,
+        Settings {
+            learner,
+            seed,
+            initial,
+            kappa,
+            pool,
+            goal: problem.metric.goal,
+        },
+    );
     for r in &records {
         searcher.tell(&r.config, r.m.status, r.m.objective, r.source);
         progress.count(r);
@@ -269,7 +352,10 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
         if new_best != best_id {
             best_id = new_best;
             let b = &records[best_id.expect("just found")];
-            db::write_atomic(&dir.join(db::BEST_C), problem.mold.render(&problem.space, &b.config).as_bytes())?;
+            db::write_atomic(
+                &dir.join(db::BEST_C),
+                problem.mold.render(&problem.space, &b.config).as_bytes(),
+            )?;
         }
         let last = records.last().expect("just pushed");
         let best_obj = best_id.and_then(|i| records[i].m.objective);
@@ -290,14 +376,29 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
     db::write_results_json(&dir, &problem, &meta, &records)?;
     if let Some(b) = best_id {
         // (Re)write best.c: a resumed run may not have found a new best itself.
-        db::write_atomic(&dir.join(db::BEST_C), problem.mold.render(&problem.space, &records[b].config).as_bytes())?;
+        db::write_atomic(
+            &dir.join(db::BEST_C),
+            problem
+                .mold
+                .render(&problem.space, &records[b].config)
+                .as_bytes(),
+        )?;
     }
 
     let summary = Summary {
         dir: dir.clone(),
         evaluations: records.len(),
-        best: best_id.map(|i| (i, records[i].m.objective.unwrap_or(f64::NAN), problem.space.describe(&records[i].config))),
-        default_objective: records.iter().find(|r| r.source == crate::outcome::Source::Default).and_then(|r| r.m.objective),
+        best: best_id.map(|i| {
+            (
+                i,
+                records[i].m.objective.unwrap_or(f64::NAN),
+                problem.space.describe(&records[i].config),
+            )
+        }),
+        default_objective: records
+            .iter()
+            .find(|r| r.source == crate::outcome::Source::Default)
+            .and_then(|r| r.m.objective),
         termination: termination.into(),
         counts: progress.summary_counts(),
     };

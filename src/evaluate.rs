@@ -44,7 +44,11 @@ pub fn parse_kernel_time(stdout: &str) -> Option<f64> {
 pub fn parse_regex(re: &regex::Regex, stdout: &str) -> Option<f64> {
     let caps = re.captures_iter(stdout).last()?;
     let m = caps.get(1).or(caps.get(0))?;
-    m.as_str().trim().parse::<f64>().ok().filter(|x| x.is_finite())
+    m.as_str()
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite())
 }
 
 /// Reduces timed samples; returns (objective, spread).
@@ -52,7 +56,11 @@ pub fn reduce(samples: &[f64], how: Reduce) -> (f64, Option<f64>) {
     let mut s = samples.to_vec();
     s.sort_by(|a, b| a.total_cmp(b));
     let n = s.len();
-    let median = if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 };
+    let median = if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    };
     let obj = match how {
         Reduce::Min => s[0],
         Reduce::Median => median,
@@ -69,7 +77,11 @@ pub struct RealEvaluator {
 
 impl RealEvaluator {
     pub fn new() -> RealEvaluator {
-        RealEvaluator { work_root: PathBuf::new(), reference: None, keep_builds: false }
+        RealEvaluator {
+            work_root: PathBuf::new(),
+            reference: None,
+            keep_builds: false,
+        }
     }
 }
 
@@ -118,7 +130,13 @@ impl RealEvaluator {
         }
     }
 
-    fn command(&self, argv: Vec<String>, env: Vec<(String, String)>, dir: &Path, tag: &str) -> Command {
+    fn command(
+        &self,
+        argv: Vec<String>,
+        env: Vec<(String, String)>,
+        dir: &Path,
+        tag: &str,
+    ) -> Command {
         Command {
             argv,
             env,
@@ -128,7 +146,11 @@ impl RealEvaluator {
         }
     }
 
-    fn env(problem: &Problem, ctx: &tera::Context, extra: &[(String, String)]) -> Result<Vec<(String, String)>, String> {
+    fn env(
+        problem: &Problem,
+        ctx: &tera::Context,
+        extra: &[(String, String)],
+    ) -> Result<Vec<(String, String)>, String> {
         let mut env = Vec::new();
         for (k, t) in &problem.env {
             env.push((k.clone(), t.render(ctx)?));
@@ -138,9 +160,17 @@ impl RealEvaluator {
     }
 
     fn build(&self, problem: &Problem, config: &Config, source: &str, dir: &Path) -> Step<Build> {
-        let fail = |status, compile_s, cause: String| Step::Fail(Measurement::failed(status, compile_s, 0.0, cause));
-        if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(dir.join("variant.c"), source)) {
-            return fail(Status::BuildError, 0.0, format!("cannot write the variant: {e}"));
+        let fail = |status, compile_s, cause: String| {
+            Step::Fail(Measurement::failed(status, compile_s, 0.0, cause))
+        };
+        if let Err(e) =
+            std::fs::create_dir_all(dir).and_then(|_| std::fs::write(dir.join("variant.c"), source))
+        {
+            return fail(
+                Status::BuildError,
+                0.0,
+                format!("cannot write the variant: {e}"),
+            );
         }
         let b = self.builtins(problem, dir);
         let ctx = template::context(&problem.space, config, &b);
@@ -155,21 +185,43 @@ impl RealEvaluator {
             Exit::Timeout => fail(
                 Status::BuildTimeout,
                 f.wall_s,
-                format!("the compile exceeded its timeout of {} s; command: {}", problem.compile_timeout_s, cmd.argv.join(" ")),
+                format!(
+                    "the compile exceeded its timeout of {} s; command: {}",
+                    problem.compile_timeout_s,
+                    cmd.argv.join(" ")
+                ),
             ),
-            _ if !f.success() => fail(Status::BuildError, f.wall_s, describe_exit(&f, &cmd.stderr, "the compiler")),
+            _ if !f.success() => fail(
+                Status::BuildError,
+                f.wall_s,
+                describe_exit(&f, &cmd.stderr, "the compiler"),
+            ),
             _ => {
                 let exe = PathBuf::from(&b.exe);
                 if !exe.is_file() {
-                    return fail(Status::BuildError, f.wall_s, format!("the compile command produced no `{}`", exe.display()));
+                    return fail(
+                        Status::BuildError,
+                        f.wall_s,
+                        format!("the compile command produced no `{}`", exe.display()),
+                    );
                 }
-                Step::Ok(Build { dir: dir.to_path_buf(), compile_s: f.wall_s })
+                Step::Ok(Build {
+                    dir: dir.to_path_buf(),
+                    compile_s: f.wall_s,
+                })
             }
         }
     }
 
     /// One run of the program; returns the finished process and its stdout/stderr.
-    fn run_once(&self, problem: &Problem, config: &Config, build: &Build, extra_env: &[(String, String)], tag: &str) -> Result<(Finished, Vec<u8>, Vec<u8>), String> {
+    fn run_once(
+        &self,
+        problem: &Problem,
+        config: &Config,
+        build: &Build,
+        extra_env: &[(String, String)],
+        tag: &str,
+    ) -> Result<(Finished, Vec<u8>, Vec<u8>), String> {
         let b = self.builtins(problem, &build.dir);
         let ctx = template::context(&problem.space, config, &b);
         let argv = problem.run.argv(&ctx)?;
@@ -181,11 +233,28 @@ impl RealEvaluator {
         Ok((f, out, err))
     }
 
-    fn run_failure(f: &Finished, dir: &Path, tag: &str, compile_s: f64, run_s: f64, timeout_s: f64) -> Step<()> {
+    fn run_failure(
+        f: &Finished,
+        dir: &Path,
+        tag: &str,
+        compile_s: f64,
+        run_s: f64,
+        timeout_s: f64,
+    ) -> Step<()> {
         match f.exit {
             Exit::Interrupted => Step::Interrupted,
-            Exit::Timeout => Step::Fail(Measurement::failed(Status::RunTimeout, compile_s, run_s, format!("the run exceeded its timeout of {timeout_s} s"))),
-            _ => Step::Fail(Measurement::failed(Status::RunError, compile_s, run_s, describe_exit(f, &dir.join(format!("{tag}.err")), "the program"))),
+            Exit::Timeout => Step::Fail(Measurement::failed(
+                Status::RunTimeout,
+                compile_s,
+                run_s,
+                format!("the run exceeded its timeout of {timeout_s} s"),
+            )),
+            _ => Step::Fail(Measurement::failed(
+                Status::RunError,
+                compile_s,
+                run_s,
+                describe_exit(f, &dir.join(format!("{tag}.err")), "the program"),
+            )),
         }
     }
 
@@ -193,18 +262,42 @@ impl RealEvaluator {
         if problem.check.mode == CheckMode::None {
             return Step::Ok(());
         }
-        let (f, out, err) = match self.run_once(problem, config, build, &problem.check.env, "check") {
+        let (f, out, err) = match self.run_once(problem, config, build, &problem.check.env, "check")
+        {
             Ok(v) => v,
-            Err(e) => return Step::Fail(Measurement::failed(Status::RunError, build.compile_s, 0.0, e)),
+            Err(e) => {
+                return Step::Fail(Measurement::failed(
+                    Status::RunError,
+                    build.compile_s,
+                    0.0,
+                    e,
+                ))
+            }
         };
         if !f.success() {
-            return Self::run_failure(&f, &build.dir, "check", build.compile_s, f.wall_s, problem.run_timeout_s);
+            return Self::run_failure(
+                &f,
+                &build.dir,
+                "check",
+                build.compile_s,
+                f.wall_s,
+                problem.run_timeout_s,
+            );
         }
-        let got = if problem.check.stream == Stream::Stdout { out } else { err };
+        let got = if problem.check.stream == Stream::Stdout {
+            out
+        } else {
+            err
+        };
         let reference = self.reference.as_deref().unwrap_or_default();
         match check::compare(reference, &got, problem.check.rtol, problem.check.atol) {
             Ok(()) => Step::Ok(()),
-            Err(why) => Step::Fail(Measurement::failed(Status::WrongOutput, build.compile_s, f.wall_s, why)),
+            Err(why) => Step::Fail(Measurement::failed(
+                Status::WrongOutput,
+                build.compile_s,
+                f.wall_s,
+                why,
+            )),
         }
     }
 
@@ -215,11 +308,25 @@ impl RealEvaluator {
             let tag = format!("run{r}");
             let (f, out, _) = match self.run_once(problem, config, build, &[], &tag) {
                 Ok(v) => v,
-                Err(e) => return Step::Fail(Measurement::failed(Status::RunError, build.compile_s, run_s, e)),
+                Err(e) => {
+                    return Step::Fail(Measurement::failed(
+                        Status::RunError,
+                        build.compile_s,
+                        run_s,
+                        e,
+                    ))
+                }
             };
             run_s += f.wall_s;
             if !f.success() {
-                return match Self::run_failure(&f, &build.dir, &tag, build.compile_s, run_s, problem.run_timeout_s) {
+                return match Self::run_failure(
+                    &f,
+                    &build.dir,
+                    &tag,
+                    build.compile_s,
+                    run_s,
+                    problem.run_timeout_s,
+                ) {
                     Step::Fail(m) => Step::Fail(m),
                     _ => Step::Interrupted,
                 };
@@ -229,7 +336,9 @@ impl RealEvaluator {
                 MetricKind::KernelTime => parse_kernel_time(&stdout),
                 MetricKind::WallTime => Some(f.wall_s),
                 MetricKind::CpuTime => Some(f.cpu_s),
-                MetricKind::Regex => parse_regex(problem.metric.regex.as_ref().expect("validated"), &stdout),
+                MetricKind::Regex => {
+                    parse_regex(problem.metric.regex.as_ref().expect("validated"), &stdout)
+                }
             };
             match value {
                 Some(v) => samples.push(v),
@@ -271,7 +380,8 @@ impl Evaluator for RealEvaluator {
         }
         let config = problem.default_config();
         let source = match &problem.check.reference {
-            Some(p) => std::fs::read_to_string(p).map_err(|e| Error::io(format!("cannot read `{}`", p.display()), e))?,
+            Some(p) => std::fs::read_to_string(p)
+                .map_err(|e| Error::io(format!("cannot read `{}`", p.display()), e))?,
             None => problem.mold.render(&problem.space, &config),
         };
         let what = match &problem.check.reference {
@@ -282,7 +392,13 @@ impl Evaluator for RealEvaluator {
         let _ = std::fs::remove_dir_all(&dir);
         let build = match self.build(problem, &config, &source, &dir) {
             Step::Ok(b) => b,
-            Step::Fail(m) => return Err(Error::Reference(format!("{what} did not build ({}): {}", m.status, m.cause.unwrap_or_default()))),
+            Step::Fail(m) => {
+                return Err(Error::Reference(format!(
+                    "{what} did not build ({}): {}",
+                    m.status,
+                    m.cause.unwrap_or_default()
+                )))
+            }
             Step::Interrupted => return Err(Error::Interrupted(run_dir.to_path_buf())),
         };
         let (f, out, err) = self
@@ -292,13 +408,24 @@ impl Evaluator for RealEvaluator {
             return Err(Error::Interrupted(run_dir.to_path_buf()));
         }
         if !f.success() {
-            return Err(Error::Reference(format!("{what} failed to run: {}", describe_exit(&f, &dir.join("check.err"), "the program"))));
+            return Err(Error::Reference(format!(
+                "{what} failed to run: {}",
+                describe_exit(&f, &dir.join("check.err"), "the program")
+            )));
         }
-        let got = if problem.check.stream == Stream::Stdout { out } else { err };
+        let got = if problem.check.stream == Stream::Stdout {
+            out
+        } else {
+            err
+        };
         if got.is_empty() {
             return Err(Error::Reference(format!(
                 "{what} printed nothing on {} in the check run, so no variant could be checked",
-                if problem.check.stream == Stream::Stdout { "stdout" } else { "stderr" }
+                if problem.check.stream == Stream::Stdout {
+                    "stdout"
+                } else {
+                    "stderr"
+                }
             )));
         }
         std::fs::write(&saved, &got).map_err(|e| Error::io("cannot save reference.out", e))?;
@@ -338,8 +465,13 @@ pub struct MockEvaluator {
 
 impl MockEvaluator {
     pub fn new() -> MockEvaluator {
-        let ms = std::env::var("MOLDTUNE_MOCK_DELAY_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
-        MockEvaluator { delay: Duration::from_millis(ms) }
+        let ms = std::env::var("MOLDTUNE_MOCK_DELAY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        MockEvaluator {
+            delay: Duration::from_millis(ms),
+        }
     }
 
     /// The mock's objective: 0.1 + Σ (x_i − c_i)² over encoded features with per-name centres.
@@ -375,7 +507,12 @@ impl Evaluator for MockEvaluator {
         }
         let h = crate::rng::fnv1a(problem.space.hash(config).as_bytes());
         if h % 13 == 0 && *config != problem.default_config() {
-            return Evaluated::Done(Measurement::failed(Status::BuildError, 0.01, 0.0, "mock: this configuration does not compile".into()));
+            return Evaluated::Done(Measurement::failed(
+                Status::BuildError,
+                0.01,
+                0.0,
+                "mock: this configuration does not compile".into(),
+            ));
         }
         let y = Self::objective(problem, config);
         Evaluated::Done(Measurement {

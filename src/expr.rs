@@ -69,9 +69,12 @@ fn lex(src: &str) -> Result<Vec<(usize, Tok)>, ParseError> {
             continue;
         }
         let start = i;
-        if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit())) {
+        if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
+        {
             while i < chars.len()
-                && (chars[i].is_ascii_alphanumeric() || chars[i] == '.' || ((chars[i] == '+' || chars[i] == '-') && matches!(chars[i - 1], 'e' | 'E')))
+                && (chars[i].is_ascii_alphanumeric()
+                    || chars[i] == '.'
+                    || ((chars[i] == '+' || chars[i] == '-') && matches!(chars[i - 1], 'e' | 'E')))
             {
                 i += 1;
             }
@@ -311,12 +314,8 @@ impl Expr {
             Expr::Param(i) => get(*i).ok_or("inactive parameter")?,
             Expr::Neg(e) => Val::Num(-num(&e.eval(get)?)?),
             Expr::Not(e) => Val::Bool(!truthy(&e.eval(get)?)),
-            Expr::Bin(Op::Or, a, b) => {
-                Val::Bool(truthy(&a.eval(get)?) || truthy(&b.eval(get)?))
-            }
-            Expr::Bin(Op::And, a, b) => {
-                Val::Bool(truthy(&a.eval(get)?) && truthy(&b.eval(get)?))
-            }
+            Expr::Bin(Op::Or, a, b) => Val::Bool(truthy(&a.eval(get)?) || truthy(&b.eval(get)?)),
+            Expr::Bin(Op::And, a, b) => Val::Bool(truthy(&a.eval(get)?) && truthy(&b.eval(get)?)),
             Expr::Bin(op, a, b) => {
                 let (x, y) = (a.eval(get)?, b.eval(get)?);
                 match op {
@@ -393,12 +392,20 @@ mod tests {
 
     #[test]
     fn arithmetic_and_comparison() {
-        let v = [Val::Num(64.0), Val::Num(128.0), Val::Num(3.0), Val::Str("x".into())];
+        let v = [
+            Val::Num(64.0),
+            Val::Num(128.0),
+            Val::Num(3.0),
+            Val::Str("x".into()),
+        ];
         assert_eq!(ev("P0 * P1 <= 8192", &v), Val::Bool(true));
         assert_eq!(ev("P0 * P1 < 8192", &v), Val::Bool(false));
         assert_eq!(ev("-P10 + 2 * (1 + 2) % 4", &v), Val::Num(-1.0));
         assert_eq!(ev("S == 'x' and not P10 == 4", &v), Val::Bool(true));
-        assert_eq!(ev("S != \"x\" || P0 >= 64 && P1 > 1e2", &v), Val::Bool(true));
+        assert_eq!(
+            ev("S != \"x\" || P0 >= 64 && P1 > 1e2", &v),
+            Val::Bool(true)
+        );
     }
 
     #[test]

@@ -69,7 +69,11 @@ extern "C" fn on_signal(_sig: libc::c_int) {
 /// Installs the SIGINT/SIGTERM/SIGHUP handlers (idempotent).
 pub fn install_signal_handlers() {
     use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
-    let action = SigAction::new(SigHandler::Handler(on_signal), SaFlags::SA_RESTART, SigSet::empty());
+    let action = SigAction::new(
+        SigHandler::Handler(on_signal),
+        SaFlags::SA_RESTART,
+        SigSet::empty(),
+    );
     for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
         // SAFETY: the handler only touches atomics and calls async-signal-safe functions.
         unsafe {
@@ -99,14 +103,24 @@ const GRACE: Duration = Duration::from_millis(500);
 
 /// Runs `cmd` to completion or until `timeout`, then makes sure nothing of its group is left.
 pub fn execute(cmd: &Command, timeout: Duration) -> Finished {
-    let fail = |msg: String| Finished { exit: Exit::SpawnError(msg), wall_s: 0.0, cpu_s: 0.0 };
+    let fail = |msg: String| Finished {
+        exit: Exit::SpawnError(msg),
+        wall_s: 0.0,
+        cpu_s: 0.0,
+    };
     if cmd.argv.is_empty() {
         return fail("empty command".into());
     }
     if interrupted() {
-        return Finished { exit: Exit::Interrupted, wall_s: 0.0, cpu_s: 0.0 };
+        return Finished {
+            exit: Exit::Interrupted,
+            wall_s: 0.0,
+            cpu_s: 0.0,
+        };
     }
-    let open = |p: &PathBuf| std::fs::File::create(p).map_err(|e| format!("cannot create `{}`: {e}", p.display()));
+    let open = |p: &PathBuf| {
+        std::fs::File::create(p).map_err(|e| format!("cannot create `{}`: {e}", p.display()))
+    };
     let (out, err) = match (open(&cmd.stdout), open(&cmd.stderr)) {
         (Ok(o), Ok(e)) => (o, e),
         (Err(m), _) | (_, Err(m)) => return fail(m),
@@ -202,7 +216,11 @@ pub fn execute(cmd: &Command, timeout: Duration) -> Finished {
         None if libc::WIFSIGNALED(status) => Exit::Signal(libc::WTERMSIG(status)),
         None => Exit::Code(-1),
     };
-    Finished { exit, wall_s: wall.as_secs_f64(), cpu_s: cpu }
+    Finished {
+        exit,
+        wall_s: wall.as_secs_f64(),
+        cpu_s: cpu,
+    }
 }
 
 /// The last `max_lines` lines of a file (lossy UTF-8), for error messages and results.
@@ -238,9 +256,15 @@ mod tests {
     #[test]
     fn captures_output_exit_code_and_env() {
         let d = tempfile::tempdir().unwrap();
-        let f = execute(&sh("echo $MT_X; echo oops >&2; exit 3", d.path()), Duration::from_secs(10));
+        let f = execute(
+            &sh("echo $MT_X; echo oops >&2; exit 3", d.path()),
+            Duration::from_secs(10),
+        );
         assert_eq!(f.exit, Exit::Code(3));
-        assert_eq!(std::fs::read_to_string(d.path().join("out")).unwrap(), "42\n");
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("out")).unwrap(),
+            "42\n"
+        );
         assert_eq!(tail(&d.path().join("err"), 5), "oops");
     }
 
@@ -260,7 +284,11 @@ mod tests {
         let f = execute(&sh(script, d.path()), Duration::from_millis(300));
         assert_eq!(f.exit, Exit::Timeout);
         assert!(t0.elapsed() < Duration::from_secs(5));
-        let gc: i32 = std::fs::read_to_string(d.path().join("gc.pid")).unwrap().trim().parse().unwrap();
+        let gc: i32 = std::fs::read_to_string(d.path().join("gc.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
         std::thread::sleep(Duration::from_millis(100));
         // SAFETY: probing a pid with signal 0.
         let alive = unsafe { libc::kill(gc, 0) } == 0 && !is_zombie(gc);
@@ -278,6 +306,9 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let mut c = sh("", d.path());
         c.argv = vec!["/nonexistent/moldtune-cc".into()];
-        assert!(matches!(execute(&c, Duration::from_secs(1)).exit, Exit::SpawnError(_)));
+        assert!(matches!(
+            execute(&c, Duration::from_secs(1)).exit,
+            Exit::SpawnError(_)
+        ));
     }
 }

@@ -120,11 +120,19 @@ mod tests {
         let names: Vec<String> = (0..11).map(|i| format!("P{i}")).collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let s = space(&refs);
-        let m = Mold::parse(Path::new("m.c"), "#include <x.h>\n#pragma omp tile sizes(#P1,#P10) #P1_x #P1\n".into(), &s).unwrap();
+        let m = Mold::parse(
+            Path::new("m.c"),
+            "#include <x.h>\n#pragma omp tile sizes(#P1,#P10) #P1_x #P1\n".into(),
+            &s,
+        )
+        .unwrap();
         let mut c = s.default_config();
         c.0[10] = 1.0;
         let r = m.render(&s, &c);
-        assert_eq!(r, "#include <x.h>\n#pragma omp tile sizes(7,1000) #P1_x 7\n");
+        assert_eq!(
+            r,
+            "#include <x.h>\n#pragma omp tile sizes(7,1000) #P1_x 7\n"
+        );
     }
 
     #[test]
@@ -132,6 +140,9 @@ mod tests {
         let s = space(&["P0"]);
         let e = Mold::parse(Path::new("m.c"), "int x;\n  a = #P0 + #P3;\n".into(), &s).unwrap_err();
         let msg = e.to_string();
-        assert!(msg.starts_with("m.c:2:12: marker `#P3` has no parameter"), "{msg}");
+        assert!(
+            msg.starts_with("m.c:2:13: marker `#P3` has no parameter"),
+            "{msg}"
+        );
     }
 }

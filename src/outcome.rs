@@ -73,9 +73,14 @@ impl Source {
         }
     }
     pub fn parse(s: &str) -> Option<Source> {
-        [Source::Default, Source::Initial, Source::Model, Source::Random]
-            .into_iter()
-            .find(|x| x.as_str() == s)
+        [
+            Source::Default,
+            Source::Initial,
+            Source::Model,
+            Source::Random,
+        ]
+        .into_iter()
+        .find(|x| x.as_str() == s)
     }
 }
 

@@ -230,7 +230,12 @@ impl Ctx<'_> {
             col: loc.column() as u32,
         }
     }
-    fn err<T>(&self, loc: &serde_saphyr::Location, message: String, hint: Option<&str>) -> Result<T, Error> {
+    fn err<T>(
+        &self,
+        loc: &serde_saphyr::Location,
+        message: String,
+        hint: Option<&str>,
+    ) -> Result<T, Error> {
         Err(Error::Config {
             span: self.span(loc),
             message,
@@ -243,7 +248,12 @@ impl Ctx<'_> {
 fn yaml_error(file: &Path, e: serde_saphyr::Error) -> Error {
     let text = e.to_string();
     // The rendered message may carry a source snippet; keep its first line, which says what.
-    let first = text.lines().next().unwrap_or("invalid YAML").trim().to_string();
+    let first = text
+        .lines()
+        .next()
+        .unwrap_or("invalid YAML")
+        .trim()
+        .to_string();
     let hint = if first.contains("unknown field") {
         Some("see the README's \"Problem file\" section for the allowed keys".to_string())
     } else if first.contains("invalid type") || first.contains("expected") {
@@ -278,12 +288,19 @@ impl Problem {
             )
         })?;
         let raw: RawProblem = serde_saphyr::from_str(&text).map_err(|e| yaml_error(path, e))?;
-        let abs = std::fs::canonicalize(path).map_err(|e| Error::io(format!("cannot resolve `{}`", path.display()), e))?;
+        let abs = std::fs::canonicalize(path)
+            .map_err(|e| Error::io(format!("cannot resolve `{}`", path.display()), e))?;
         let dir = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
         Problem::from_raw(raw, path, &abs, dir, hex_hash(text.as_bytes()))
     }
 
-    fn from_raw(raw: RawProblem, path: &Path, abs: &Path, dir: PathBuf, hash: String) -> Result<Problem, Error> {
+    fn from_raw(
+        raw: RawProblem,
+        path: &Path,
+        abs: &Path,
+        dir: PathBuf,
+        hash: String,
+    ) -> Result<Problem, Error> {
         let cx = Ctx { file: path };
         let space = build_space(&cx, &raw)?;
 
@@ -301,7 +318,11 @@ impl Problem {
         for s in &raw.sources {
             let p = dir.join(&s.value);
             if !p.is_file() {
-                return cx.err(&s.referenced, format!("source file `{}` does not exist", s.value), None);
+                return cx.err(
+                    &s.referenced,
+                    format!("source file `{}` does not exist", s.value),
+                    None,
+                );
             }
             sources.push(p);
         }
@@ -317,7 +338,11 @@ impl Problem {
         // Every template must render with the default configuration: this finds undefined
         // variables and syntax errors now rather than at the first evaluation.
         let default = space.default_config();
-        let vars = template::context(&space, &default, &template::Builtins::placeholder(&dir, &sources));
+        let vars = template::context(
+            &space,
+            &default,
+            &template::Builtins::placeholder(&dir, &sources),
+        );
         let mut checks: Vec<(&Template, &serde_saphyr::Location, String)> = vec![
             (&compile, &raw.compile.referenced, "compile".into()),
             (&run, &raw.run.referenced, "run".into()),
@@ -359,28 +384,46 @@ impl Problem {
             goal: Goal::Minimize,
             regex: None,
         });
-        let kind = m.kind.unwrap_or(if m.regex.is_some() { MetricKind::Regex } else { MetricKind::KernelTime });
+        let kind = m.kind.unwrap_or(if m.regex.is_some() {
+            MetricKind::Regex
+        } else {
+            MetricKind::KernelTime
+        });
         let regex = match (&kind, &m.regex) {
             (MetricKind::Regex, None) => {
                 return Err(Error::ConfigFile {
                     file: path.to_path_buf(),
                     message: "`metric.kind: regex` needs `metric.regex`".into(),
-                    hint: Some("e.g. `regex: 'time: ([0-9.eE+-]+)'` (the first group is the number)".into()),
+                    hint: Some(
+                        "e.g. `regex: 'time: ([0-9.eE+-]+)'` (the first group is the number)"
+                            .into(),
+                    ),
                 })
             }
             (_, Some(r)) => match regex::Regex::new(&r.value) {
                 Ok(re) => Some(re),
-                Err(e) => return cx.err(&r.referenced, format!("invalid metric regex `{}`: {e}", r.value), None),
+                Err(e) => {
+                    return cx.err(
+                        &r.referenced,
+                        format!("invalid metric regex `{}`: {e}", r.value),
+                        None,
+                    )
+                }
             },
             _ => None,
         };
 
         let repeats = match &raw.repeats {
-            Some(r) if r.value == 0 => return cx.err(&r.referenced, "`repeats` must be at least 1".into(), None),
+            Some(r) if r.value == 0 => {
+                return cx.err(&r.referenced, "`repeats` must be at least 1".into(), None)
+            }
             Some(r) => r.value,
             None => 3,
         };
-        let t = raw.timeouts.unwrap_or(RawTimeouts { compile_s: None, run_s: None });
+        let t = raw.timeouts.unwrap_or(RawTimeouts {
+            compile_s: None,
+            run_s: None,
+        });
         let compile_timeout_s = t.compile_s.unwrap_or(120.0);
         let run_timeout_s = t.run_s.unwrap_or(60.0);
         if !(compile_timeout_s > 0.0 && run_timeout_s > 0.0) {
@@ -403,7 +446,11 @@ impl Problem {
             Some(r) => {
                 let p = dir.join(&r.value);
                 if !p.is_file() {
-                    return cx.err(&r.referenced, format!("reference source `{}` does not exist", r.value), None);
+                    return cx.err(
+                        &r.referenced,
+                        format!("reference source `{}` does not exist", r.value),
+                        None,
+                    );
                 }
                 Some(p)
             }
@@ -419,7 +466,8 @@ impl Problem {
         };
 
         let name = raw.name.clone().unwrap_or_else(|| {
-            abs.file_stem().map_or("problem".into(), |s| s.to_string_lossy().into_owned())
+            abs.file_stem()
+                .map_or("problem".into(), |s| s.to_string_lossy().into_owned())
         });
         Ok(Problem {
             name,
@@ -432,7 +480,11 @@ impl Problem {
             compile,
             run,
             env,
-            metric: Metric { kind, goal: m.goal, regex },
+            metric: Metric {
+                kind,
+                goal: m.goal,
+                regex,
+            },
             repeats,
             reduce: raw.reduce.unwrap_or_default(),
             compile_timeout_s,
@@ -454,22 +506,44 @@ fn build_space(cx: &Ctx, raw: &RawProblem) -> Result<Space, Error> {
     let mut params: Vec<Param> = Vec::new();
     let raws = &raw.params.value;
     if raws.is_empty() {
-        return cx.err(&raw.params.referenced, "`params` is empty".into(), Some("a problem needs at least one parameter"));
+        return cx.err(
+            &raw.params.referenced,
+            "`params` is empty".into(),
+            Some("a problem needs at least one parameter"),
+        );
     }
     for rp in raws {
         let name = &rp.name.value;
-        if !name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        if !name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
             || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         {
-            return cx.err(&rp.name.referenced, format!("parameter name `{name}` is not an identifier"), Some("use names like `P0`, `TILE_I`"));
+            return cx.err(
+                &rp.name.referenced,
+                format!("parameter name `{name}` is not an identifier"),
+                Some("use names like `P0`, `TILE_I`"),
+            );
         }
-        if ["pragma", "include", "define", "if", "ifdef", "ifndef", "endif", "else", "elif", "undef", "error", "line"]
-            .contains(&name.as_str())
+        if [
+            "pragma", "include", "define", "if", "ifdef", "ifndef", "endif", "else", "elif",
+            "undef", "error", "line",
+        ]
+        .contains(&name.as_str())
         {
-            return cx.err(&rp.name.referenced, format!("parameter name `{name}` is a preprocessor directive"), Some("its marker would replace the directive"));
+            return cx.err(
+                &rp.name.referenced,
+                format!("parameter name `{name}` is a preprocessor directive"),
+                Some("its marker would replace the directive"),
+            );
         }
         if params.iter().any(|p| p.name == *name) {
-            return cx.err(&rp.name.referenced, format!("parameter `{name}` is defined twice"), None);
+            return cx.err(
+                &rp.name.referenced,
+                format!("parameter `{name}` is defined twice"),
+                None,
+            );
         }
         let ty = rp.kind.value;
         let allowed: &[&str] = match ty {
@@ -496,44 +570,95 @@ fn build_space(cx: &Ctx, raw: &RawProblem) -> Result<Space, Error> {
         let kind = match ty {
             ParamType::Ordinal => {
                 let Some(v) = &rp.values else {
-                    return cx.err(&rp.name.referenced, format!("ordinal parameter `{name}` needs `values`"), None);
+                    return cx.err(
+                        &rp.name.referenced,
+                        format!("ordinal parameter `{name}` needs `values`"),
+                        None,
+                    );
                 };
                 if v.value.is_empty() {
-                    return cx.err(&v.referenced, format!("`values` of `{name}` is empty"), None);
+                    return cx.err(
+                        &v.referenced,
+                        format!("`values` of `{name}` is empty"),
+                        None,
+                    );
                 }
                 Kind::Ordinal(v.value.iter().cloned().map(Scalar::from).collect())
             }
             ParamType::Categorical => {
                 let Some(v) = &rp.choices else {
-                    return cx.err(&rp.name.referenced, format!("categorical parameter `{name}` needs `choices`"), None);
+                    return cx.err(
+                        &rp.name.referenced,
+                        format!("categorical parameter `{name}` needs `choices`"),
+                        None,
+                    );
                 };
                 if v.value.is_empty() {
-                    return cx.err(&v.referenced, format!("`choices` of `{name}` is empty"), None);
+                    return cx.err(
+                        &v.referenced,
+                        format!("`choices` of `{name}` is empty"),
+                        None,
+                    );
                 }
                 Kind::Categorical(v.value.clone())
             }
             ParamType::Integer | ParamType::Real => {
                 let (Some(lo), Some(hi)) = (&rp.low, &rp.high) else {
-                    return cx.err(&rp.name.referenced, format!("parameter `{name}` needs `low` and `high`"), None);
+                    return cx.err(
+                        &rp.name.referenced,
+                        format!("parameter `{name}` needs `low` and `high`"),
+                        None,
+                    );
                 };
                 if lo.value > hi.value {
-                    return cx.err(&hi.referenced, format!("`high` ({}) is below `low` ({}) in `{name}`", hi.value, lo.value), None);
+                    return cx.err(
+                        &hi.referenced,
+                        format!(
+                            "`high` ({}) is below `low` ({}) in `{name}`",
+                            hi.value, lo.value
+                        ),
+                        None,
+                    );
                 }
                 if rp.log && lo.value <= 0.0 {
-                    return cx.err(&lo.referenced, format!("a log-scale range needs `low` > 0, `{name}` has {}", lo.value), None);
+                    return cx.err(
+                        &lo.referenced,
+                        format!(
+                            "a log-scale range needs `low` > 0, `{name}` has {}",
+                            lo.value
+                        ),
+                        None,
+                    );
                 }
                 if ty == ParamType::Integer {
                     if lo.value.fract() != 0.0 || hi.value.fract() != 0.0 {
-                        return cx.err(&lo.referenced, format!("integer parameter `{name}` needs whole-number bounds"), None);
+                        return cx.err(
+                            &lo.referenced,
+                            format!("integer parameter `{name}` needs whole-number bounds"),
+                            None,
+                        );
                     }
-                    Kind::Integer { low: lo.value as i64, high: hi.value as i64, log: rp.log }
+                    Kind::Integer {
+                        low: lo.value as i64,
+                        high: hi.value as i64,
+                        log: rp.log,
+                    }
                 } else {
-                    Kind::Real { low: lo.value, high: hi.value, log: rp.log }
+                    Kind::Real {
+                        low: lo.value,
+                        high: hi.value,
+                        log: rp.log,
+                    }
                 }
             }
             ParamType::Boolean => Kind::Boolean,
         };
-        let mut p = Param { name: name.clone(), kind, default: 0.0, condition: None };
+        let mut p = Param {
+            name: name.clone(),
+            kind,
+            default: 0.0,
+            condition: None,
+        };
         p.default = match &rp.default {
             Some(d) => match p.coord_of(&d.value.clone().into()) {
                 Some(c) => c,
@@ -543,8 +668,20 @@ fn build_space(cx: &Ctx, raw: &RawProblem) -> Result<Space, Error> {
                         &d.referenced,
                         format!("default `{shown}` is not a value of `{name}`"),
                         Some(&match &p.kind {
-                            Kind::Ordinal(v) => format!("choose one of {}", v.iter().map(|x| format!("`{x}`")).collect::<Vec<_>>().join(", ")),
-                            Kind::Categorical(v) => format!("choose one of {}", v.iter().map(|x| format!("`{x}`")).collect::<Vec<_>>().join(", ")),
+                            Kind::Ordinal(v) => format!(
+                                "choose one of {}",
+                                v.iter()
+                                    .map(|x| format!("`{x}`"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                            Kind::Categorical(v) => format!(
+                                "choose one of {}",
+                                v.iter()
+                                    .map(|x| format!("`{x}`"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
                             _ => "the default must lie within `low`..=`high`".to_string(),
                         }),
                     );
@@ -553,7 +690,11 @@ fn build_space(cx: &Ctx, raw: &RawProblem) -> Result<Space, Error> {
             None => match &p.kind {
                 Kind::Integer { low, .. } => *low as f64,
                 Kind::Real { low, high, log } => {
-                    if *log { (low * high).sqrt() } else { (low + high) / 2.0 }
+                    if *log {
+                        (low * high).sqrt()
+                    } else {
+                        (low + high) / 2.0
+                    }
                 }
                 _ => 0.0,
             },
@@ -565,24 +706,45 @@ fn build_space(cx: &Ctx, raw: &RawProblem) -> Result<Space, Error> {
     for (i, rp) in raws.iter().enumerate() {
         let Some(w) = &rp.when else { continue };
         if w.value.len() != 1 {
-            return cx.err(&w.referenced, "`when` must name exactly one parent parameter".into(), Some("e.g. `when: {P1: [\"#pragma omp interchange\"]}`"));
+            return cx.err(
+                &w.referenced,
+                "`when` must name exactly one parent parameter".into(),
+                Some("e.g. `when: {P1: [\"#pragma omp interchange\"]}`"),
+            );
         }
         let (parent_name, vals) = w.value.iter().next().expect("one entry");
         let Some(parent) = params.iter().position(|p| p.name == *parent_name) else {
-            return cx.err(&w.referenced, format!("condition names unknown parameter `{parent_name}`"), None);
+            return cx.err(
+                &w.referenced,
+                format!("condition names unknown parameter `{parent_name}`"),
+                None,
+            );
         };
         if parent == i {
-            return cx.err(&w.referenced, format!("parameter `{parent_name}` cannot depend on itself"), None);
+            return cx.err(
+                &w.referenced,
+                format!("parameter `{parent_name}` cannot depend on itself"),
+                None,
+            );
         }
         let mut coords = Vec::new();
         for v in vals {
             let s: Scalar = v.clone().into();
             match params[parent].coord_of(&s) {
                 Some(c) => coords.push(c),
-                None => return cx.err(&w.referenced, format!("`{s}` is not a value of `{parent_name}`"), None),
+                None => {
+                    return cx.err(
+                        &w.referenced,
+                        format!("`{s}` is not a value of `{parent_name}`"),
+                        None,
+                    )
+                }
             }
         }
-        params[i].condition = Some(Condition { parent, values: coords });
+        params[i].condition = Some(Condition {
+            parent,
+            values: coords,
+        });
     }
     // Dependency order; a cycle is an error.
     let n = params.len();
@@ -591,7 +753,12 @@ fn build_space(cx: &Ctx, raw: &RawProblem) -> Result<Space, Error> {
     while order.len() < n {
         let before = order.len();
         for i in 0..n {
-            if !placed[i] && params[i].condition.as_ref().is_none_or(|c| placed[c.parent]) {
+            if !placed[i]
+                && params[i]
+                    .condition
+                    .as_ref()
+                    .is_none_or(|c| placed[c.parent])
+            {
                 placed[i] = true;
                 order.push(i);
             }
@@ -599,7 +766,11 @@ fn build_space(cx: &Ctx, raw: &RawProblem) -> Result<Space, Error> {
         if order.len() == before {
             let i = (0..n).find(|&i| !placed[i]).expect("unplaced");
             let w = raws[i].when.as_ref().expect("has a condition");
-            return cx.err(&w.referenced, format!("conditions of `{}` form a cycle", params[i].name), None);
+            return cx.err(
+                &w.referenced,
+                format!("conditions of `{}` form a cycle", params[i].name),
+                None,
+            );
         }
     }
 
@@ -609,12 +780,22 @@ fn build_space(cx: &Ctx, raw: &RawProblem) -> Result<Space, Error> {
         let mut combo = Vec::new();
         for (k, v) in &f.value {
             let Some(i) = lookup(k) else {
-                return cx.err(&f.referenced, format!("forbidden combination names unknown parameter `{k}`"), None);
+                return cx.err(
+                    &f.referenced,
+                    format!("forbidden combination names unknown parameter `{k}`"),
+                    None,
+                );
             };
             let s: Scalar = v.clone().into();
             match params[i].coord_of(&s) {
                 Some(c) => combo.push((i, c)),
-                None => return cx.err(&f.referenced, format!("`{s}` is not a value of `{k}`"), None),
+                None => {
+                    return cx.err(
+                        &f.referenced,
+                        format!("`{s}` is not a value of `{k}`"),
+                        None,
+                    )
+                }
             }
         }
         forbidden.push(combo);
@@ -622,7 +803,10 @@ fn build_space(cx: &Ctx, raw: &RawProblem) -> Result<Space, Error> {
     let mut constraints = Vec::new();
     for c in &raw.constraints {
         match expr::parse(&c.value, &lookup) {
-            Ok(e) => constraints.push(Constraint { text: c.value.clone(), expr: e }),
+            Ok(e) => constraints.push(Constraint {
+                text: c.value.clone(),
+                expr: e,
+            }),
             Err(pe) => {
                 let mut loc = cx.span(&c.referenced);
                 // The YAML position is the scalar's start; a quoted scalar starts one earlier.
@@ -630,24 +814,55 @@ fn build_space(cx: &Ctx, raw: &RawProblem) -> Result<Space, Error> {
                 return Err(Error::Config {
                     span: loc,
                     message: format!("in constraint `{}`: {}", c.value, pe.message),
-                    hint: Some(format!("parameters are {}", params.iter().map(|p| format!("`{}`", p.name)).collect::<Vec<_>>().join(", "))),
+                    hint: Some(format!(
+                        "parameters are {}",
+                        params
+                            .iter()
+                            .map(|p| format!("`{}`", p.name))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
                 });
             }
         }
     }
-    let space = Space { params, order, forbidden, constraints };
+    let space = Space {
+        params,
+        order,
+        forbidden,
+        constraints,
+    };
 
     // The default configuration is the baseline and the reference: it must be valid.
     let default = space.default_config();
     if !space.is_valid(&default) {
-        let broken = space.constraints.iter().zip(&raw.constraints).find(|(k, _)| {
-            let one = Space { constraints: vec![(*k).clone()], forbidden: vec![], ..space.clone() };
-            !one.is_valid(&default)
-        });
-        let message = format!("the default configuration ({}) is excluded by the constraints", space.describe(&default));
+        let broken = space
+            .constraints
+            .iter()
+            .zip(&raw.constraints)
+            .find(|(k, _)| {
+                let one = Space {
+                    constraints: vec![(*k).clone()],
+                    forbidden: vec![],
+                    ..space.clone()
+                };
+                !one.is_valid(&default)
+            });
+        let message = format!(
+            "the default configuration ({}) is excluded by the constraints",
+            space.describe(&default)
+        );
         return match broken {
-            Some((k, raw_k)) => cx.err(&raw_k.referenced, format!("{message}: `{}` is false for it", k.text), Some("change a parameter's `default` or relax the constraint")),
-            None => Err(Error::ConfigFile { file: cx.file.to_path_buf(), message: format!("{message} (a forbidden combination)"), hint: Some("change a parameter's `default`".into()) }),
+            Some((k, raw_k)) => cx.err(
+                &raw_k.referenced,
+                format!("{message}: `{}` is false for it", k.text),
+                Some("change a parameter's `default` or relax the constraint"),
+            ),
+            None => Err(Error::ConfigFile {
+                file: cx.file.to_path_buf(),
+                message: format!("{message} (a forbidden combination)"),
+                hint: Some("change a parameter's `default`".into()),
+            }),
         };
     }
 
@@ -656,15 +871,25 @@ fn build_space(cx: &Ctx, raw: &RawProblem) -> Result<Space, Error> {
         Some(all) => !all.is_empty(),
         None => {
             let mut rng = Rng::new(0x5eed);
-            space.is_valid(&space.default_config()) || space.sample_valid(&mut rng, 20_000).is_some()
+            space.is_valid(&space.default_config())
+                || space.sample_valid(&mut rng, 20_000).is_some()
         }
     };
     if !feasible {
-        let loc = raw.constraints.first().map(|c| &c.referenced).or(raw.forbidden.first().map(|f| &f.referenced));
-        let message = "the constraints and forbidden combinations exclude every configuration".to_string();
+        let loc = raw
+            .constraints
+            .first()
+            .map(|c| &c.referenced)
+            .or(raw.forbidden.first().map(|f| &f.referenced));
+        let message =
+            "the constraints and forbidden combinations exclude every configuration".to_string();
         return match loc {
             Some(l) => cx.err(l, message, Some("relax a constraint")),
-            None => Err(Error::ConfigFile { file: cx.file.to_path_buf(), message, hint: None }),
+            None => Err(Error::ConfigFile {
+                file: cx.file.to_path_buf(),
+                message,
+                hint: None,
+            }),
         };
     }
     Ok(space)

@@ -21,13 +21,20 @@ impl Progress {
         let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
             let b = ProgressBar::new(total as u64);
             b.set_style(
-                ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
-                    .expect("valid template"),
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}",
+                )
+                .expect("valid template"),
             );
             b.set_position(done as u64);
             b
         });
-        Progress { bar, total, counts: BTreeMap::new(), quiet }
+        Progress {
+            bar,
+            total,
+            counts: BTreeMap::new(),
+            quiet,
+        }
     }
 
     pub fn count(&mut self, r: &Record) {
@@ -35,7 +42,11 @@ impl Progress {
     }
 
     fn counts_text(&self) -> String {
-        self.counts.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
+        self.counts
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     pub fn update(&mut self, r: &Record, best: Option<f64>, describe: &str) {

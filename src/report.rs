@@ -21,10 +21,25 @@ pub struct Best {
 pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
     let meta = db::read_run_json(dir)?;
     let path = dir.join(db::RESULTS_CSV);
-    let mut rd = csv::Reader::from_path(&path).map_err(|e| Error::usage(format!("cannot read `{}`: {e}", path.display()), None))?;
-    let hdr: Vec<String> = rd.headers().map_err(|e| Error::Internal(e.to_string()))?.iter().map(str::to_string).collect();
-    let col = |name: &str| hdr.iter().position(|h| h == name).ok_or_else(|| Error::Internal(format!("results.csv has no `{name}` column")));
-    let (obj, status, id, hash) = (col("objective")?, col("status")?, col("eval_id")?, col("config_hash")?);
+    let mut rd = csv::Reader::from_path(&path)
+        .map_err(|e| Error::usage(format!("cannot read `{}`: {e}", path.display()), None))?;
+    let hdr: Vec<String> = rd
+        .headers()
+        .map_err(|e| Error::Internal(e.to_string()))?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let col = |name: &str| {
+        hdr.iter()
+            .position(|h| h == name)
+            .ok_or_else(|| Error::Internal(format!("results.csv has no `{name}` column")))
+    };
+    let (obj, status, id, hash) = (
+        col("objective")?,
+        col("status")?,
+        col("eval_id")?,
+        col("config_hash")?,
+    );
     let mut best: Option<Best> = None;
     let (mut n, mut ok) = (0, 0);
     for rec in rd.records() {
@@ -38,7 +53,9 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
             continue;
         }
         ok += 1;
-        let Ok(v) = rec[obj].parse::<f64>() else { continue };
+        let Ok(v) = rec[obj].parse::<f64>() else {
+            continue;
+        };
         let better = match (&best, meta.goal) {
             (None, _) => true,
             (Some(b), Goal::Minimize) => v < b.objective,
@@ -48,7 +65,11 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
             best = Some(Best {
                 eval_id: rec[id].parse().unwrap_or(0),
                 objective: v,
-                config: hdr[..obj].iter().cloned().zip(rec.iter().take(obj).map(str::to_string)).collect(),
+                config: hdr[..obj]
+                    .iter()
+                    .cloned()
+                    .zip(rec.iter().take(obj).map(str::to_string))
+                    .collect(),
                 config_hash: rec[hash].to_string(),
                 best_c: None,
                 evaluations: 0,

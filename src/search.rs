@@ -24,7 +24,9 @@ use crate::rng::Rng;
 use crate::space::{Config, Space};
 use crate::surrogate::{Forest, ForestParams};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Learner {
     /// Random forest (default).
@@ -81,13 +83,30 @@ const TRIES: usize = 200;
 
 impl<'s> Searcher<'s> {
     pub fn new(space: &'s Space, s: Settings) -> Searcher<'s> {
-        Searcher { space, s, seen: HashSet::new(), history: Vec::new(), all: space.enumerate() }
+        Searcher {
+            space,
+            s,
+            seen: HashSet::new(),
+            history: Vec::new(),
+            all: space.enumerate(),
+        }
     }
 
     /// Records an evaluated configuration (also used to replay the log on resume).
-    pub fn tell(&mut self, config: &Config, status: Status, objective: Option<f64>, source: Source) {
+    pub fn tell(
+        &mut self,
+        config: &Config,
+        status: Status,
+        objective: Option<f64>,
+        source: Source,
+    ) {
         self.seen.insert(config.key());
-        self.history.push(Observation { encoded: self.space.encode(config), status, objective, source });
+        self.history.push(Observation {
+            encoded: self.space.encode(config),
+            status,
+            objective,
+            source,
+        });
     }
 
     pub fn is_seen(&self, config: &Config) -> bool {
@@ -96,22 +115,35 @@ impl<'s> Searcher<'s> {
 
     /// The valid configurations not yet evaluated, if known (small spaces).
     pub fn remaining(&self) -> Option<usize> {
-        self.all.as_ref().map(|a| a.iter().filter(|c| !self.is_seen(c)).count())
+        self.all
+            .as_ref()
+            .map(|a| a.iter().filter(|c| !self.is_seen(c)).count())
     }
 
     /// The next configuration, or `None` when every valid configuration has been evaluated
     /// (or none new can be found).
     pub fn ask(&mut self, step: usize) -> Option<(Config, Source)> {
         let default = self.space.default_config();
-        if !self.is_seen(&default) && self.history.iter().all(|o| o.source != Source::Default) && self.space.is_valid(&default) {
+        if !self.is_seen(&default)
+            && self.history.iter().all(|o| o.source != Source::Default)
+            && self.space.is_valid(&default)
+        {
             return Some((default, Source::Default));
         }
-        let n_initial = self.history.iter().filter(|o| o.source == Source::Initial).count();
+        let n_initial = self
+            .history
+            .iter()
+            .filter(|o| o.source == Source::Initial)
+            .count();
         if n_initial < self.s.initial {
             let mut rng = Rng::for_step(self.s.seed, STREAM_INITIAL, step as u64);
             return self.random_new(&mut rng).map(|c| (c, Source::Initial));
         }
-        let ok = self.history.iter().filter(|o| o.status == Status::Ok).count();
+        let ok = self
+            .history
+            .iter()
+            .filter(|o| o.status == Status::Ok)
+            .count();
         if self.s.learner == Learner::Random || ok < 2 {
             let mut rng = Rng::for_step(self.s.seed, STREAM_INITIAL, step as u64);
             return self.random_new(&mut rng).map(|c| (c, Source::Random));
@@ -145,7 +177,7 @@ impl<'s> Searcher<'s> {
         while out.len() < self.s.pool && tries < self.s.pool * 20 {
             tries += 1;
             let c = self.space.sample_raw(rng);
-            if self.space.is_valid(&c) && !self.is_seen(&c) && keys.insert(c.key()) {
+            if keys.insert(c.fingerprint()) && self.space.is_valid(&c) && !self.is_seen(&c) {
                 out.push(c);
             }
         }
@@ -156,11 +188,19 @@ impl<'s> Searcher<'s> {
     /// successes are positive (run times span orders of magnitude); failures get the worst
     /// success (the failure policy above).
     fn targets(&self) -> Vec<f64> {
-        let oks: Vec<f64> = self.history.iter().filter_map(|o| o.objective.filter(|_| o.status == Status::Ok)).collect();
+        let oks: Vec<f64> = self
+            .history
+            .iter()
+            .filter_map(|o| o.objective.filter(|_| o.status == Status::Ok))
+            .collect();
         let positive = oks.iter().all(|&v| v > 0.0);
         let t = |v: f64| {
             let v = if positive { v.ln() } else { v };
-            if self.s.goal == Goal::Maximize { -v } else { v }
+            if self.s.goal == Goal::Maximize {
+                -v
+            } else {
+                v
+            }
         };
         let worst = oks.iter().map(|&v| t(v)).fold(f64::NEG_INFINITY, f64::max);
         self.history
@@ -179,7 +219,11 @@ impl<'s> Searcher<'s> {
             return None;
         }
         let d = self.space.params.len();
-        let x: Vec<f64> = self.history.iter().flat_map(|o| o.encoded.iter().copied()).collect();
+        let x: Vec<f64> = self
+            .history
+            .iter()
+            .flat_map(|o| o.encoded.iter().copied())
+            .collect();
         let y = self.targets();
         let params = match self.s.learner {
             Learner::Et => ForestParams::extra_trees(),
@@ -208,9 +252,19 @@ mod tests {
     fn grid_space() -> Space {
         let vals: Vec<Scalar> = (0..20).map(Scalar::Int).collect();
         let params = (0..3)
-            .map(|i| Param { name: format!("P{i}"), kind: Kind::Ordinal(vals.clone()), default: 0.0, condition: None })
+            .map(|i| Param {
+                name: format!("P{i}"),
+                kind: Kind::Ordinal(vals.clone()),
+                default: 0.0,
+                condition: None,
+            })
             .collect();
-        Space { params, order: vec![0, 1, 2], forbidden: vec![], constraints: vec![] }
+        Space {
+            params,
+            order: vec![0, 1, 2],
+            forbidden: vec![],
+            constraints: vec![],
+        }
     }
 
     fn f(c: &Config) -> f64 {
@@ -219,7 +273,17 @@ mod tests {
 
     fn run(learner: Learner, seed: u64, budget: usize) -> (Vec<String>, f64) {
         let space = grid_space();
-        let mut s = Searcher::new(&space, Settings { learner, seed, initial: 5, kappa: 1.96, pool: 2000, goal: Goal::Minimize });
+        let mut s = Searcher::new(
+            &space,
+            Settings {
+                learner,
+                seed,
+                initial: 5,
+                kappa: 1.96,
+                pool: 2000,
+                goal: Goal::Minimize,
+            },
+        );
         let mut best = f64::INFINITY;
         let mut seen = Vec::new();
         for step in 0..budget {
@@ -257,12 +321,27 @@ mod tests {
     fn exhausts_a_small_space_exactly() {
         let vals: Vec<Scalar> = (0..3).map(Scalar::Int).collect();
         let space = Space {
-            params: vec![Param { name: "P0".into(), kind: Kind::Ordinal(vals), default: 0.0, condition: None }],
+            params: vec![Param {
+                name: "P0".into(),
+                kind: Kind::Ordinal(vals),
+                default: 0.0,
+                condition: None,
+            }],
             order: vec![0],
             forbidden: vec![],
             constraints: vec![],
         };
-        let mut s = Searcher::new(&space, Settings { learner: Learner::Rf, seed: 1, initial: 1, kappa: 1.96, pool: 10, goal: Goal::Minimize });
+        let mut s = Searcher::new(
+            &space,
+            Settings {
+                learner: Learner::Rf,
+                seed: 1,
+                initial: 1,
+                kappa: 1.96,
+                pool: 10,
+                goal: Goal::Minimize,
+            },
+        );
         let mut n = 0;
         while let Some((c, src)) = s.ask(n) {
             s.tell(&c, Status::Ok, Some(c.0[0] + 1.0), src);

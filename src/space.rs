@@ -139,14 +139,19 @@ impl Param {
         match &self.kind {
             Kind::Ordinal(v) => v
                 .iter()
-                .position(|x| x == s || (as_f64(x).is_some() && as_f64(x) == as_f64(s)) || x.to_string() == s.to_string())
+                .position(|x| {
+                    x == s
+                        || (as_f64(x).is_some() && as_f64(x) == as_f64(s))
+                        || x.to_string() == s.to_string()
+                })
                 .map(|i| i as f64),
             Kind::Categorical(v) => {
                 let t = s.to_string();
                 v.iter().position(|x| *x == t).map(|i| i as f64)
             }
-            Kind::Integer { low, high, .. } => as_f64(s)
-                .filter(|x| x.fract() == 0.0 && *x >= *low as f64 && *x <= *high as f64),
+            Kind::Integer { low, high, .. } => {
+                as_f64(s).filter(|x| x.fract() == 0.0 && *x >= *low as f64 && *x <= *high as f64)
+            }
             Kind::Real { low, high, .. } => as_f64(s).filter(|x| *x >= *low && *x <= *high),
             Kind::Boolean => match s {
                 Scalar::Bool(b) => Some(*b as u8 as f64),
@@ -162,7 +167,10 @@ impl Param {
     pub fn parse_cell(&self, cell: &str) -> Option<f64> {
         match &self.kind {
             Kind::Categorical(v) => v.iter().position(|x| x == cell).map(|i| i as f64),
-            Kind::Ordinal(v) => v.iter().position(|x| x.to_string() == cell).map(|i| i as f64),
+            Kind::Ordinal(v) => v
+                .iter()
+                .position(|x| x.to_string() == cell)
+                .map(|i| i as f64),
             _ => self.coord_of(&Scalar::Str(cell.to_string())),
         }
     }
@@ -224,6 +232,16 @@ fn scale(x: f64, low: f64, high: f64, log: bool) -> f64 {
 pub struct Config(pub Vec<f64>);
 
 impl Config {
+    /// A 64-bit fingerprint of [`Config::key`], for fast de-duplication of candidate pools.
+    pub fn fingerprint(&self) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for x in &self.0 {
+            let b = if x.is_nan() { u64::MAX } else { x.to_bits() };
+            h = (h ^ b).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(29);
+        }
+        h
+    }
+
     /// Exact identity for de-duplication (NaN-safe).
     pub fn key(&self) -> Vec<u64> {
         self.0
@@ -341,7 +359,11 @@ impl Space {
         let mut out = Vec::new();
         let mut seen = std::collections::HashSet::new();
         let n = self.params.len();
-        let cards: Vec<u128> = self.params.iter().map(|p| p.cardinality().unwrap()).collect();
+        let cards: Vec<u128> = self
+            .params
+            .iter()
+            .map(|p| p.cardinality().unwrap())
+            .collect();
         for mut k in 0..size {
             let mut c = Config(vec![0.0; n]);
             for i in (0..n).rev() {
@@ -418,7 +440,12 @@ mod tests {
         let params = vec![
             Param {
                 name: "P0".into(),
-                kind: Kind::Ordinal(vec![Scalar::Int(4), Scalar::Int(8), Scalar::Int(16), Scalar::Int(32)]),
+                kind: Kind::Ordinal(vec![
+                    Scalar::Int(4),
+                    Scalar::Int(8),
+                    Scalar::Int(16),
+                    Scalar::Int(32),
+                ]),
                 default: 2.0,
                 condition: None,
             },
@@ -430,9 +457,16 @@ mod tests {
             },
             Param {
                 name: "P2".into(),
-                kind: Kind::Integer { low: 1, high: 4, log: false },
+                kind: Kind::Integer {
+                    low: 1,
+                    high: 4,
+                    log: false,
+                },
                 default: 1.0,
-                condition: Some(Condition { parent: 1, values: vec![1.0] }),
+                condition: Some(Condition {
+                    parent: 1,
+                    values: vec![1.0],
+                }),
             },
         ];
         let lookup = |n: &str| params.iter().position(|p| p.name == n);
@@ -440,7 +474,10 @@ mod tests {
         Space {
             order: vec![0, 1, 2],
             forbidden: vec![vec![(0, 0.0), (1, 1.0)]],
-            constraints: vec![Constraint { text: "P0 * P2 <= 64".into(), expr: e }],
+            constraints: vec![Constraint {
+                text: "P0 * P2 <= 64".into(),
+                expr: e,
+            }],
             params,
         }
     }
@@ -453,7 +490,10 @@ mod tests {
         // P2 with P0*P2<=64: 8->4 values, 16->4, 32->2 = 10.
         assert_eq!(all.len(), 14);
         assert!(all.iter().all(|c| s.is_valid(c)));
-        assert!(all.iter().filter(|c| c.0[1] == 0.0).all(|c| c.0[2].is_nan()));
+        assert!(all
+            .iter()
+            .filter(|c| c.0[1] == 0.0)
+            .all(|c| c.0[2].is_nan()));
     }
 
     #[test]

@@ -81,7 +81,11 @@ impl Template {
 
     /// Renders and splits into arguments (empty pieces vanish, so an "off" flag is no argument).
     pub fn argv(&self, ctx: &tera::Context) -> Result<Vec<String>, String> {
-        Ok(self.render(ctx)?.split_whitespace().map(str::to_string).collect())
+        Ok(self
+            .render(ctx)?
+            .split_whitespace()
+            .map(str::to_string)
+            .collect())
     }
 
     /// Identifiers that appear inside `{{ }}` or `{% %}` blocks: which parameters the template

@@ -1,0 +1,179 @@
+//! Tuner-side time per evaluation: propose (pool of 10,000 valid candidates + forest fit +
+//! LCB) + tell + bookkeeping (results.csv append, results.json rewrite), with no compile or
+//! run at all, measured at 200 observations. Writes results/bench/tuner_overhead.md.
+//!
+//! `cargo bench --bench tuner_overhead`. The machine is shared and noisy: we report the
+//! median and min over the measured steps, and the spread.
+
+use std::time::Instant;
+
+use moldtune::db::{self, Record};
+use moldtune::evaluate::MockEvaluator;
+use moldtune::outcome::{Measurement, Status};
+use moldtune::problem::{Goal, Problem};
+use moldtune::search::{Learner, Searcher, Settings};
+
+const SPACE: &str = r##"
+name: bench
+mold: bench.mold.c
+params:
+  - {name: P0, type: ordinal, values: [4, 8, 16, 20, 32, 50, 64, 80, 96, 100, 128], default: 96}
+  - {name: P1, type: ordinal, values: [4, 8, 16, 20, 32, 50, 64, 80, 96, 100, 128], default: 96}
+  - {name: P2, type: ordinal, values: [4, 8, 16, 20, 32, 50, 64, 80, 96, 100, 2048], default: 2048}
+  - {name: P3, type: ordinal, values: [4, 8, 16, 20, 32, 50, 64, 80, 96, 100, 256], default: 256}
+  - {name: P4, type: ordinal, values: [4, 8, 16, 20, 32, 50, 64, 80, 96, 100, 128], default: 96}
+  - {name: P5, type: categorical, choices: ["", "#pragma omp interchange", "#pragma omp interchange permutation(3,1,2)"], default: ""}
+  - {name: P6, type: categorical, choices: ["", "#pragma omp reverse"], default: ""}
+  - {name: P7, type: categorical, choices: ["", "#pragma omp unroll partial(2)", "#pragma omp unroll partial(4)"], default: "", when: {P6: [""]}}
+  - {name: P8, type: integer, low: 1, high: 1024, log: true, default: 64}
+  - {name: P9, type: real, low: 0.01, high: 10.0, log: true}
+  - {name: P10, type: boolean, default: false}
+constraints: ["P0 * P1 <= 10000"]
+compile: "cc {{ source }} -o {{ exe }}"
+run: "{{ exe }}"
+"##;
+
+fn main() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mold: String = (0..=10).map(|i| format!("#P{i}\n")).collect();
+    std::fs::write(dir.path().join("bench.mold.c"), mold).unwrap();
+    std::fs::write(dir.path().join("bench.yaml"), SPACE).unwrap();
+    let problem = Problem::load(&dir.path().join("bench.yaml")).expect("bench problem");
+    let out = dir.path().join("run");
+    std::fs::create_dir_all(&out).unwrap();
+
+    {
+        // Parts of one rf step at ~200 observations (diagnostic).
+        use moldtune::rng::Rng;
+        use moldtune::surrogate::{Forest, ForestParams};
+        let mut s = Searcher::new(
+            &problem.space,
+            Settings {
+                learner: Learner::Rf,
+                seed: 7,
+                initial: 10,
+                kappa: 1.96,
+                pool: 10_000,
+                goal: Goal::Minimize,
+            },
+        );
+        let mut rng = Rng::new(1);
+        let mut xs = Vec::new();
+        let mut ys = Vec::new();
+        for _ in 0..200 {
+            let c = problem.space.sample_valid(&mut rng, 100).unwrap();
+            let y = MockEvaluator::objective(&problem, &c);
+            xs.extend(problem.space.encode(&c));
+            ys.push(y.ln());
+            s.tell(&c, Status::Ok, Some(y), moldtune::outcome::Source::Random);
+        }
+        let t = Instant::now();
+        let pool = s.pool(&mut rng);
+        let t_pool = t.elapsed();
+        let t = Instant::now();
+        let xp: Vec<f64> = pool.iter().flat_map(|c| problem.space.encode(c)).collect();
+        let t_enc = t.elapsed();
+        let t = Instant::now();
+        let f = Forest::fit(
+            &xs,
+            problem.space.params.len(),
+            &ys,
+            ForestParams::random_forest(),
+            &mut rng,
+        );
+        let t_fit = t.elapsed();
+        let t = Instant::now();
+        let _ = f.predict(&xp);
+        let t_pred = t.elapsed();
+        println!(
+            "parts: pool {:?} encode {:?} fit {:?} predict {:?}",
+            t_pool, t_enc, t_fit, t_pred
+        );
+    }
+    let mut report = String::from("# Tuner-side time per evaluation\n\n");
+    report.push_str("Measured by `cargo bench --bench tuner_overhead` (release build). Per step: ask (pool of 10,000 valid\n");
+    report.push_str("candidates sampled from an 11-parameter space of ~10^13 points with a constraint and a condition, forest\n");
+    report.push_str("fit on all observations, LCB over the pool) + tell + results.csv append + results.json rewrite.\n");
+    report.push_str("Steps 190..210 (about 200 observations). ytopt on this machine kind: 2.46 s per evaluation.\n\n");
+    report.push_str("| learner | median ms | min ms | max ms | median ms of ask alone | steps |\n|---|---|---|---|---|---|\n");
+    for learner in [Learner::Rf, Learner::Et, Learner::Random] {
+        let mut s = Searcher::new(
+            &problem.space,
+            Settings {
+                learner,
+                seed: 7,
+                initial: 10,
+                kappa: 1.96,
+                pool: 10_000,
+                goal: Goal::Minimize,
+            },
+        );
+        let mut log = db::Log::create(&out, &problem).unwrap();
+        let meta_probe = db::read_run_json(&out).ok();
+        let mut records: Vec<Record> = Vec::new();
+        let mut times = Vec::new();
+        let mut asks = Vec::new();
+        for step in 0..210 {
+            let t = Instant::now();
+            let (config, source) = s.ask(step).expect("a proposal");
+            let t_ask = t.elapsed().as_secs_f64() * 1e3;
+            let y = MockEvaluator::objective(&problem, &config);
+            let m = Measurement {
+                status: Status::Ok,
+                objective: Some(y),
+                compile_s: 0.0,
+                run_s: y,
+                repeats: 1,
+                spread: None,
+                samples: vec![y],
+                cause: None,
+            };
+            let rec = Record {
+                eval_id: step,
+                config_hash: problem.space.hash(&config),
+                config,
+                m,
+                elapsed_sec: 0.0,
+                source,
+            };
+            log.append(&problem, &rec).unwrap();
+            s.tell(&rec.config, rec.m.status, rec.m.objective, rec.source);
+            records.push(rec);
+            if let Some(meta) = &meta_probe {
+                db::write_results_json(&out, &problem, meta, &records).unwrap();
+            } else {
+                // No run.json in the bench: write the same amount of JSON as the driver does.
+                let v: Vec<_> = records
+                    .iter()
+                    .map(|r| db::json_record(&problem, r))
+                    .collect();
+                db::write_atomic(
+                    &out.join("results.json"),
+                    serde_json::to_string_pretty(&v).unwrap().as_bytes(),
+                )
+                .unwrap();
+            }
+            if step >= 190 {
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+                asks.push(t_ask);
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        let med = times[times.len() / 2];
+        let line = format!(
+            "| {} | {:.2} | {:.2} | {:.2} | {} |\n",
+            learner.as_str(),
+            med,
+            times[0],
+            times[times.len() - 1],
+            times.len()
+        );
+        print!("{line}");
+        report.push_str(&line);
+    }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    report.push_str(&format!("\nLoad average during the run: {}\n", load.trim()));
+    std::fs::create_dir_all("results/bench").unwrap();
+    std::fs::write("results/bench/tuner_overhead.md", report).unwrap();
+    println!("wrote results/bench/tuner_overhead.md");
+}

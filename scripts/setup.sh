@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what moldtune's demo and tests need on Debian bookworm: clang-22 with Polly and
+# OpenMP (+ llvm-22 tools). Non-interactive; a no-op when everything is present.
+set -euo pipefail
+need=()
+command -v clang-22 >/dev/null 2>&1 || need+=(clang-22)
+[ -e /usr/lib/llvm-22/lib/libomp.so ] || [ -e /usr/lib/llvm-22/lib/libomp.so.5 ] || need+=(libomp-22-dev)
+[ -d /usr/lib/llvm-22/include/polly ] || need+=(libpolly-22-dev)
+command -v llvm-objdump-22 >/dev/null 2>&1 || need+=(llvm-22)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup: installing ${need[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+clang-22 --version | head -1

@@ -1,0 +1,930 @@
+//! Command-line integration tests: fast, deterministic, no compiler.
+//!
+//! Everything here drives the real `moldtune` binary. Search behaviour is exercised with the
+//! hidden `--mock` flag (a synthetic objective instead of compile + run;
+//! `MOLDTUNE_MOCK_DELAY_MS` slows each evaluation so that signals can land mid-run). One test
+//! makes a real run with a fake compiler written in sh, to check that parameter values never
+//! reach a shell.
+
+use std::collections::HashSet;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures and helpers
+// ---------------------------------------------------------------------------------------------
+
+/// The base problem. Line numbers matter: the bad-input tests expect errors at known lines.
+///
+/// ```text
+///  1 name: toy
+///  2 mold: m.c
+///  3 params:
+///  4   - name: P0
+///  5     type: ordinal
+///  6     values: [1, 2, 4, 8, 16, 32]
+///  7     default: 4
+///  8   - name: P1
+///  9     type: categorical
+/// 10     choices: ["a", "b", "c"]
+/// 11     default: "a"
+/// 12   - name: P2
+/// 13     type: integer
+/// 14     low: 0
+/// 15     high: 100
+/// 16 compile: "cc {{ source }} -o {{ exe }}"
+/// 17 run: "{{ exe }}"
+/// ```
+const BASE_YAML: &str = r#"name: toy
+mold: m.c
+params:
+  - name: P0
+    type: ordinal
+    values: [1, 2, 4, 8, 16, 32]
+    default: 4
+  - name: P1
+    type: categorical
+    choices: ["a", "b", "c"]
+    default: "a"
+  - name: P2
+    type: integer
+    low: 0
+    high: 100
+compile: "cc {{ source }} -o {{ exe }}"
+run: "{{ exe }}"
+"#;
+
+const BASE_MOLD: &str = "/* toy mold */\nint p0 = #P0;\n/* #P1 */\nint p2 = #P2;\n";
+
+const OWN_COLUMNS: [&str; 10] = [
+    "objective",
+    "elapsed_sec",
+    "eval_id",
+    "status",
+    "compile_s",
+    "run_s",
+    "repeats",
+    "spread",
+    "source",
+    "config_hash",
+];
+
+fn bin() -> Command {
+    Command::cargo_bin("moldtune").expect("the moldtune binary is built")
+}
+
+fn bin_path() -> &'static str {
+    env!("CARGO_BIN_EXE_moldtune")
+}
+
+/// A temp dir holding `p.yaml` and `m.c`.
+struct Fixture {
+    tmp: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new(yaml: &str, mold: &str) -> Fixture {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        std::fs::write(tmp.path().join("p.yaml"), yaml).unwrap();
+        std::fs::write(tmp.path().join("m.c"), mold).unwrap();
+        Fixture { tmp }
+    }
+    fn base() -> Fixture {
+        Fixture::new(BASE_YAML, BASE_MOLD)
+    }
+    fn dir(&self) -> &Path {
+        self.tmp.path()
+    }
+    fn yaml(&self) -> PathBuf {
+        self.dir().join("p.yaml")
+    }
+    fn out(&self, name: &str) -> PathBuf {
+        self.dir().join(name)
+    }
+}
+
+/// `moldtune run <p.yaml> --mock --quiet --out <out> <extra…>` in the fixture's directory.
+fn mock_run(fx: &Fixture, out: &Path, extra: &[&str]) -> std::process::Output {
+    let mut c = bin();
+    c.current_dir(fx.dir())
+        .arg("run")
+        .arg(fx.yaml())
+        .args(["--mock", "--quiet", "--out"])
+        .arg(out)
+        .args(extra)
+        .env_remove("MOLDTUNE_MOCK_DELAY_MS");
+    c.output().expect("moldtune runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn describe(o: &std::process::Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        o.status.code(),
+        text(&o.stdout),
+        text(&o.stderr)
+    )
+}
+
+#[track_caller]
+fn assert_code(o: &std::process::Output, code: i32) {
+    assert_eq!(o.status.code(), Some(code), "{}", describe(o));
+}
+
+/// results.csv as (header, rows). Panics on a malformed file.
+struct Csv {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Csv {
+    fn read(dir: &Path) -> Csv {
+        let path = dir.join("results.csv");
+        let mut rd = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .from_path(&path)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+        let header: Vec<String> = rd.headers().unwrap().iter().map(str::to_string).collect();
+        let rows: Vec<Vec<String>> = rd
+            .records()
+            .map(|r| {
+                r.unwrap_or_else(|e| panic!("{}: malformed row: {e}", path.display()))
+                    .iter()
+                    .map(str::to_string)
+                    .collect()
+            })
+            .collect();
+        Csv { header, rows }
+    }
+    fn col(&self, name: &str) -> usize {
+        self.header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no column `{name}` in {:?}", self.header))
+    }
+    fn column(&self, name: &str) -> Vec<String> {
+        let i = self.col(name);
+        self.rows.iter().map(|r| r[i].clone()).collect()
+    }
+    fn hashes(&self) -> Vec<String> {
+        self.column("config_hash")
+    }
+    /// (row index, objective) of the best `ok` row (minimum).
+    fn min_ok(&self) -> Option<(usize, f64)> {
+        let (st, obj) = (self.col("status"), self.col("objective"));
+        self.rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r[st] == "ok")
+            .map(|(i, r)| {
+                (
+                    i,
+                    r[obj]
+                        .parse::<f64>()
+                        .expect("ok rows have a numeric objective"),
+                )
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    }
+}
+
+/// serde_json (without `float_roundtrip`) may parse a 17-digit float one ulp off, so numbers
+/// read back from JSON are compared with a relative tolerance.
+#[track_caller]
+fn assert_close(json: Option<f64>, want: f64, what: &str) {
+    let got = json.unwrap_or_else(|| panic!("{what}: not a number"));
+    assert!(
+        (got - want).abs() <= 1e-12 * want.abs().max(1e-300),
+        "{what}: {got} != {want}"
+    );
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    let bytes =
+        std::fs::read(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_slice(&bytes)
+        .unwrap_or_else(|e| panic!("{} does not parse: {e}", path.display()))
+}
+
+/// The integrity checks every finished mock run of `n` evaluations must pass.
+#[track_caller]
+fn assert_complete(dir: &Path, n: usize) -> Csv {
+    let csv = Csv::read(dir);
+    assert_eq!(csv.rows.len(), n, "rows of {}", dir.display());
+    for r in &csv.rows {
+        assert_eq!(r.len(), csv.header.len(), "row {r:?}");
+    }
+    let ids: Vec<usize> = csv
+        .column("eval_id")
+        .iter()
+        .map(|s| s.parse().expect("numeric eval_id"))
+        .collect();
+    assert_eq!(
+        ids,
+        (0..n).collect::<Vec<_>>(),
+        "eval_ids of {}",
+        dir.display()
+    );
+    let hashes = csv.hashes();
+    let unique: HashSet<&String> = hashes.iter().collect();
+    assert_eq!(
+        unique.len(),
+        n,
+        "duplicate config_hash in {}: {hashes:?}",
+        dir.display()
+    );
+    csv
+}
+
+/// Spawns `moldtune run` (std::process, not assert_cmd) so that it can be signalled.
+fn spawn_run(fx: &Fixture, out: &Path, extra: &[&str], delay_ms: u64) -> Child {
+    std::process::Command::new(bin_path())
+        .current_dir(fx.dir())
+        .arg("run")
+        .arg(fx.yaml())
+        .args(["--mock", "--quiet", "--out"])
+        .arg(out)
+        .args(extra)
+        .env("MOLDTUNE_MOCK_DELAY_MS", delay_ms.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn moldtune")
+}
+
+fn signal(child: &Child, sig: libc::c_int) {
+    // SAFETY: signalling a child we spawned and have not yet reaped.
+    let r = unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+    assert_eq!(r, 0, "kill({}, {sig}) failed", child.id());
+}
+
+/// Waits for `child` for at most `limit`; kills it (and fails) on overrun.
+fn wait_with_limit(mut child: Child, limit: Duration) -> std::process::Output {
+    let t0 = Instant::now();
+    loop {
+        if child.try_wait().expect("try_wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let o = child.wait_with_output().expect("output");
+            panic!("moldtune did not finish within {limit:?}\n{}", describe(&o));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn poll_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < limit {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
+/// Number of complete data rows in `dir/results.csv` (0 if absent).
+fn rows_on_disk(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("results.csv"))
+        .map_or(0, |s| s.matches('\n').count().saturating_sub(1))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input: exit 2, a located message, no results directory
+// ---------------------------------------------------------------------------------------------
+
+/// Runs a mock run of a broken problem and checks: exit code 2, every `needles` in stderr, no
+/// results directory (neither `--out` nor the default `results/`).
+#[track_caller]
+fn assert_rejected(fx: &Fixture, needles: &[&str]) -> String {
+    let out = fx.out("run");
+    let o = mock_run(fx, &out, &["--max-evals", "5"]);
+    assert_code(&o, 2);
+    let err = text(&o.stderr);
+    for n in needles {
+        assert!(err.contains(n), "stderr lacks {n:?}:\n{err}");
+    }
+    assert!(
+        !out.exists(),
+        "a results directory was created for a bad problem:\n{err}"
+    );
+    assert!(
+        !fx.dir().join("results").exists(),
+        "a default results directory was created:\n{err}"
+    );
+    err
+}
+
+/// `<problem path>:<line>:` — the start of a `file:line:col` location in the problem file.
+fn at(fx: &Fixture, line: u32) -> String {
+    format!("{}:{line}:", fx.yaml().display())
+}
+
+#[test]
+fn bad_unknown_yaml_key() {
+    let fx = Fixture::new(
+        &BASE_YAML.replace("name: toy\n", "name: toy\nbogus_key: 1\n"),
+        BASE_MOLD,
+    );
+    assert_rejected(&fx, &[&at(&fx, 2), "bogus_key"]);
+}
+
+#[test]
+fn bad_unknown_key_in_a_parameter() {
+    let fx = Fixture::new(
+        &BASE_YAML.replace("    high: 100\n", "    high: 100\n    step: 5\n"),
+        BASE_MOLD,
+    );
+    assert_rejected(&fx, &[&at(&fx, 16), "step"]);
+}
+
+#[test]
+fn bad_wrong_type() {
+    let fx = Fixture::new(&format!("{BASE_YAML}repeats: many\n"), BASE_MOLD);
+    assert_rejected(&fx, &[&at(&fx, 18)]);
+}
+
+#[test]
+fn bad_empty_choices() {
+    let yaml = BASE_YAML.replace(
+        "    choices: [\"a\", \"b\", \"c\"]\n    default: \"a\"\n",
+        "    choices: []\n",
+    );
+    let fx = Fixture::new(&yaml, BASE_MOLD);
+    assert_rejected(&fx, &[&at(&fx, 10), "`P1`", "empty"]);
+}
+
+#[test]
+fn bad_default_not_among_choices() {
+    let fx = Fixture::new(
+        &BASE_YAML.replace("default: \"a\"", "default: \"zz\""),
+        BASE_MOLD,
+    );
+    assert_rejected(&fx, &[&at(&fx, 11), "`zz`", "`P1`"]);
+}
+
+#[test]
+fn bad_when_names_unknown_parameter() {
+    let fx = Fixture::new(
+        &BASE_YAML.replace("    high: 100\n", "    high: 100\n    when: {NOPE: [1]}\n"),
+        BASE_MOLD,
+    );
+    assert_rejected(&fx, &[&at(&fx, 16), "`NOPE`"]);
+}
+
+#[test]
+fn bad_constraint_names_unknown_parameter() {
+    let fx = Fixture::new(
+        &format!("{BASE_YAML}constraints:\n  - \"P0 * QQ <= 10\"\n"),
+        BASE_MOLD,
+    );
+    assert_rejected(&fx, &[&at(&fx, 19), "`QQ`"]);
+}
+
+#[test]
+fn bad_forbidden_names_unknown_parameter() {
+    let fx = Fixture::new(
+        &format!("{BASE_YAML}forbidden:\n  - {{QQ: 1}}\n"),
+        BASE_MOLD,
+    );
+    assert_rejected(&fx, &[&at(&fx, 19), "`QQ`"]);
+}
+
+#[test]
+fn bad_constraints_exclude_everything() {
+    // Satisfiable one by one, contradictory together.
+    let fx = Fixture::new(
+        &format!("{BASE_YAML}constraints:\n  - \"P0 >= 8\"\n  - \"P0 <= 2\"\n"),
+        BASE_MOLD,
+    );
+    let err = assert_rejected(&fx, &[&at(&fx, 19)]);
+    assert!(err.contains("exclude"), "{err}");
+}
+
+#[test]
+fn bad_mold_does_not_exist() {
+    let fx = Fixture::new(
+        &BASE_YAML.replace("mold: m.c", "mold: missing.c"),
+        BASE_MOLD,
+    );
+    assert_rejected(&fx, &[&at(&fx, 2), "`missing.c`"]);
+}
+
+#[test]
+fn bad_marker_without_parameter() {
+    // `#P7` on line 3, column 4 of the mold.
+    let fx = Fixture::new(BASE_YAML, "int p0 = #P0;\n/* #P1 */\nx =#P7 + #P2;\n");
+    let mold = fx.dir().join("m.c");
+    assert_rejected(&fx, &[&format!("{}:3:4", mold.display()), "`#P7`"]);
+}
+
+#[test]
+fn bad_parameter_used_nowhere() {
+    let fx = Fixture::new(BASE_YAML, "int p0 = #P0;\n/* #P1 */\n");
+    assert_rejected(&fx, &[&at(&fx, 12), "`P2`", "used nowhere"]);
+}
+
+#[test]
+fn bad_template_with_undefined_variable() {
+    let fx = Fixture::new(
+        &BASE_YAML.replace("-o {{ exe }}", "-o {{ exe }} {{ nope }}"),
+        BASE_MOLD,
+    );
+    assert_rejected(&fx, &[&at(&fx, 16), "nope"]);
+}
+
+#[test]
+fn bad_problem_file_missing() {
+    let fx = Fixture::base();
+    std::fs::remove_file(fx.yaml()).unwrap();
+    assert_rejected(&fx, &["p.yaml"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A mock run and its outputs
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn mock_run_writes_consistent_results() {
+    let fx = Fixture::base();
+    let out = fx.out("run");
+    let o = mock_run(
+        &fx,
+        &out,
+        &["--max-evals", "30", "--seed", "1", "--initial", "6"],
+    );
+    assert_code(&o, 0);
+
+    let csv = assert_complete(&out, 30);
+    let mut expected: Vec<String> = vec!["P0".into(), "P1".into(), "P2".into()];
+    expected.extend(OWN_COLUMNS.iter().map(|s| s.to_string()));
+    assert_eq!(csv.header, expected);
+
+    let sources = csv.column("source");
+    assert_eq!(sources[0], "default");
+    assert_eq!(sources.iter().filter(|s| *s == "default").count(), 1);
+    assert_eq!(
+        sources.iter().filter(|s| *s == "initial").count(),
+        6,
+        "{sources:?}"
+    );
+    assert!(
+        sources[1..7].iter().all(|s| s == "initial"),
+        "the initial design follows the default: {sources:?}"
+    );
+    assert!(
+        sources
+            .iter()
+            .all(|s| ["default", "initial", "model", "random"].contains(&s.as_str())),
+        "{sources:?}"
+    );
+    // The default configuration's values.
+    assert_eq!(
+        &csv.rows[0][..3],
+        &["4".to_string(), "a".to_string(), "0".to_string()]
+    );
+
+    // Every row: a known status; objective present exactly for ok rows.
+    let (st, obj) = (csv.col("status"), csv.col("objective"));
+    for r in &csv.rows {
+        assert!(
+            ["ok", "build_error"].contains(&r[st].as_str()),
+            "mock status {r:?}"
+        );
+        assert_eq!(
+            r[st] == "ok",
+            !r[obj].is_empty(),
+            "objective vs status in {r:?}"
+        );
+    }
+
+    // run.json and results.json.
+    let run = read_json(&out.join("run.json"));
+    assert_eq!(run["termination"], "max_evals");
+    assert_eq!(run["evaluations"], 30);
+    assert_eq!(run["seed"], 1);
+    assert_eq!(run["mock"], true);
+    let results = read_json(&out.join("results.json"));
+    let evals = results["evaluations"]
+        .as_array()
+        .expect("evaluations array");
+    assert_eq!(evals.len(), 30);
+    for (j, row) in evals.iter().zip(&csv.rows) {
+        assert_eq!(
+            j["config_hash"].as_str(),
+            Some(row[csv.col("config_hash")].as_str())
+        );
+        assert_eq!(j["status"].as_str(), Some(row[st].as_str()));
+    }
+
+    // `moldtune best` agrees with the CSV minimum.
+    let (best_row, best_obj) = csv.min_ok().expect("some ok row");
+    let best_ids: Vec<String> = csv
+        .rows
+        .iter()
+        .filter(|r| r[st] == "ok" && r[obj].parse::<f64>().unwrap() == best_obj)
+        .map(|r| r[csv.col("eval_id")].clone())
+        .collect();
+    assert!(best_ids.contains(&csv.rows[best_row][csv.col("eval_id")]));
+    assert_close(
+        run["best_objective"].as_f64(),
+        best_obj,
+        "run.json best_objective",
+    );
+
+    let o = bin().arg("best").arg(&out).arg("--json").output().unwrap();
+    assert_code(&o, 0);
+    let b: serde_json::Value = serde_json::from_slice(&o.stdout).expect("best --json parses");
+    assert_close(b["objective"].as_f64(), best_obj, "best --json objective");
+    let id = b["eval_id"].as_u64().expect("eval_id").to_string();
+    assert!(
+        best_ids.contains(&id),
+        "best eval {id} is not a minimum row {best_ids:?}"
+    );
+    let row = &csv.rows[id.parse::<usize>().unwrap()];
+    assert_eq!(
+        b["config_hash"].as_str(),
+        Some(row[csv.col("config_hash")].as_str())
+    );
+    assert_eq!(b["evaluations"], 30);
+    assert_eq!(
+        b["ok"].as_u64(),
+        Some(csv.rows.iter().filter(|r| r[st] == "ok").count() as u64)
+    );
+
+    let o = bin().arg("best").arg(&out).output().unwrap();
+    assert_code(&o, 0);
+    let s = text(&o.stdout);
+    let first = s.lines().next().unwrap_or_default();
+    let printed: f64 = first
+        .strip_prefix("best objective ")
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("unexpected `best` output:\n{s}"));
+    assert_eq!(printed, best_obj, "{s}");
+    assert!(first.contains(&format!("eval {id},")), "{s}");
+
+    // best.c is the mold rendered with the best configuration.
+    let best_c = std::fs::read_to_string(out.join("best.c")).expect("best.c");
+    assert!(
+        best_c.contains(&format!("int p0 = {};", row[0])),
+        "{best_c}"
+    );
+    assert!(!best_c.contains("#P"), "{best_c}");
+}
+
+#[test]
+fn default_initial_is_ten() {
+    let fx = Fixture::base();
+    let out = fx.out("run");
+    assert_code(
+        &mock_run(&fx, &out, &["--max-evals", "15", "--seed", "2"]),
+        0,
+    );
+    let csv = assert_complete(&out, 15);
+    assert_eq!(
+        csv.column("source")
+            .iter()
+            .filter(|s| *s == "initial")
+            .count(),
+        10
+    );
+}
+
+#[test]
+fn same_seed_same_sequence_other_seed_other_sequence() {
+    let fx = Fixture::base();
+    let run = |name: &str, seed: &str| {
+        let out = fx.out(name);
+        assert_code(
+            &mock_run(&fx, &out, &["--max-evals", "25", "--seed", seed]),
+            0,
+        );
+        assert_complete(&out, 25).hashes()
+    };
+    let a = run("a", "3");
+    let b = run("b", "3");
+    let c = run("c", "4");
+    assert_eq!(a, b, "same seed, different proposals");
+    assert_ne!(a, c, "different seeds, same proposals");
+    assert_eq!(a[0], c[0], "both start with the default configuration");
+}
+
+#[test]
+fn small_space_is_exhausted_without_repeats() {
+    // 6 × 3 = 18 configurations; asking for 30 must stop at 18 with every one evaluated once.
+    let yaml = BASE_YAML.replace("    low: 0\n    high: 100\n", "    low: 0\n    high: 0\n");
+    let fx = Fixture::new(&yaml, BASE_MOLD);
+    let out = fx.out("run");
+    let o = mock_run(&fx, &out, &["--max-evals", "30", "--seed", "5"]);
+    assert_code(&o, 0);
+    assert_complete(&out, 18);
+    assert_eq!(
+        read_json(&out.join("run.json"))["termination"],
+        "space_exhausted"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resume
+// ---------------------------------------------------------------------------------------------
+
+/// The config_hash sequence of an uninterrupted 30-evaluation run with `seed`.
+fn reference_hashes(fx: &Fixture, seed: &str) -> Vec<String> {
+    let out = fx.out(&format!("reference-{seed}"));
+    assert_code(
+        &mock_run(fx, &out, &["--max-evals", "30", "--seed", seed]),
+        0,
+    );
+    assert_complete(&out, 30).hashes()
+}
+
+fn resume(fx: &Fixture, dir: &Path) -> std::process::Output {
+    let mut c = bin();
+    c.current_dir(fx.dir())
+        .args(["run", "--quiet", "--resume"])
+        .arg(dir)
+        .env_remove("MOLDTUNE_MOCK_DELAY_MS");
+    c.output().unwrap()
+}
+
+#[test]
+fn resume_after_sigkill_is_complete_and_deterministic() {
+    let fx = Fixture::base();
+    let want = reference_hashes(&fx, "7");
+    let mut interrupted_mid_run = 0;
+    for (k, delay) in [300u64, 480, 650, 900].into_iter().enumerate() {
+        let out = fx.out(&format!("killed-{k}"));
+        let child = spawn_run(&fx, &out, &["--max-evals", "30", "--seed", "7"], 40);
+        std::thread::sleep(Duration::from_millis(delay));
+        signal(&child, libc::SIGKILL);
+        let o = wait_with_limit(child, Duration::from_secs(10));
+        assert_eq!(o.status.code(), None, "SIGKILL leaves no exit code");
+        let done = rows_on_disk(&out);
+        if done < 30 {
+            interrupted_mid_run += 1;
+        }
+        assert!(
+            out.join("run.json").is_file(),
+            "killed after {delay} ms before run.json was written (rows {done}); cannot resume"
+        );
+        let o = resume(&fx, &out);
+        assert_code(&o, 0);
+        let csv = assert_complete(&out, 30);
+        assert_eq!(
+            csv.hashes(),
+            want,
+            "killed after {delay} ms with {done} rows: the resumed run diverged"
+        );
+        let run = read_json(&out.join("run.json"));
+        assert_eq!(run["termination"], "max_evals");
+        assert_eq!(run["evaluations"], 30);
+        assert_eq!(
+            read_json(&out.join("results.json"))["evaluations"]
+                .as_array()
+                .map(Vec::len),
+            Some(30)
+        );
+    }
+    assert!(
+        interrupted_mid_run > 0,
+        "no kill landed mid-run; the test did not test anything"
+    );
+}
+
+#[test]
+fn resume_drops_a_torn_row_and_extends_a_finished_run() {
+    let fx = Fixture::base();
+    let want = reference_hashes(&fx, "8");
+    let out = fx.out("run");
+    assert_code(
+        &mock_run(&fx, &out, &["--max-evals", "12", "--seed", "8"]),
+        0,
+    );
+    assert_complete(&out, 12);
+    // A row torn by a kill mid-write: no trailing newline.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(out.join("results.csv"))
+        .unwrap();
+    std::io::Write::write_all(&mut f, b"2,b,6").unwrap();
+    drop(f);
+    let mut c = bin();
+    c.current_dir(fx.dir())
+        .args(["run", "--quiet", "--max-evals", "30", "--resume"])
+        .arg(&out);
+    let o = c.output().unwrap();
+    assert_code(&o, 0);
+    assert_eq!(assert_complete(&out, 30).hashes(), want);
+}
+
+#[test]
+fn sigint_stops_cleanly_and_resume_completes() {
+    let fx = Fixture::base();
+    let want = reference_hashes(&fx, "9");
+    let out = fx.out("run");
+    let child = spawn_run(&fx, &out, &["--max-evals", "30", "--seed", "9"], 40);
+    assert!(
+        poll_until(Duration::from_secs(20), || rows_on_disk(&out) >= 3),
+        "the run made no progress"
+    );
+    signal(&child, libc::SIGINT);
+    let o = wait_with_limit(child, Duration::from_secs(10));
+    assert_code(&o, 130);
+    assert!(text(&o.stderr).contains("--resume"), "{}", describe(&o));
+
+    let raw = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert!(raw.ends_with('\n'), "torn last row after SIGINT:\n{raw}");
+    let csv = Csv::read(&out);
+    assert!(csv.rows.len() < 30, "SIGINT did not stop the run");
+    assert!(csv.rows.iter().all(|r| r.len() == csv.header.len()));
+    let n = csv.rows.len();
+    assert_eq!(csv.hashes(), want[..n].to_vec());
+    let run = read_json(&out.join("run.json"));
+    assert_eq!(run["termination"], "interrupted");
+    assert_eq!(run["evaluations"].as_u64(), Some(n as u64));
+
+    let o = resume(&fx, &out);
+    assert_code(&o, 0);
+    assert_eq!(assert_complete(&out, 30).hashes(), want);
+    assert_eq!(read_json(&out.join("run.json"))["termination"], "max_evals");
+}
+
+#[test]
+fn resume_needs_a_run_directory() {
+    let fx = Fixture::base();
+    let out = fx.out("nothing-here");
+    let o = resume(&fx, &out);
+    assert_code(&o, 2);
+    assert!(!out.exists());
+}
+
+#[test]
+fn resume_refuses_a_changed_problem() {
+    let fx = Fixture::base();
+    let out = fx.out("run");
+    assert_code(&mock_run(&fx, &out, &["--max-evals", "5"]), 0);
+    std::fs::write(fx.yaml(), BASE_YAML.replace("high: 100", "high: 99")).unwrap();
+    let o = resume(&fx, &out);
+    assert_code(&o, 2);
+    assert!(text(&o.stderr).contains("changed"), "{}", describe(&o));
+    assert_complete(&out, 5);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run directory is never shared or overwritten
+// ---------------------------------------------------------------------------------------------
+
+/// Starts a slow run and waits until it has logged a few rows.
+fn start_busy_run(fx: &Fixture, out: &Path) -> Child {
+    let child = spawn_run(fx, out, &["--max-evals", "30", "--seed", "1"], 60);
+    assert!(
+        poll_until(Duration::from_secs(20), || rows_on_disk(out) >= 2),
+        "the first run made no progress"
+    );
+    child
+}
+
+#[test]
+fn resume_of_a_busy_directory_reports_in_use() {
+    let fx = Fixture::base();
+    let out = fx.out("run");
+    let first = start_busy_run(&fx, &out);
+    let o = resume(&fx, &out);
+    let first_out = wait_with_limit(first, Duration::from_secs(30));
+    assert_code(&o, 2);
+    assert!(text(&o.stderr).contains("in use"), "{}", describe(&o));
+    assert_code(&first_out, 0);
+    assert_complete(&out, 30);
+}
+
+#[test]
+fn second_run_on_a_busy_directory_reports_in_use() {
+    let fx = Fixture::base();
+    let out = fx.out("run");
+    let first = start_busy_run(&fx, &out);
+    // The very same command a second time, while the first is still running.
+    let o = mock_run(&fx, &out, &["--max-evals", "30", "--seed", "1"]);
+    let first_out = wait_with_limit(first, Duration::from_secs(30));
+    assert_code(&first_out, 0);
+    assert_complete(&out, 30);
+    assert_code(&o, 2);
+    assert!(text(&o.stderr).contains("in use"), "{}", describe(&o));
+}
+
+#[test]
+fn existing_results_need_resume() {
+    let fx = Fixture::base();
+    let out = fx.out("run");
+    assert_code(
+        &mock_run(&fx, &out, &["--max-evals", "10", "--seed", "1"]),
+        0,
+    );
+    let before = std::fs::read(out.join("results.csv")).unwrap();
+    let o = mock_run(&fx, &out, &["--max-evals", "10", "--seed", "2"]);
+    assert_code(&o, 2);
+    assert!(
+        text(&o.stderr).contains("already holds results"),
+        "{}",
+        describe(&o)
+    );
+    assert_eq!(
+        std::fs::read(out.join("results.csv")).unwrap(),
+        before,
+        "results.csv was touched"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// No shell: parameter values with metacharacters stay arguments (a real, non-mock run)
+// ---------------------------------------------------------------------------------------------
+
+fn write_executable(path: &Path, body: &str) {
+    std::fs::write(path, body).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn shell_metacharacters_in_values_are_not_interpreted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let hacked = d.join("HACKED");
+    let h = hacked.display();
+    let payloads = [
+        format!("; touch {h}"),
+        format!("$(touch {h})"),
+        format!("`touch {h}`"),
+        format!("&& touch {h}"),
+        format!("| touch {h}"),
+        format!("\\n touch {h} #"),
+    ];
+    // The fake compiler logs its arguments (one per line) and "builds" the program by copying.
+    write_executable(
+        &d.join("fakecc.sh"),
+        "#!/bin/sh\nexe=\"$1\"; shift\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >> \"$(dirname \"$0\")/args.log\"\ncp \"$(dirname \"$0\")/prog.sh\" \"$exe\"\nchmod +x \"$exe\"\n",
+    );
+    write_executable(&d.join("prog.sh"), "#!/bin/sh\necho 0.5\n");
+    std::fs::write(d.join("m.c"), "int x = 0;\n").unwrap();
+    let choices: Vec<String> = std::iter::once("plain".to_string())
+        .chain(payloads.iter().cloned())
+        .collect();
+    let yaml = format!(
+        "name: shell\nmold: m.c\nparams:\n  - name: P1\n    type: categorical\n    choices: {}\n    default: plain\n\
+         compile: \"sh {{{{ problem_dir }}}}/fakecc.sh {{{{ exe }}}} {{{{ P1 }}}}\"\n\
+         run: \"{{{{ exe }}}} {{{{ P1 }}}}\"\nenv: {{MT_VALUE: \"{{{{ P1 }}}}\"}}\n\
+         metric: {{kind: wall_time}}\ncheck: {{mode: none}}\nrepeats: 1\n",
+        serde_json::to_string(&choices).unwrap()
+    );
+    std::fs::write(d.join("p.yaml"), yaml).unwrap();
+    let out = d.join("run");
+    let o = bin()
+        .current_dir(d)
+        .args([
+            "run",
+            "p.yaml",
+            "--quiet",
+            "--learner",
+            "random",
+            "--seed",
+            "1",
+            "--max-evals",
+        ])
+        .arg(choices.len().to_string())
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(!hacked.exists(), "a parameter value reached a shell");
+    let csv = assert_complete(&out, choices.len());
+    let st = csv.col("status");
+    assert!(
+        csv.rows.iter().all(|r| r[st] == "ok"),
+        "every variant builds and runs: {:?}",
+        csv.rows
+    );
+    let mut seen: Vec<String> = csv.column("P1");
+    seen.sort();
+    let mut want = choices.clone();
+    want.sort();
+    assert_eq!(seen, want, "results.csv keeps the values verbatim");
+    // The values arrived as plain (whitespace-split) arguments.
+    let log = std::fs::read_to_string(d.join("args.log")).unwrap();
+    for token in [";", "$(touch", "`touch", "&&", "|"] {
+        assert!(
+            log.lines().any(|l| l == token),
+            "argument {token:?} missing from:\n{log}"
+        );
+    }
+    assert!(!hacked.exists());
+}

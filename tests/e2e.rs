@@ -1,0 +1,422 @@
+//! End-to-end tests with real processes.
+//!
+//! The first group uses fake compilers and programs written in sh (no C compiler needed) to
+//! produce every failure status, timeouts of whole process groups, and interrupts. The last
+//! test tunes the example problem `tests/e2e/matmul/matmul.yaml` with clang-22.
+
+use std::collections::HashMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_moldtune");
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn describe(o: &Output) -> String {
+    format!("exit {:?}\n--- stdout\n{}\n--- stderr\n{}", o.status.code(), text(&o.stdout), text(&o.stderr))
+}
+
+#[track_caller]
+fn assert_code(o: &Output, code: i32) {
+    assert_eq!(o.status.code(), Some(code), "{}", describe(o));
+}
+
+struct Csv {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Csv {
+    fn read(dir: &Path) -> Csv {
+        let path = dir.join("results.csv");
+        let mut rd = csv::Reader::from_path(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+        let header: Vec<String> = rd.headers().unwrap().iter().map(str::to_string).collect();
+        let rows = rd.records().map(|r| r.expect("well-formed row").iter().map(str::to_string).collect()).collect();
+        Csv { header, rows }
+    }
+    fn col(&self, name: &str) -> usize {
+        self.header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column `{name}` in {:?}", self.header))
+    }
+    fn get<'a>(&self, row: &'a [String], name: &str) -> &'a str {
+        &row[self.col(name)]
+    }
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{} does not parse: {e}", path.display()))
+}
+
+/// eval_id → cause, from results.json.
+fn causes(dir: &Path) -> HashMap<String, String> {
+    let v = read_json(&dir.join("results.json"));
+    v["evaluations"]
+        .as_array()
+        .expect("evaluations")
+        .iter()
+        .map(|e| (e["eval_id"].to_string(), e["cause"].as_str().unwrap_or("").to_string()))
+        .collect()
+}
+
+/// Pids of live processes whose command line contains `needle` (arguments joined by spaces).
+fn processes_matching(needle: &str) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
+        if pid == me {
+            continue;
+        }
+        let Ok(raw) = std::fs::read(e.path().join("cmdline")) else { continue };
+        let cmd = raw.split(|&b| b == 0).map(|s| String::from_utf8_lossy(s).into_owned()).collect::<Vec<_>>().join(" ");
+        if cmd.contains(needle) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Asserts that no process matching `needle` is left (allowing a moment for the kernel to
+/// finish killing); kills any found, so a failure does not leak sleepers onto the machine.
+#[track_caller]
+fn assert_no_leftover(needle: &str) {
+    let t0 = Instant::now();
+    let mut left = processes_matching(needle);
+    while !left.is_empty() && t0.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(50));
+        left = processes_matching(needle);
+    }
+    for &pid in &left {
+        // SAFETY: killing a process this test caused to exist.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+    assert!(left.is_empty(), "processes `{needle}` survived: {left:?}");
+}
+
+fn write_executable(path: &Path, body: &str) {
+    std::fs::write(path, body).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A problem whose one parameter `MODE` picks how the fake compiler and the program behave.
+///
+/// The fake compiler `fakecc.sh MODE EXE` builds a variant by copying `prog_MODE.sh` to EXE;
+/// `hang_compile*` sleep instead, `build_fail` exits 1, `no_exe` produces nothing. The
+/// programs print a kernel time on stdout, or misbehave as their name says. Every sleep has a
+/// distinct duration (600.0xyz s) so tests running in parallel can find their own processes.
+struct FakeProblem {
+    tmp: tempfile::TempDir,
+}
+
+const FAKECC: &str = r#"#!/bin/sh
+mode="$1"; exe="$2"; here="$(dirname "$0")"
+case "$mode" in
+  hang_compile) echo "compiling slowly" >&2; sleep 600.0101 ;;
+  hang_compile_b) sleep 600.0606 ;;
+  hang_compile_c) sleep 600.0707 ;;
+  build_fail) echo "fakecc: error: this variant does not compile" >&2; exit 1 ;;
+  no_exe) exit 0 ;;
+esac
+cp "$here/prog_$mode.sh" "$exe" && chmod +x "$exe"
+"#;
+
+const PROGRAMS: [(&str, &str); 7] = [
+    ("ok", "echo 'some chatter'\necho 0.25\n"),
+    // A grandchild that sleeps; the program waits for it.
+    ("fork_sleep", "sleep 600.0202 &\nwait\n"),
+    // The same, but leader and grandchild ignore SIGTERM: only the SIGKILL after the grace
+    // period ends them.
+    ("fork_sleep_noterm", "trap '' TERM\nsleep 600.0303 &\nwait\n"),
+    // The program succeeds at once but leaves a grandchild behind.
+    ("daemon", "sleep 600.0404 &\necho 0.5\n"),
+    ("no_number", "echo hello\necho 'time: soon'\n"),
+    ("exit3", "echo 0.1\necho 'boom' >&2\nexit 3\n"),
+    ("segv", "echo 0.1\nkill -SEGV $$\n"),
+];
+
+impl FakeProblem {
+    fn new(modes: &[&str]) -> FakeProblem {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        write_executable(&d.join("fakecc.sh"), FAKECC);
+        for (name, body) in PROGRAMS {
+            write_executable(&d.join(format!("prog_{name}.sh")), &format!("#!/bin/sh\n{body}"));
+        }
+        std::fs::write(d.join("m.c"), "int main(void) { return 0; }\n").unwrap();
+        let yaml = format!(
+            "name: fake\nmold: m.c\nparams:\n  - name: MODE\n    type: categorical\n    choices: {}\n\
+             compile: \"sh {{{{ problem_dir }}}}/fakecc.sh {{{{ MODE }}}} {{{{ exe }}}}\"\n\
+             run: \"{{{{ exe }}}}\"\nmetric: {{kind: kernel_time}}\ncheck: {{mode: none}}\nrepeats: 1\n\
+             timeouts: {{compile_s: 30, run_s: 30}}\n",
+            serde_json::to_string(modes).unwrap()
+        );
+        std::fs::write(d.join("p.yaml"), yaml).unwrap();
+        FakeProblem { tmp }
+    }
+    fn dir(&self) -> &Path {
+        self.tmp.path()
+    }
+    fn out(&self) -> PathBuf {
+        self.dir().join("run")
+    }
+    /// `moldtune run p.yaml --out run --quiet --learner random --seed 1 <extra…>`.
+    fn command(&self, extra: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.current_dir(self.dir())
+            .args(["run", "p.yaml", "--quiet", "--learner", "random", "--seed", "1", "--out"])
+            .arg(self.out())
+            .args(extra)
+            .stdin(Stdio::null());
+        c
+    }
+}
+
+/// status of each MODE, and the row of each MODE.
+fn by_mode(csv: &Csv) -> HashMap<String, Vec<String>> {
+    csv.rows.iter().map(|r| (csv.get(r, "MODE").to_string(), r.clone())).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fake compilers and programs
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn every_failure_is_recorded_with_its_status() {
+    let modes = ["ok", "build_fail", "no_exe", "no_number", "exit3", "segv", "daemon"];
+    let p = FakeProblem::new(&modes);
+    let o = p.command(&["--max-evals", &modes.len().to_string()]).output().unwrap();
+    assert_code(&o, 0);
+    let csv = Csv::read(&p.out());
+    assert_eq!(csv.rows.len(), modes.len());
+    let rows = by_mode(&csv);
+    let causes = causes(&p.out());
+    let expect = [
+        ("ok", "ok", ""),
+        ("build_fail", "build_error", "this variant does not compile"),
+        ("no_exe", "build_error", "produced no"),
+        ("no_number", "invalid_metric", "time: soon"),
+        ("exit3", "run_error", "boom"),
+        ("segv", "run_error", "SIGSEGV"),
+        ("daemon", "ok", ""),
+    ];
+    for (mode, status, cause) in expect {
+        let r = &rows[mode];
+        assert_eq!(csv.get(r, "status"), status, "MODE={mode}: {r:?}");
+        let c = &causes[csv.get(r, "eval_id")];
+        assert!(c.contains(cause), "MODE={mode}: cause {c:?} lacks {cause:?}");
+        assert_eq!(csv.get(r, "objective").is_empty(), status != "ok", "MODE={mode}: {r:?}");
+    }
+    assert!(causes[csv.get(&rows["exit3"], "eval_id")].contains("code 3"));
+    assert_eq!(csv.get(&rows["ok"], "objective"), "0.25");
+    assert_eq!(csv.get(&rows["daemon"], "objective"), "0.5");
+    // The daemon's grandchild did not outlive its group.
+    assert_no_leftover("sleep 600.0404");
+
+    let b = Command::new(BIN).arg("best").arg(p.out()).arg("--json").output().unwrap();
+    assert_code(&b, 0);
+    let b: serde_json::Value = serde_json::from_slice(&b.stdout).unwrap();
+    assert_eq!(b["objective"].as_f64(), Some(0.25));
+}
+
+#[test]
+fn hanging_compile_is_a_build_timeout() {
+    let p = FakeProblem::new(&["hang_compile"]);
+    let t0 = Instant::now();
+    let o = p.command(&["--max-evals", "1", "--compile-timeout", "2"]).output().unwrap();
+    let took = t0.elapsed();
+    // The only variant failed: "no variant succeeded".
+    assert_code(&o, 3);
+    assert!(took >= Duration::from_secs(2) && took < Duration::from_secs(7), "took {took:?}");
+    let csv = Csv::read(&p.out());
+    assert_eq!(csv.rows.len(), 1);
+    let r = &csv.rows[0];
+    assert_eq!(csv.get(r, "status"), "build_timeout", "{r:?}");
+    let compile_s: f64 = csv.get(r, "compile_s").parse().unwrap();
+    assert!((1.9..5.0).contains(&compile_s), "compile_s {compile_s}");
+    assert!(causes(&p.out())["0"].contains("timeout"), "{:?}", causes(&p.out()));
+    assert_no_leftover("sleep 600.0101");
+}
+
+#[test]
+fn program_with_sleeping_grandchild_is_a_run_timeout() {
+    let p = FakeProblem::new(&["fork_sleep", "fork_sleep_noterm"]);
+    let t0 = Instant::now();
+    let o = p.command(&["--max-evals", "2", "--run-timeout", "2"]).output().unwrap();
+    let took = t0.elapsed();
+    assert_code(&o, 3);
+    // Two runs of 2 s, the second with a 0.5 s grace period before SIGKILL.
+    assert!(took >= Duration::from_secs(4) && took < Duration::from_secs(12), "took {took:?}");
+    let csv = Csv::read(&p.out());
+    assert_eq!(csv.rows.len(), 2);
+    for r in &csv.rows {
+        assert_eq!(csv.get(r, "status"), "run_timeout", "{r:?}");
+        let run_s: f64 = csv.get(r, "run_s").parse().unwrap();
+        assert!((1.9..5.0).contains(&run_s), "run_s {run_s} in {r:?}");
+    }
+    assert_no_leftover("sleep 600.0202");
+    assert_no_leftover("sleep 600.0303");
+}
+
+#[test]
+fn sigint_during_a_compile_stops_at_once() {
+    let p = FakeProblem::new(&["hang_compile_b"]);
+    let mut child = p.command(&["--max-evals", "1"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let t0 = Instant::now();
+    while processes_matching("sleep 600.0606").is_empty() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "the compile never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Let the compile get going, then interrupt.
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let t1 = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if t1.elapsed() > Duration::from_secs(5) {
+            let _ = child.kill();
+            panic!("moldtune ignored SIGINT for 5 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_code(&o, 130);
+    assert_no_leftover("sleep 600.0606");
+    let run = read_json(&p.out().join("run.json"));
+    assert_eq!(run["termination"], "interrupted");
+    // The interrupted evaluation is not recorded: a resume redoes it.
+    assert_eq!(Csv::read(&p.out()).rows.len(), 0);
+}
+
+/// moldtune's direct child dies with it (PR_SET_PDEATHSIG), but a grandchild does not: after
+/// `kill -9 moldtune` during a compile whose driver (`sh`) started `sleep`, the sleep lives on.
+/// Known limitation, see the report; run with `--ignored`.
+#[test]
+#[ignore = "known bug: grandchildren outlive a SIGKILLed moldtune"]
+fn sigkill_of_moldtune_leaves_no_grandchild() {
+    let p = FakeProblem::new(&["hang_compile_c"]);
+    let mut child = p.command(&["--max-evals", "1"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let t0 = Instant::now();
+    while processes_matching("sleep 600.0707").is_empty() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "the compile never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_no_leftover("sleep 600.0707");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The example problem, with clang-22
+// ---------------------------------------------------------------------------------------------
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+        .unwrap_or(false)
+}
+
+#[test]
+fn matmul_with_clang() {
+    if !on_path("clang-22") {
+        eprintln!("note: clang-22 is not on PATH; skipping the matmul end-to-end test");
+        return;
+    }
+    let problem = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/matmul/matmul.yaml");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = Command::new(BIN)
+        .current_dir(tmp.path())
+        .arg("run")
+        .arg(&problem)
+        .args(["--learner", "rf", "--max-evals", "40", "--seed", "1", "--quiet", "--out"])
+        .arg(&out)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+
+    let csv = Csv::read(&out);
+    assert_eq!(csv.rows.len(), 40, "{}", describe(&o));
+    let ids: Vec<String> = csv.rows.iter().map(|r| csv.get(r, "eval_id").to_string()).collect();
+    assert_eq!(ids, (0..40).map(|i| i.to_string()).collect::<Vec<_>>());
+    let mut hashes: Vec<&str> = csv.rows.iter().map(|r| csv.get(r, "config_hash")).collect();
+    hashes.sort();
+    hashes.dedup();
+    assert_eq!(hashes.len(), 40, "a configuration was evaluated twice");
+
+    let summary: Vec<String> =
+        csv.rows.iter().map(|r| format!("{} P0={} P1={} P2={:?} P3={} {} -> {} {}", csv.get(r, "eval_id"), r[0], r[1], r[2], r[3], r[4], csv.get(r, "status"), csv.get(r, "objective"))).collect();
+    let summary = summary.join("\n");
+
+    // The default configuration is first, checked against itself, and succeeds.
+    let default = &csv.rows[0];
+    assert_eq!(csv.get(default, "source"), "default");
+    assert_eq!(csv.get(default, "status"), "ok", "{summary}");
+    assert_eq!(csv.get(default, "repeats"), "3", "repeats as the YAML says");
+    let default_obj: f64 = csv.get(default, "objective").parse().unwrap();
+
+    // The check catches every broken variant (P3 = 1) and nothing else.
+    let mut broken = 0;
+    for r in &csv.rows {
+        let status = csv.get(r, "status");
+        if csv.get(r, "P3") == "1" {
+            broken += 1;
+            assert_eq!(status, "wrong_output", "a P3=1 variant passed the check:\n{summary}");
+        } else {
+            assert_eq!(status, "ok", "a correct variant failed:\n{summary}");
+            assert_eq!(csv.get(r, "repeats"), "3");
+        }
+    }
+    if broken > 0 {
+        assert!(csv.rows.iter().any(|r| csv.get(r, "status") == "wrong_output"));
+    }
+
+    // The search found something faster than the default.
+    let (st, ob) = (csv.col("status"), csv.col("objective"));
+    let (best_row, best_obj) = csv
+        .rows
+        .iter()
+        .filter(|r| r[st] == "ok")
+        .map(|r| (r, r[ob].parse::<f64>().unwrap()))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap();
+    assert!(best_obj < default_obj, "best {best_obj} is not below the default {default_obj}:\n{summary}");
+
+    // `moldtune best` agrees with the CSV.
+    let b = Command::new(BIN).arg("best").arg(&out).arg("--json").output().unwrap();
+    assert_code(&b, 0);
+    let b: serde_json::Value = serde_json::from_slice(&b.stdout).unwrap();
+    let got = b["objective"].as_f64().unwrap();
+    assert!((got - best_obj).abs() <= 1e-12 * best_obj, "best says {got}, the CSV minimum is {best_obj}");
+    let id = b["eval_id"].as_u64().unwrap() as usize;
+    assert_eq!(csv.rows[id][ob].parse::<f64>().unwrap(), best_obj);
+    let _ = best_row;
+
+    // run.json describes the run; best.c is the best variant's source.
+    let run = read_json(&out.join("run.json"));
+    assert_eq!(run["termination"], "max_evals");
+    assert_eq!(run["evaluations"], 40);
+    assert_eq!(run["mock"], false);
+    assert!(run["compiler_version"].as_str().is_some_and(|v| v.contains("clang")), "{run}");
+    let best_c = std::fs::read_to_string(out.join("best.c")).unwrap();
+    let row = &csv.rows[id];
+    assert!(best_c.contains(&format!("#pragma omp tile sizes({}, {})", row[0], row[1])), "{best_c}");
+    assert!(best_c.contains(&format!("int skip = {};", row[3])), "{best_c}");
+    assert!(out.join("reference.out").is_file());
+    assert!(!out.join("work").join("eval-0").exists(), "build directories are removed without --keep-builds");
+}
