@@ -145,6 +145,12 @@ pub fn lock(dir: &Path) -> Result<Lock, Error> {
     Ok(Lock { _file: f })
 }
 
+/// Whether `dir` holds a results log with at least one evaluation.
+pub fn has_rows(dir: &Path) -> bool {
+    std::fs::read(dir.join(RESULTS_CSV))
+        .is_ok_and(|b| b.iter().filter(|&&c| c == b'\n').count() >= 2)
+}
+
 pub fn header(problem: &Problem) -> Vec<String> {
     let mut h: Vec<String> = problem
         .space
@@ -379,7 +385,7 @@ pub fn read_run_json(dir: &Path) -> Result<RunMeta, Error> {
 }
 
 /// Best successful record for the goal.
-pub fn best<'r>(records: &'r [Record], goal: crate::problem::Goal) -> Option<&'r Record> {
+pub fn best(records: &[Record], goal: crate::problem::Goal) -> Option<&Record> {
     let oks = records
         .iter()
         .filter(|r| r.m.status == Status::Ok && r.m.objective.is_some());

@@ -108,12 +108,6 @@ fn default_out(problem: &Problem) -> PathBuf {
     dir
 }
 
-fn is_nonempty_dir(p: &Path) -> bool {
-    std::fs::read_dir(p)
-        .map(|mut d| d.next().is_some())
-        .unwrap_or(false)
-}
-
 pub fn run(opts: RunOptions) -> Result<Summary, Error> {
     // Resolve what to run: a resumed run takes its problem and settings from run.json.
     let previous = match (&opts.resume, &opts.out) {
@@ -195,7 +189,7 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
         .unwrap_or(10_000)
         .max(1);
     let mock = opts.mock || prev.is_some_and(|m| m.mock);
-    if !(kappa >= 0.0) {
+    if kappa.is_nan() || kappa < 0.0 {
         return Err(Error::usage(
             format!("`--kappa` must be >= 0, got `{kappa}`"),
             None,
@@ -219,13 +213,18 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
         Some(d) => d.clone(),
         None => default_out(&problem),
     };
-    if !opts.resume && is_nonempty_dir(&dir) && dir.join(db::RESULTS_CSV).exists() {
+    // Lock first, so that a second run on a busy directory is told so (not "resume it").
+    let _lock = db::lock(&dir)?;
+    if !opts.resume && db::has_rows(&dir) {
         return Err(Error::usage(
             format!("`{}` already holds results", dir.display()),
             Some("continue it with `--resume`, or choose another `--out`"),
         ));
     }
-    let _lock = db::lock(&dir)?;
+    // A previous moldtune killed with SIGKILL cannot have killed its child's group itself:
+    // finish that job now (only processes of that group that work inside this directory).
+    measure::reap_stale_group(&dir);
+    measure::track_children_in(&dir);
     measure::install_signal_handlers();
 
     let mut records = if opts.resume && dir.join(db::RESULTS_CSV).exists() {
@@ -233,12 +232,6 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
     } else {
         Vec::new()
     };
-    let mut log = if records.is_empty() && !(opts.resume && dir.join(db::RESULTS_CSV).exists()) {
-        db::Log::create(&dir, &problem)?
-    } else {
-        db::Log::append_to(&dir)?
-    };
-
     let mut meta = RunMeta {
         format_version: db::FORMAT_VERSION,
         moldtune_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -274,6 +267,11 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
         best_eval_id: None,
     };
     db::write_run_json(&dir, &meta)?;
+    let mut log = if records.is_empty() && !(opts.resume && dir.join(db::RESULTS_CSV).exists()) {
+        db::Log::create(&dir, &problem)?
+    } else {
+        db::Log::append_to(&dir)?
+    };
 
     let mut progress = Progress::new(max_evals, records.len(), opts.quiet);
     progress.message(&format!(

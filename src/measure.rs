@@ -98,6 +98,79 @@ fn killpg(pgid: i32, sig: libc::c_int) {
     }
 }
 
+/// Where the running child's process group is noted, so that a moldtune killed by SIGKILL
+/// (which cannot clean up) has the group killed by the next moldtune on the same directory.
+static STALE_FILE: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+
+/// Notes running children's groups in `dir/.child` from now on.
+pub fn track_children_in(dir: &std::path::Path) {
+    *STALE_FILE.lock().unwrap_or_else(|e| e.into_inner()) = Some(dir.join(".child"));
+}
+
+fn note_child(pgid: Option<i32>) {
+    if let Some(p) = STALE_FILE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+    {
+        match pgid {
+            Some(g) => {
+                let _ = std::fs::write(p, g.to_string());
+            }
+            None => {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+}
+
+/// Kills what is left of the process group noted in `dir/.child` by a moldtune that died
+/// without cleaning up: only processes of that group whose working directory is inside
+/// `dir` (so a recycled group id can never hit an unrelated process).
+pub fn reap_stale_group(dir: &std::path::Path) {
+    let note = dir.join(".child");
+    let Ok(text) = std::fs::read_to_string(&note) else {
+        return;
+    };
+    let _ = std::fs::remove_file(&note);
+    let Ok(pgid) = text.trim().parse::<i32>() else {
+        return;
+    };
+    let Ok(root) = std::fs::canonicalize(dir) else {
+        return;
+    };
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for e in procs.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // Fields after the parenthesised command: state ppid pgrp ...
+        let Some(after) = stat.rsplit_once(')').map(|x| x.1) else {
+            continue;
+        };
+        let pgrp = after
+            .split_whitespace()
+            .nth(2)
+            .and_then(|v| v.parse::<i32>().ok());
+        if pgrp != Some(pgid) {
+            continue;
+        }
+        let inside =
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(&root));
+        if inside {
+            // SAFETY: plain syscall on a process verified above.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
 /// Grace period between SIGTERM and SIGKILL of a timed-out group.
 const GRACE: Duration = Duration::from_millis(500);
 
@@ -152,6 +225,7 @@ pub fn execute(cmd: &Command, timeout: Duration) -> Finished {
     };
     let pid = child.id() as i32;
     CHILD_PGID.store(pid, Ordering::SeqCst);
+    note_child(Some(pid));
     // The Child handle is dropped without waiting: the waiter thread reaps it with wait4,
     // which also gives its resource usage.
     drop(child);
@@ -206,6 +280,7 @@ pub fn execute(cmd: &Command, timeout: Duration) -> Finished {
     // Whatever the leader did, nothing of its group may outlive it.
     killpg(pid, libc::SIGKILL);
     CHILD_PGID.store(0, Ordering::SeqCst);
+    note_child(None);
     let Some((r, status, wall, cpu)) = got else {
         return fail("lost track of the child".into());
     };

@@ -248,11 +248,11 @@ impl Ctx<'_> {
 fn yaml_error(file: &Path, e: serde_saphyr::Error) -> Error {
     let text = e.to_string();
     // The rendered message may carry a source snippet; keep its first line, which says what.
-    let first = text
-        .lines()
-        .next()
-        .unwrap_or("invalid YAML")
-        .trim()
+    let first = text.lines().next().unwrap_or("invalid YAML").trim();
+    // Drop the parser's own "error: line N column M:" prefix: we print file:line:col.
+    let first = regex::Regex::new(r"^(error:\s*)?(line \d+ column \d+:\s*)?")
+        .expect("valid regex")
+        .replace(first, "")
         .to_string();
     let hint = if first.contains("unknown field") {
         Some("see the README's \"Problem file\" section for the allowed keys".to_string())

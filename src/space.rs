@@ -382,6 +382,53 @@ impl Space {
         Some(out)
     }
 
+    /// Maps a point of the unit cube (one coordinate per parameter) to a configuration, for
+    /// Latin-hypercube designs; conditions are applied, validity is not checked.
+    pub fn from_unit(&self, u: &[f64]) -> Config {
+        let mut c = Config(
+            self.params
+                .iter()
+                .zip(u)
+                .map(|(p, &v)| {
+                    let v = v.clamp(0.0, 1.0 - 1e-12);
+                    match &p.kind {
+                        Kind::Ordinal(x) => (v * x.len() as f64).floor(),
+                        Kind::Categorical(x) => (v * x.len() as f64).floor(),
+                        Kind::Boolean => (v * 2.0).floor(),
+                        Kind::Integer { low, high, log } => {
+                            let (a, b) = (*low as f64, (*high + 1) as f64);
+                            let x = if *log && *low > 0 {
+                                (a.ln() + v * (b.ln() - a.ln())).exp()
+                            } else {
+                                a + v * (b - a)
+                            };
+                            (x.floor() as i64).clamp(*low, *high) as f64
+                        }
+                        Kind::Real { low, high, log } => {
+                            if *log && *low > 0.0 {
+                                (low.ln() + v * (high.ln() - low.ln()))
+                                    .exp()
+                                    .clamp(*low, *high)
+                            } else {
+                                low + v * (high - low)
+                            }
+                        }
+                    }
+                })
+                .collect(),
+        );
+        self.apply_conditions(&mut c);
+        c
+    }
+
+    /// Which encoded features are categorical (compared by equality only).
+    pub fn categorical_mask(&self) -> Vec<bool> {
+        self.params
+            .iter()
+            .map(|p| matches!(p.kind, Kind::Categorical(_) | Kind::Boolean))
+            .collect()
+    }
+
     pub fn encode(&self, c: &Config) -> Vec<f64> {
         self.params
             .iter()

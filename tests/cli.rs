@@ -671,6 +671,7 @@ fn resume_after_sigkill_is_complete_and_deterministic() {
         let o = wait_with_limit(child, Duration::from_secs(10));
         assert_eq!(o.status.code(), None, "SIGKILL leaves no exit code");
         let done = rows_on_disk(&out);
+        eprintln!("killed after {delay} ms with {done} rows logged");
         if done < 30 {
             interrupted_mid_run += 1;
         }

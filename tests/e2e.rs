@@ -21,7 +21,12 @@ fn text(b: &[u8]) -> String {
 }
 
 fn describe(o: &Output) -> String {
-    format!("exit {:?}\n--- stdout\n{}\n--- stderr\n{}", o.status.code(), text(&o.stdout), text(&o.stderr))
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        o.status.code(),
+        text(&o.stdout),
+        text(&o.stderr)
+    )
 }
 
 #[track_caller]
@@ -37,13 +42,25 @@ struct Csv {
 impl Csv {
     fn read(dir: &Path) -> Csv {
         let path = dir.join("results.csv");
-        let mut rd = csv::Reader::from_path(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+        let mut rd = csv::Reader::from_path(&path)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
         let header: Vec<String> = rd.headers().unwrap().iter().map(str::to_string).collect();
-        let rows = rd.records().map(|r| r.expect("well-formed row").iter().map(str::to_string).collect()).collect();
+        let rows = rd
+            .records()
+            .map(|r| {
+                r.expect("well-formed row")
+                    .iter()
+                    .map(str::to_string)
+                    .collect()
+            })
+            .collect();
         Csv { header, rows }
     }
     fn col(&self, name: &str) -> usize {
-        self.header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column `{name}` in {:?}", self.header))
+        self.header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no column `{name}` in {:?}", self.header))
     }
     fn get<'a>(&self, row: &'a [String], name: &str) -> &'a str {
         &row[self.col(name)]
@@ -51,8 +68,10 @@ impl Csv {
 }
 
 fn read_json(path: &Path) -> serde_json::Value {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{} does not parse: {e}", path.display()))
+    let bytes =
+        std::fs::read(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_slice(&bytes)
+        .unwrap_or_else(|e| panic!("{} does not parse: {e}", path.display()))
 }
 
 /// eval_id → cause, from results.json.
@@ -62,7 +81,12 @@ fn causes(dir: &Path) -> HashMap<String, String> {
         .as_array()
         .expect("evaluations")
         .iter()
-        .map(|e| (e["eval_id"].to_string(), e["cause"].as_str().unwrap_or("").to_string()))
+        .map(|e| {
+            (
+                e["eval_id"].to_string(),
+                e["cause"].as_str().unwrap_or("").to_string(),
+            )
+        })
         .collect()
 }
 
@@ -71,12 +95,20 @@ fn processes_matching(needle: &str) -> Vec<i32> {
     let me = std::process::id() as i32;
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
         if pid == me {
             continue;
         }
-        let Ok(raw) = std::fs::read(e.path().join("cmdline")) else { continue };
-        let cmd = raw.split(|&b| b == 0).map(|s| String::from_utf8_lossy(s).into_owned()).collect::<Vec<_>>().join(" ");
+        let Ok(raw) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let cmd = raw
+            .split(|&b| b == 0)
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+            .collect::<Vec<_>>()
+            .join(" ");
         if cmd.contains(needle) {
             out.push(pid);
         }
@@ -136,7 +168,10 @@ const PROGRAMS: [(&str, &str); 7] = [
     ("fork_sleep", "sleep 600.0202 &\nwait\n"),
     // The same, but leader and grandchild ignore SIGTERM: only the SIGKILL after the grace
     // period ends them.
-    ("fork_sleep_noterm", "trap '' TERM\nsleep 600.0303 &\nwait\n"),
+    (
+        "fork_sleep_noterm",
+        "trap '' TERM\nsleep 600.0303 &\nwait\n",
+    ),
     // The program succeeds at once but leaves a grandchild behind.
     ("daemon", "sleep 600.0404 &\necho 0.5\n"),
     ("no_number", "echo hello\necho 'time: soon'\n"),
@@ -150,7 +185,10 @@ impl FakeProblem {
         let d = tmp.path();
         write_executable(&d.join("fakecc.sh"), FAKECC);
         for (name, body) in PROGRAMS {
-            write_executable(&d.join(format!("prog_{name}.sh")), &format!("#!/bin/sh\n{body}"));
+            write_executable(
+                &d.join(format!("prog_{name}.sh")),
+                &format!("#!/bin/sh\n{body}"),
+            );
         }
         std::fs::write(d.join("m.c"), "int main(void) { return 0; }\n").unwrap();
         let yaml = format!(
@@ -173,7 +211,16 @@ impl FakeProblem {
     fn command(&self, extra: &[&str]) -> Command {
         let mut c = Command::new(BIN);
         c.current_dir(self.dir())
-            .args(["run", "p.yaml", "--quiet", "--learner", "random", "--seed", "1", "--out"])
+            .args([
+                "run",
+                "p.yaml",
+                "--quiet",
+                "--learner",
+                "random",
+                "--seed",
+                "1",
+                "--out",
+            ])
             .arg(self.out())
             .args(extra)
             .stdin(Stdio::null());
@@ -181,9 +228,12 @@ impl FakeProblem {
     }
 }
 
-/// status of each MODE, and the row of each MODE.
+/// The row of each MODE.
 fn by_mode(csv: &Csv) -> HashMap<String, Vec<String>> {
-    csv.rows.iter().map(|r| (csv.get(r, "MODE").to_string(), r.clone())).collect()
+    csv.rows
+        .iter()
+        .map(|r| (csv.get(r, "MODE").to_string(), r.clone()))
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -192,9 +242,20 @@ fn by_mode(csv: &Csv) -> HashMap<String, Vec<String>> {
 
 #[test]
 fn every_failure_is_recorded_with_its_status() {
-    let modes = ["ok", "build_fail", "no_exe", "no_number", "exit3", "segv", "daemon"];
+    let modes = [
+        "ok",
+        "build_fail",
+        "no_exe",
+        "no_number",
+        "exit3",
+        "segv",
+        "daemon",
+    ];
     let p = FakeProblem::new(&modes);
-    let o = p.command(&["--max-evals", &modes.len().to_string()]).output().unwrap();
+    let o = p
+        .command(&["--max-evals", &modes.len().to_string()])
+        .output()
+        .unwrap();
     assert_code(&o, 0);
     let csv = Csv::read(&p.out());
     assert_eq!(csv.rows.len(), modes.len());
@@ -213,8 +274,15 @@ fn every_failure_is_recorded_with_its_status() {
         let r = &rows[mode];
         assert_eq!(csv.get(r, "status"), status, "MODE={mode}: {r:?}");
         let c = &causes[csv.get(r, "eval_id")];
-        assert!(c.contains(cause), "MODE={mode}: cause {c:?} lacks {cause:?}");
-        assert_eq!(csv.get(r, "objective").is_empty(), status != "ok", "MODE={mode}: {r:?}");
+        assert!(
+            c.contains(cause),
+            "MODE={mode}: cause {c:?} lacks {cause:?}"
+        );
+        assert_eq!(
+            csv.get(r, "objective").is_empty(),
+            status != "ok",
+            "MODE={mode}: {r:?}"
+        );
     }
     assert!(causes[csv.get(&rows["exit3"], "eval_id")].contains("code 3"));
     assert_eq!(csv.get(&rows["ok"], "objective"), "0.25");
@@ -222,7 +290,12 @@ fn every_failure_is_recorded_with_its_status() {
     // The daemon's grandchild did not outlive its group.
     assert_no_leftover("sleep 600.0404");
 
-    let b = Command::new(BIN).arg("best").arg(p.out()).arg("--json").output().unwrap();
+    let b = Command::new(BIN)
+        .arg("best")
+        .arg(p.out())
+        .arg("--json")
+        .output()
+        .unwrap();
     assert_code(&b, 0);
     let b: serde_json::Value = serde_json::from_slice(&b.stdout).unwrap();
     assert_eq!(b["objective"].as_f64(), Some(0.25));
@@ -232,18 +305,28 @@ fn every_failure_is_recorded_with_its_status() {
 fn hanging_compile_is_a_build_timeout() {
     let p = FakeProblem::new(&["hang_compile"]);
     let t0 = Instant::now();
-    let o = p.command(&["--max-evals", "1", "--compile-timeout", "2"]).output().unwrap();
+    let o = p
+        .command(&["--max-evals", "1", "--compile-timeout", "2"])
+        .output()
+        .unwrap();
     let took = t0.elapsed();
     // The only variant failed: "no variant succeeded".
     assert_code(&o, 3);
-    assert!(took >= Duration::from_secs(2) && took < Duration::from_secs(7), "took {took:?}");
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(7),
+        "took {took:?}"
+    );
     let csv = Csv::read(&p.out());
     assert_eq!(csv.rows.len(), 1);
     let r = &csv.rows[0];
     assert_eq!(csv.get(r, "status"), "build_timeout", "{r:?}");
     let compile_s: f64 = csv.get(r, "compile_s").parse().unwrap();
     assert!((1.9..5.0).contains(&compile_s), "compile_s {compile_s}");
-    assert!(causes(&p.out())["0"].contains("timeout"), "{:?}", causes(&p.out()));
+    assert!(
+        causes(&p.out())["0"].contains("timeout"),
+        "{:?}",
+        causes(&p.out())
+    );
     assert_no_leftover("sleep 600.0101");
 }
 
@@ -251,11 +334,17 @@ fn hanging_compile_is_a_build_timeout() {
 fn program_with_sleeping_grandchild_is_a_run_timeout() {
     let p = FakeProblem::new(&["fork_sleep", "fork_sleep_noterm"]);
     let t0 = Instant::now();
-    let o = p.command(&["--max-evals", "2", "--run-timeout", "2"]).output().unwrap();
+    let o = p
+        .command(&["--max-evals", "2", "--run-timeout", "2"])
+        .output()
+        .unwrap();
     let took = t0.elapsed();
     assert_code(&o, 3);
     // Two runs of 2 s, the second with a 0.5 s grace period before SIGKILL.
-    assert!(took >= Duration::from_secs(4) && took < Duration::from_secs(12), "took {took:?}");
+    assert!(
+        took >= Duration::from_secs(4) && took < Duration::from_secs(12),
+        "took {took:?}"
+    );
     let csv = Csv::read(&p.out());
     assert_eq!(csv.rows.len(), 2);
     for r in &csv.rows {
@@ -270,10 +359,18 @@ fn program_with_sleeping_grandchild_is_a_run_timeout() {
 #[test]
 fn sigint_during_a_compile_stops_at_once() {
     let p = FakeProblem::new(&["hang_compile_b"]);
-    let mut child = p.command(&["--max-evals", "1"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = p
+        .command(&["--max-evals", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let t0 = Instant::now();
     while processes_matching("sleep 600.0606").is_empty() {
-        assert!(t0.elapsed() < Duration::from_secs(20), "the compile never started");
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the compile never started"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     // Let the compile get going, then interrupt.
@@ -309,10 +406,18 @@ fn sigint_during_a_compile_stops_at_once() {
 #[ignore = "known bug: grandchildren outlive a SIGKILLed moldtune"]
 fn sigkill_of_moldtune_leaves_no_grandchild() {
     let p = FakeProblem::new(&["hang_compile_c"]);
-    let mut child = p.command(&["--max-evals", "1"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = p
+        .command(&["--max-evals", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let t0 = Instant::now();
     while processes_matching("sleep 600.0707").is_empty() {
-        assert!(t0.elapsed() < Duration::from_secs(20), "the compile never started");
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the compile never started"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap();
@@ -343,7 +448,16 @@ fn matmul_with_clang() {
         .current_dir(tmp.path())
         .arg("run")
         .arg(&problem)
-        .args(["--learner", "rf", "--max-evals", "40", "--seed", "1", "--quiet", "--out"])
+        .args([
+            "--learner",
+            "rf",
+            "--max-evals",
+            "40",
+            "--seed",
+            "1",
+            "--quiet",
+            "--out",
+        ])
         .arg(&out)
         .stdin(Stdio::null())
         .output()
@@ -352,15 +466,34 @@ fn matmul_with_clang() {
 
     let csv = Csv::read(&out);
     assert_eq!(csv.rows.len(), 40, "{}", describe(&o));
-    let ids: Vec<String> = csv.rows.iter().map(|r| csv.get(r, "eval_id").to_string()).collect();
+    let ids: Vec<String> = csv
+        .rows
+        .iter()
+        .map(|r| csv.get(r, "eval_id").to_string())
+        .collect();
     assert_eq!(ids, (0..40).map(|i| i.to_string()).collect::<Vec<_>>());
     let mut hashes: Vec<&str> = csv.rows.iter().map(|r| csv.get(r, "config_hash")).collect();
     hashes.sort();
     hashes.dedup();
     assert_eq!(hashes.len(), 40, "a configuration was evaluated twice");
 
-    let summary: Vec<String> =
-        csv.rows.iter().map(|r| format!("{} P0={} P1={} P2={:?} P3={} {} -> {} {}", csv.get(r, "eval_id"), r[0], r[1], r[2], r[3], r[4], csv.get(r, "status"), csv.get(r, "objective"))).collect();
+    let summary: Vec<String> = csv
+        .rows
+        .iter()
+        .map(|r| {
+            format!(
+                "{} P0={} P1={} P2={:?} P3={} {} -> {} {}",
+                csv.get(r, "eval_id"),
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                csv.get(r, "status"),
+                csv.get(r, "objective")
+            )
+        })
+        .collect();
     let summary = summary.join("\n");
 
     // The default configuration is first, checked against itself, and succeeds.
@@ -376,47 +509,77 @@ fn matmul_with_clang() {
         let status = csv.get(r, "status");
         if csv.get(r, "P3") == "1" {
             broken += 1;
-            assert_eq!(status, "wrong_output", "a P3=1 variant passed the check:\n{summary}");
+            assert_eq!(
+                status, "wrong_output",
+                "a P3=1 variant passed the check:\n{summary}"
+            );
         } else {
             assert_eq!(status, "ok", "a correct variant failed:\n{summary}");
             assert_eq!(csv.get(r, "repeats"), "3");
         }
     }
     if broken > 0 {
-        assert!(csv.rows.iter().any(|r| csv.get(r, "status") == "wrong_output"));
+        assert!(csv
+            .rows
+            .iter()
+            .any(|r| csv.get(r, "status") == "wrong_output"));
     }
 
     // The search found something faster than the default.
     let (st, ob) = (csv.col("status"), csv.col("objective"));
-    let (best_row, best_obj) = csv
+    let best_obj = csv
         .rows
         .iter()
         .filter(|r| r[st] == "ok")
-        .map(|r| (r, r[ob].parse::<f64>().unwrap()))
-        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|r| r[ob].parse::<f64>().unwrap())
+        .min_by(f64::total_cmp)
         .unwrap();
-    assert!(best_obj < default_obj, "best {best_obj} is not below the default {default_obj}:\n{summary}");
+    assert!(
+        best_obj < default_obj,
+        "best {best_obj} is not below the default {default_obj}:\n{summary}"
+    );
 
     // `moldtune best` agrees with the CSV.
-    let b = Command::new(BIN).arg("best").arg(&out).arg("--json").output().unwrap();
+    let b = Command::new(BIN)
+        .arg("best")
+        .arg(&out)
+        .arg("--json")
+        .output()
+        .unwrap();
     assert_code(&b, 0);
     let b: serde_json::Value = serde_json::from_slice(&b.stdout).unwrap();
     let got = b["objective"].as_f64().unwrap();
-    assert!((got - best_obj).abs() <= 1e-12 * best_obj, "best says {got}, the CSV minimum is {best_obj}");
+    assert!(
+        (got - best_obj).abs() <= 1e-12 * best_obj,
+        "best says {got}, the CSV minimum is {best_obj}"
+    );
     let id = b["eval_id"].as_u64().unwrap() as usize;
     assert_eq!(csv.rows[id][ob].parse::<f64>().unwrap(), best_obj);
-    let _ = best_row;
 
     // run.json describes the run; best.c is the best variant's source.
     let run = read_json(&out.join("run.json"));
     assert_eq!(run["termination"], "max_evals");
     assert_eq!(run["evaluations"], 40);
     assert_eq!(run["mock"], false);
-    assert!(run["compiler_version"].as_str().is_some_and(|v| v.contains("clang")), "{run}");
+    assert!(
+        run["compiler_version"]
+            .as_str()
+            .is_some_and(|v| v.contains("clang")),
+        "{run}"
+    );
     let best_c = std::fs::read_to_string(out.join("best.c")).unwrap();
     let row = &csv.rows[id];
-    assert!(best_c.contains(&format!("#pragma omp tile sizes({}, {})", row[0], row[1])), "{best_c}");
-    assert!(best_c.contains(&format!("int skip = {};", row[3])), "{best_c}");
+    assert!(
+        best_c.contains(&format!("#pragma omp tile sizes({}, {})", row[0], row[1])),
+        "{best_c}"
+    );
+    assert!(
+        best_c.contains(&format!("int skip = {};", row[3])),
+        "{best_c}"
+    );
     assert!(out.join("reference.out").is_file());
-    assert!(!out.join("work").join("eval-0").exists(), "build directories are removed without --keep-builds");
+    assert!(
+        !out.join("work").join("eval-0").exists(),
+        "build directories are removed without --keep-builds"
+    );
 }

@@ -55,7 +55,7 @@ struct Node {
 /// A fitted tree in flat arrays. A leaf points to itself with an infinite threshold, so a
 /// lookup can take exactly `depth` branch-free steps: see [`Forest::predict`].
 #[derive(Debug, Clone)]
-struct Tree {
+pub(crate) struct Tree {
     feature: Vec<u32>,
     threshold: Vec<f64>,
     left: Vec<u32>,
@@ -65,6 +65,25 @@ struct Tree {
 }
 
 impl Tree {
+    /// The leaf a row falls into.
+    pub(crate) fn leaf_of(&self, x: &[f64]) -> usize {
+        let mut i = 0usize;
+        while self.threshold[i] != f64::INFINITY {
+            i = (self.left[i] + (x[self.feature[i] as usize] > self.threshold[i]) as u32) as usize;
+        }
+        i
+    }
+
+    pub(crate) fn set_value(&mut self, leaf: usize, v: f64) {
+        self.mean[leaf] = v;
+        self.var[leaf] = 0.0;
+    }
+
+    /// Predicted value (leaf mean) of one row.
+    pub(crate) fn value(&self, x: &[f64]) -> f64 {
+        self.mean[self.leaf_of(x)]
+    }
+
     fn from_nodes(nodes: &[Node]) -> Tree {
         let mut t = Tree {
             feature: Vec::with_capacity(nodes.len()),
@@ -103,9 +122,41 @@ impl Tree {
 pub struct Forest {
     trees: Vec<Tree>,
     d: usize,
+    importance: Vec<f64>,
 }
 
-struct Binned {
+/// Grows one regression tree on the samples `idx` (repeats allowed); returns it with the
+/// variance reduction credited to each feature.
+pub(crate) fn grow_tree(
+    b: &Binned,
+    y: &[f64],
+    d: usize,
+    idx: &mut [u32],
+    p: ForestParams,
+    rng: &mut Rng,
+) -> (Tree, Vec<f64>) {
+    let mut builder = Builder {
+        b,
+        y,
+        d,
+        p,
+        rng: Rng::new(rng.next_u64()),
+        nodes: vec![Node {
+            feature: LEAF,
+            threshold: 0.0,
+            left: 0,
+            mean: 0.0,
+            var: 0.0,
+        }],
+        cnt: vec![0.0; MAX_BINS + 1],
+        sum: vec![0.0; MAX_BINS + 1],
+        gain: vec![0.0; d],
+    };
+    builder.build(idx, 0, 0);
+    (Tree::from_nodes(&builder.nodes), builder.gain)
+}
+
+pub(crate) struct Binned {
     /// Per feature: sorted cut points.
     cuts: Vec<Vec<f64>>,
     /// bins[f * n + i]: number of cuts below sample i's value of feature f.
@@ -113,7 +164,7 @@ struct Binned {
     n: usize,
 }
 
-fn bin_features(x: &[f64], n: usize, d: usize) -> Binned {
+pub(crate) fn bin_features(x: &[f64], n: usize, d: usize) -> Binned {
     let mut cuts = Vec::with_capacity(d);
     let mut bins = vec![0u8; n * d];
     for f in 0..d {
@@ -145,6 +196,8 @@ struct Builder<'a> {
     // Scratch histograms.
     cnt: Vec<f64>,
     sum: Vec<f64>,
+    /// Total variance reduction credited to each feature (mean decrease in impurity).
+    gain: Vec<f64>,
 }
 
 fn mean_var(y: &[f64], idx: &[u32]) -> (f64, f64) {
@@ -231,6 +284,7 @@ impl Builder<'_> {
         if gain <= 1e-12 * parent_score.abs().max(1e-300) {
             return;
         }
+        self.gain[f] += gain;
         let bins = &self.b.bins[f * self.b.n..(f + 1) * self.b.n];
         let mut split = 0;
         for j in 0..n {
@@ -262,32 +316,31 @@ impl Forest {
         assert!(n > 0 && x.len() == n * d, "forest needs data");
         let b = bin_features(x, n, d);
         let mut trees = Vec::with_capacity(p.n_trees);
-        for t in 0..p.n_trees {
+        let mut importance = vec![0.0; d];
+        for _ in 0..p.n_trees {
             let mut idx: Vec<u32> = if p.extra {
                 (0..n as u32).collect()
             } else {
                 (0..n).map(|_| rng.below(n) as u32).collect()
             };
-            let mut builder = Builder {
-                b: &b,
-                y,
-                d,
-                p,
-                rng: Rng::new(rng.next_u64() ^ t as u64),
-                nodes: vec![Node {
-                    feature: LEAF,
-                    threshold: 0.0,
-                    left: 0,
-                    mean: 0.0,
-                    var: 0.0,
-                }],
-                cnt: vec![0.0; MAX_BINS + 1],
-                sum: vec![0.0; MAX_BINS + 1],
-            };
-            builder.build(&mut idx, 0, 0);
-            trees.push(Tree::from_nodes(&builder.nodes));
+            let (tree, gain) = grow_tree(&b, y, d, &mut idx, p, rng);
+            importance.iter_mut().zip(gain).for_each(|(a, g)| *a += g);
+            trees.push(tree);
         }
-        Forest { trees, d }
+        let total: f64 = importance.iter().sum();
+        if total > 0.0 {
+            importance.iter_mut().for_each(|v| *v /= total);
+        }
+        Forest {
+            trees,
+            d,
+            importance,
+        }
+    }
+
+    /// Mean decrease in impurity per feature, normalised to sum to 1.
+    pub fn importance(&self) -> &[f64] {
+        &self.importance
     }
 
     /// Mean and standard deviation for each row of `x` (row-major).

@@ -1,6 +1,11 @@
 //! Surrogate models that predict a configuration's (transformed) objective with an
-//! uncertainty, for the acquisition function.
+//! uncertainty, for the acquisition function: random forest and extra trees ([`Forest`]),
+//! quantile gradient boosting ([`Gbrt`]) and a Gaussian process for mixed inputs ([`Gp`]).
 
 mod forest;
+mod gbrt;
+mod gp;
 
 pub use forest::{Forest, ForestParams};
+pub use gbrt::Gbrt;
+pub use gp::Gp;
