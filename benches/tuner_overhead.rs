@@ -48,14 +48,7 @@ fn main() {
         use moldtune::surrogate::{Forest, ForestParams};
         let mut s = Searcher::new(
             &problem.space,
-            Settings {
-                learner: Learner::Rf,
-                seed: 7,
-                initial: 10,
-                kappa: 1.96,
-                pool: 10_000,
-                goal: Goal::Minimize,
-            },
+            Settings::new(Learner::Rf, 7, Goal::Minimize),
         );
         let mut rng = Rng::new(1);
         let mut xs = Vec::new();
@@ -65,7 +58,20 @@ fn main() {
             let y = MockEvaluator::objective(&problem, &c);
             xs.extend(problem.space.encode(&c));
             ys.push(y.ln());
-            s.tell(&c, Status::Ok, Some(y), moldtune::outcome::Source::Random);
+            let m = Measurement {
+                status: Status::Ok,
+                objective: Some(y),
+                compile_s: 0.0,
+                run_s: y,
+                repeats: 1,
+                spread: None,
+                samples: vec![y],
+                cause: None,
+                build_hash: None,
+                binary_hash: None,
+                reused_from: None,
+            };
+            s.tell(&c, &m, moldtune::outcome::Source::Random);
         }
         let t = Instant::now();
         let pool = s.pool(&mut rng);
@@ -96,18 +102,8 @@ fn main() {
     report.push_str("fit on all observations, LCB over the pool) + tell + results.csv append + results.json rewrite.\n");
     report.push_str("Steps 190..210 (about 200 observations). ytopt on this machine kind: 2.46 s per evaluation.\n\n");
     report.push_str("| learner | median ms | min ms | max ms | median ms of ask alone | steps |\n|---|---|---|---|---|---|\n");
-    for learner in [Learner::Rf, Learner::Et, Learner::Random] {
-        let mut s = Searcher::new(
-            &problem.space,
-            Settings {
-                learner,
-                seed: 7,
-                initial: 10,
-                kappa: 1.96,
-                pool: 10_000,
-                goal: Goal::Minimize,
-            },
-        );
+    for learner in Learner::ALL {
+        let mut s = Searcher::new(&problem.space, Settings::new(learner, 7, Goal::Minimize));
         let mut log = db::Log::create(&out, &problem).unwrap();
         let meta_probe = db::read_run_json(&out).ok();
         let mut records: Vec<Record> = Vec::new();
@@ -127,6 +123,9 @@ fn main() {
                 spread: None,
                 samples: vec![y],
                 cause: None,
+                build_hash: None,
+                binary_hash: None,
+                reused_from: None,
             };
             let rec = Record {
                 eval_id: step,
@@ -137,7 +136,7 @@ fn main() {
                 source,
             };
             log.append(&problem, &rec).unwrap();
-            s.tell(&rec.config, rec.m.status, rec.m.objective, rec.source);
+            s.tell(&rec.config, &rec.m, rec.source);
             records.push(rec);
             if let Some(meta) = &meta_probe {
                 db::write_results_json(&out, &problem, meta, &records).unwrap();

@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand};
 use crate::driver::{self, RunOptions};
 use crate::error::{exit, Error};
 use crate::report;
-use crate::search::Learner;
+use crate::search::{Acquisition, Design, Learner};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -59,6 +59,15 @@ pub struct RunArgs {
     /// Exploration weight of LCB = mean − kappa·std [default: 1.96].
     #[arg(long)]
     pub kappa: Option<f64>,
+    /// Acquisition function [default: lcb].
+    #[arg(long = "acq", value_enum)]
+    pub acquisition: Option<Acquisition>,
+    /// Initial design [default: random].
+    #[arg(long = "initial-design", value_enum)]
+    pub design: Option<Design>,
+    /// Do not learn which configurations fail (failures then get the worst successful value).
+    #[arg(long)]
+    pub no_feasibility: bool,
     /// Candidate pool size per model step [default: 10000].
     #[arg(long)]
     pub pool: Option<usize>,
@@ -125,6 +134,9 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
                 resume,
                 initial: a.initial,
                 kappa: a.kappa,
+                acquisition: a.acquisition,
+                design: a.design,
+                no_feasibility: a.no_feasibility,
                 pool: a.pool,
                 repeats: a.repeats,
                 compile_timeout: a.compile_timeout,

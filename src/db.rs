@@ -62,6 +62,12 @@ pub struct JsonRecord {
     pub elapsed_sec: f64,
     pub source: Source,
     pub cause: Option<String>,
+    #[serde(default)]
+    pub build_hash: Option<String>,
+    #[serde(default)]
+    pub binary_hash: Option<String>,
+    #[serde(default)]
+    pub reused_from: Option<usize>,
 }
 
 /// run.json.
@@ -76,6 +82,12 @@ pub struct RunMeta {
     pub mold_hash: String,
     pub seed: u64,
     pub learner: String,
+    #[serde(default)]
+    pub acquisition: crate::search::Acquisition,
+    #[serde(default)]
+    pub design: crate::search::Design,
+    #[serde(default = "yes")]
+    pub feasibility: bool,
     pub max_evals: usize,
     pub initial: usize,
     pub kappa: f64,
@@ -95,6 +107,10 @@ pub struct RunMeta {
     pub evaluations: usize,
     pub best_objective: Option<f64>,
     pub best_eval_id: Option<usize>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Writes `bytes` to `path` atomically (temp file in the same directory + rename).
@@ -305,6 +321,9 @@ pub fn read_records(dir: &Path, problem: &Problem) -> Result<Vec<Record>, Error>
                 spread: num(np + 7),
                 samples: j.map(|j| j.samples.clone()).unwrap_or_default(),
                 cause: j.and_then(|j| j.cause.clone()),
+                build_hash: j.and_then(|j| j.build_hash.clone()),
+                binary_hash: j.and_then(|j| j.binary_hash.clone()),
+                reused_from: j.and_then(|j| j.reused_from),
             },
             elapsed_sec: num(np + 1).unwrap_or(0.0),
             source: Source::parse(cells[np + 8]).unwrap_or(Source::Random),
@@ -338,6 +357,9 @@ pub fn json_record(problem: &Problem, r: &Record) -> JsonRecord {
         elapsed_sec: r.elapsed_sec,
         source: r.source,
         cause: r.m.cause.clone(),
+        build_hash: r.m.build_hash.clone(),
+        binary_hash: r.m.binary_hash.clone(),
+        reused_from: r.m.reused_from,
     }
 }
 

@@ -1,7 +1,7 @@
 //! The search loop: owns evaluation, asks the strategy, records every outcome, resumes from
 //! the log, stops cleanly on interrupt.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::db::{self, Record, RunMeta};
@@ -9,10 +9,11 @@ use crate::error::Error;
 use crate::evaluate::{Evaluated, Evaluator, MockEvaluator, RealEvaluator};
 use crate::measure;
 use crate::outcome::Status;
+use crate::problem::MetricKind;
 use crate::problem::Problem;
 use crate::progress::Progress;
 use crate::rng::hex_hash;
-use crate::search::{Learner, Searcher, Settings};
+use crate::search::{Acquisition, Design, Learner, Searcher, Settings};
 
 /// Everything `moldtune run` can be told on the command line (None = from the problem file,
 /// or from run.json when resuming, or the built-in default).
@@ -26,6 +27,9 @@ pub struct RunOptions {
     pub resume: bool,
     pub initial: Option<usize>,
     pub kappa: Option<f64>,
+    pub acquisition: Option<Acquisition>,
+    pub design: Option<Design>,
+    pub no_feasibility: bool,
     pub pool: Option<usize>,
     pub repeats: Option<u32>,
     pub compile_timeout: Option<f64>,
@@ -151,15 +155,13 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
     let learner = match opts.learner {
         Some(l) => l,
         None => match prev.map(|m| m.learner.clone()).or(ds.learner.clone()) {
-            Some(name) => match name.as_str() {
-                "rf" => Learner::Rf,
-                "et" => Learner::Et,
-                "random" => Learner::Random,
-                other => {
+            Some(name) => match Learner::parse(&name) {
+                Some(l) => l,
+                None => {
                     return Err(Error::ConfigFile {
                         file: problem.path.clone(),
-                        message: format!("unknown learner `{other}` in `search.learner`"),
-                        hint: Some("use rf, et or random".into()),
+                        message: format!("unknown learner `{name}` in `search.learner`"),
+                        hint: Some("use rf, et, gbrt, gp or random".into()),
                     })
                 }
             },
@@ -189,6 +191,12 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
         .unwrap_or(10_000)
         .max(1);
     let mock = opts.mock || prev.is_some_and(|m| m.mock);
+    let acquisition = opts
+        .acquisition
+        .or(prev.map(|m| m.acquisition))
+        .unwrap_or_default();
+    let design = opts.design.or(prev.map(|m| m.design)).unwrap_or_default();
+    let feasibility = !opts.no_feasibility && prev.is_none_or(|m| m.feasibility);
     if kappa.is_nan() || kappa < 0.0 {
         return Err(Error::usage(
             format!("`--kappa` must be >= 0, got `{kappa}`"),
@@ -242,6 +250,9 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
         mold_hash: hex_hash(problem.mold.text.as_bytes()),
         seed,
         learner: learner.as_str().into(),
+        acquisition,
+        design,
+        feasibility,
         max_evals,
         initial,
         kappa,
@@ -300,19 +311,24 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
         return Err(e);
     }
 
-    let mut searcher = Searcher::new(
-        &problem.space,
-        Settings {
-            learner,
-            seed,
-            initial,
-            kappa,
-            pool,
-            goal: problem.metric.goal,
-        },
-    );
+    let settings = Settings {
+        initial,
+        kappa,
+        pool,
+        acquisition,
+        design,
+        feasibility,
+        censor_timeouts: problem.metric.goal == crate::problem::Goal::Minimize
+            && matches!(
+                problem.metric.kind,
+                MetricKind::KernelTime | MetricKind::WallTime | MetricKind::CpuTime
+            ),
+        ..Settings::new(learner, seed, problem.metric.goal)
+    };
+    let mut searcher = Searcher::new(&problem.space, settings);
     for r in &records {
-        searcher.tell(&r.config, r.m.status, r.m.objective, r.source);
+        searcher.tell(&r.config, &r.m, r.source);
+        evaluator.remember(&r.m, r.eval_id);
         progress.count(r);
     }
     let elapsed0 = records.last().map_or(0.0, |r| r.elapsed_sec);
@@ -343,7 +359,7 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
             source,
         };
         log.append(&problem, &rec)?;
-        searcher.tell(&rec.config, rec.m.status, rec.m.objective, rec.source);
+        searcher.tell(&rec.config, &rec.m, rec.source);
         let describe = problem.space.describe(&rec.config);
         records.push(rec);
         let new_best = db::best(&records, problem.metric.goal).map(|r| r.eval_id);

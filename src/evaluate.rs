@@ -7,6 +7,7 @@
 //! Measurement protocol: the check run (untimed) doubles as a warm-up; then `repeats` serial
 //! timed runs; the objective is their min or median; `spread` = (max − min) / median.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -30,7 +31,15 @@ pub trait Evaluator {
     /// Builds and runs the reference (once per run directory).
     fn prepare(&mut self, problem: &Problem, run_dir: &Path) -> Result<(), Error>;
     fn evaluate(&mut self, problem: &Problem, config: &Config, eval_id: usize) -> Evaluated;
+    /// Learns from an evaluation recorded earlier (a resumed run replays its log).
+    fn remember(&mut self, _m: &Measurement, _eval_id: usize) {}
 }
+
+/// Run timeouts adapt to the incumbent: a timed run may take at most
+/// `ADAPTIVE_FACTOR` × the best variant's run time, but never less than
+/// `ADAPTIVE_FLOOR_S` nor more than the problem's `timeouts.run_s`.
+pub const ADAPTIVE_FACTOR: f64 = 10.0;
+pub const ADAPTIVE_FLOOR_S: f64 = 1.0;
 
 /// The kernel time printed by the program: the last stdout line that is a number alone.
 pub fn parse_kernel_time(stdout: &str) -> Option<f64> {
@@ -73,6 +82,11 @@ pub struct RealEvaluator {
     work_root: PathBuf,
     reference: Option<Vec<u8>>,
     pub keep_builds: bool,
+    /// Earlier outcomes by build hash and by binary hash: never measure the same thing twice.
+    by_build: HashMap<String, (usize, Measurement)>,
+    by_binary: HashMap<String, (usize, Measurement)>,
+    /// Wall seconds of one run of the fastest successful variant so far.
+    best_wall: Option<f64>,
 }
 
 impl RealEvaluator {
@@ -81,7 +95,52 @@ impl RealEvaluator {
             work_root: PathBuf::new(),
             reference: None,
             keep_builds: false,
+            by_build: HashMap::new(),
+            by_binary: HashMap::new(),
+            best_wall: None,
         }
+    }
+
+    /// The timeout of one timed run: adapted to the incumbent (see [`ADAPTIVE_FACTOR`]).
+    pub fn run_timeout(&self, problem: &Problem) -> f64 {
+        match self.best_wall {
+            Some(w) => (ADAPTIVE_FACTOR * w)
+                .max(ADAPTIVE_FLOOR_S)
+                .min(problem.run_timeout_s),
+            None => problem.run_timeout_s,
+        }
+    }
+
+    /// Hash of everything that determines a build and its runs, with this evaluation's paths
+    /// replaced by placeholders.
+    fn build_key(&self, problem: &Problem, config: &Config, source: &str, dir: &Path) -> String {
+        let b = self.builtins(problem, dir);
+        let ctx = template::context(&problem.space, config, &b);
+        let mut text = String::from(source);
+        for part in [problem.compile.render(&ctx), problem.run.render(&ctx)] {
+            text.push('\0');
+            text.push_str(&part.unwrap_or_default());
+        }
+        for (k, t) in &problem.env {
+            text.push_str(&format!("\0{k}={}", t.render(&ctx).unwrap_or_default()));
+        }
+        let text = text.replace(&dir.display().to_string(), "{work_dir}");
+        crate::rng::hex_hash(text.as_bytes())
+    }
+
+    fn reuse(&self, hit: &(usize, Measurement), compile_s: f64, what: &str) -> Measurement {
+        let (id, m) = hit;
+        let mut m = m.clone();
+        m.compile_s = compile_s;
+        m.run_s = 0.0;
+        m.reused_from = Some(*id);
+        let note =
+            format!("{what} identical to eval {id}: its outcome is reused, not measured again");
+        m.cause = Some(match m.cause {
+            Some(c) => format!("{note}; {c}"),
+            None => note,
+        });
+        m
     }
 }
 
@@ -221,13 +280,14 @@ impl RealEvaluator {
         build: &Build,
         extra_env: &[(String, String)],
         tag: &str,
+        timeout_s: f64,
     ) -> Result<(Finished, Vec<u8>, Vec<u8>), String> {
         let b = self.builtins(problem, &build.dir);
         let ctx = template::context(&problem.space, config, &b);
         let argv = problem.run.argv(&ctx)?;
         let env = Self::env(problem, &ctx, extra_env)?;
         let cmd = self.command(argv, env, &build.dir, tag);
-        let f = measure::execute(&cmd, Duration::from_secs_f64(problem.run_timeout_s));
+        let f = measure::execute(&cmd, Duration::from_secs_f64(timeout_s));
         let out = std::fs::read(&cmd.stdout).unwrap_or_default();
         let err = std::fs::read(&cmd.stderr).unwrap_or_default();
         Ok((f, out, err))
@@ -262,8 +322,14 @@ impl RealEvaluator {
         if problem.check.mode == CheckMode::None {
             return Step::Ok(());
         }
-        let (f, out, err) = match self.run_once(problem, config, build, &problem.check.env, "check")
-        {
+        let (f, out, err) = match self.run_once(
+            problem,
+            config,
+            build,
+            &problem.check.env,
+            "check",
+            problem.run_timeout_s,
+        ) {
             Ok(v) => v,
             Err(e) => {
                 return Step::Fail(Measurement::failed(
@@ -304,9 +370,10 @@ impl RealEvaluator {
     fn time(&self, problem: &Problem, config: &Config, build: &Build) -> Step<Measurement> {
         let mut samples = Vec::new();
         let mut run_s = 0.0;
+        let timeout_s = self.run_timeout(problem);
         for r in 0..problem.repeats {
             let tag = format!("run{r}");
-            let (f, out, _) = match self.run_once(problem, config, build, &[], &tag) {
+            let (f, out, _) = match self.run_once(problem, config, build, &[], &tag, timeout_s) {
                 Ok(v) => v,
                 Err(e) => {
                     return Step::Fail(Measurement::failed(
@@ -363,6 +430,9 @@ impl RealEvaluator {
             spread,
             samples,
             cause: None,
+            build_hash: None,
+            binary_hash: None,
+            reused_from: None,
         })
     }
 }
@@ -402,7 +472,14 @@ impl Evaluator for RealEvaluator {
             Step::Interrupted => return Err(Error::Interrupted(run_dir.to_path_buf())),
         };
         let (f, out, err) = self
-            .run_once(problem, &config, &build, &problem.check.env, "check")
+            .run_once(
+                problem,
+                &config,
+                &build,
+                &problem.check.env,
+                "check",
+                problem.run_timeout_s,
+            )
             .map_err(Error::Reference)?;
         if f.exit == Exit::Interrupted {
             return Err(Error::Interrupted(run_dir.to_path_buf()));
@@ -438,22 +515,75 @@ impl Evaluator for RealEvaluator {
         let dir = self.work_root.join(format!("eval-{eval_id}"));
         let _ = std::fs::remove_dir_all(&dir);
         let source = problem.mold.render(&problem.space, config);
+        let build_key = self.build_key(problem, config, &source, &dir);
+        if let Some(hit) = self.by_build.get(&build_key) {
+            let mut m = self.reuse(hit, 0.0, "the rendered source and commands are");
+            m.build_hash = Some(build_key);
+            return Evaluated::Done(m);
+        }
+        let mut binary_key = None;
         let result = match self.build(problem, config, &source, &dir) {
             Step::Interrupted => Evaluated::Interrupted,
             Step::Fail(m) => Evaluated::Done(m),
-            Step::Ok(build) => match self.check_output(problem, config, &build) {
-                Step::Interrupted => Evaluated::Interrupted,
-                Step::Fail(m) => Evaluated::Done(m),
-                Step::Ok(()) => match self.time(problem, config, &build) {
-                    Step::Interrupted => Evaluated::Interrupted,
-                    Step::Fail(m) | Step::Ok(m) => Evaluated::Done(m),
-                },
-            },
+            Step::Ok(build) => {
+                let exe = std::fs::read(build.dir.join("variant")).unwrap_or_default();
+                let key = format!("{}-{}", crate::rng::hex_hash(&exe), &build_key[..8]);
+                let key = crate::rng::hex_hash(
+                    format!("{key}{}", self.build_key(problem, config, "", &dir)).as_bytes(),
+                );
+                binary_key = Some(key.clone());
+                if let Some(hit) = self.by_binary.get(&key) {
+                    Evaluated::Done(self.reuse(
+                        hit,
+                        build.compile_s,
+                        "the built program (machine code) is",
+                    ))
+                } else {
+                    match self.check_output(problem, config, &build) {
+                        Step::Interrupted => Evaluated::Interrupted,
+                        Step::Fail(m) => Evaluated::Done(m),
+                        Step::Ok(()) => match self.time(problem, config, &build) {
+                            Step::Interrupted => Evaluated::Interrupted,
+                            Step::Fail(m) | Step::Ok(m) => Evaluated::Done(m),
+                        },
+                    }
+                }
+            }
         };
         if !self.keep_builds {
             let _ = std::fs::remove_dir_all(&dir);
         }
-        result
+        match result {
+            Evaluated::Done(mut m) => {
+                m.build_hash = Some(build_key);
+                m.binary_hash = binary_key;
+                self.remember(&m, eval_id);
+                Evaluated::Done(m)
+            }
+            other => other,
+        }
+    }
+
+    fn remember(&mut self, m: &Measurement, eval_id: usize) {
+        if m.status == Status::Ok && m.repeats > 0 && m.run_s > 0.0 {
+            let w = m.run_s / m.repeats as f64;
+            self.best_wall = Some(self.best_wall.map_or(w, |b: f64| b.min(w)));
+        }
+        // Timeouts depend on the (adaptive) timeout, not only on the program: not reused.
+        if matches!(m.status, Status::BuildTimeout | Status::RunTimeout) || m.reused_from.is_some()
+        {
+            return;
+        }
+        if let Some(k) = &m.build_hash {
+            self.by_build
+                .entry(k.clone())
+                .or_insert((eval_id, m.clone()));
+        }
+        if let Some(k) = &m.binary_hash {
+            self.by_binary
+                .entry(k.clone())
+                .or_insert((eval_id, m.clone()));
+        }
     }
 }
 
@@ -524,6 +654,9 @@ impl Evaluator for MockEvaluator {
             spread: Some(0.0),
             samples: vec![y; problem.repeats as usize],
             cause: None,
+            build_hash: None,
+            binary_hash: None,
+            reused_from: None,
         })
     }
 }

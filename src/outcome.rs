@@ -99,6 +99,16 @@ pub struct Measurement {
     pub samples: Vec<f64>,
     /// Why it failed: exit code or signal and the stderr tail, the timeout, the mismatch.
     pub cause: Option<String>,
+    /// Hash of the rendered source + compile and run commands + environment.
+    #[serde(default)]
+    pub build_hash: Option<String>,
+    /// Hash of the built program + run command + environment: equal hashes, equal behaviour.
+    #[serde(default)]
+    pub binary_hash: Option<String>,
+    /// This evaluation was not measured: it is identical to `reused_from`, whose measurement
+    /// it carries.
+    #[serde(default)]
+    pub reused_from: Option<usize>,
 }
 
 impl Measurement {
@@ -112,6 +122,9 @@ impl Measurement {
             spread: None,
             samples: vec![],
             cause: Some(cause),
+            build_hash: None,
+            binary_hash: None,
+            reused_from: None,
         }
     }
 }

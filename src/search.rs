@@ -6,23 +6,29 @@
 //! same proposals.
 //!
 //! Order of proposals: the problem's default configuration first (the baseline), then exactly
-//! `initial` random valid distinct configurations, then the learner: `random` keeps sampling;
-//! `rf`/`et` fit a regression forest and take the candidate with the lowest
-//! LCB = μ − κ·σ (Srinivas et al. 2010; skopt's default acquisition) from a pool of valid,
-//! not yet evaluated configurations. No configuration is ever proposed twice.
+//! `initial` distinct valid configurations (random, or a Latin hypercube), then the learner:
+//! `random` keeps sampling; `rf`/`et`/`gbrt`/`gp` fit a surrogate and take the candidate with
+//! the best acquisition (LCB = μ − κ·σ by default, Srinivas et al. 2010; or EI, PI) from a
+//! pool of valid, not yet evaluated configurations. No configuration is ever proposed twice.
 //!
-//! Failure policy (one rule, documented in the README): a failed evaluation is given the worst
-//! *successful* transformed objective seen so far when the model is fitted. It is never
-//! rewarded, it does not blow up the model's scale (as a huge penalty would), and its region
-//! is still discouraged. It is never proposed again.
+//! Failures (one policy, documented in the README):
+//! * a feasibility classifier (a random forest on ok = 1 / failed = 0, i.e. a probability
+//!   forest) learns which configurations fail to build, crash or give wrong output; the
+//!   acquisition only considers candidates predicted feasible (p ≥ 0.5; the most feasible
+//!   ones if none is), and EI/PI are weighted by p. The regression model then sees successes
+//!   only, so failures neither reward nor distort it;
+//! * a run that timed out is *censored*, not failed: it is known to be at least as slow as
+//!   the timeout, so it enters the regression with the larger of that bound and the worst
+//!   success;
+//! * with `feasibility` off, failures enter the regression with the worst successful value.
 
 use std::collections::HashSet;
 
-use crate::outcome::{Source, Status};
+use crate::outcome::{Measurement, Source, Status};
 use crate::problem::Goal;
 use crate::rng::Rng;
 use crate::space::{Config, Space};
-use crate::surrogate::{Forest, ForestParams};
+use crate::surrogate::{Forest, ForestParams, Gbrt, Gp};
 
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
@@ -33,18 +39,78 @@ pub enum Learner {
     Rf,
     /// Extra trees.
     Et,
+    /// Gradient-boosted trees, quantile loss.
+    Gbrt,
+    /// Gaussian process (Matérn 5/2 × categorical overlap).
+    Gp,
     /// Random search over valid configurations.
     Random,
 }
 
 impl Learner {
+    pub const ALL: [Learner; 5] = [
+        Learner::Rf,
+        Learner::Et,
+        Learner::Gbrt,
+        Learner::Gp,
+        Learner::Random,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Learner::Rf => "rf",
             Learner::Et => "et",
+            Learner::Gbrt => "gbrt",
+            Learner::Gp => "gp",
             Learner::Random => "random",
         }
     }
+
+    pub fn parse(s: &str) -> Option<Learner> {
+        Learner::ALL.into_iter().find(|l| l.as_str() == s)
+    }
+}
+
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+    Default,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Acquisition {
+    /// Lower confidence bound μ − κσ.
+    #[default]
+    Lcb,
+    /// Expected improvement.
+    Ei,
+    /// Probability of improvement.
+    Pi,
+}
+
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+    Default,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Design {
+    /// Uniformly random valid configurations.
+    #[default]
+    Random,
+    /// A Latin hypercube (invalid or repeated points replaced by random ones).
+    Lhs,
 }
 
 #[derive(Debug, Clone)]
@@ -52,10 +118,37 @@ pub struct Settings {
     pub learner: Learner,
     pub seed: u64,
     pub initial: usize,
+    pub design: Design,
+    pub acquisition: Acquisition,
     pub kappa: f64,
+    /// Exploration margin of EI/PI, in transformed (log) units.
+    pub xi: f64,
     /// Candidate pool size per model step.
     pub pool: usize,
     pub goal: Goal,
+    /// Learn which configurations fail (see the module documentation).
+    pub feasibility: bool,
+    /// Treat run timeouts as "at least this slow" (the metric is a time being minimised).
+    pub censor_timeouts: bool,
+}
+
+impl Settings {
+    /// Defaults for everything but the learner, seed and goal.
+    pub fn new(learner: Learner, seed: u64, goal: Goal) -> Settings {
+        Settings {
+            learner,
+            seed,
+            initial: 10,
+            design: Design::Random,
+            acquisition: Acquisition::Lcb,
+            kappa: 1.96,
+            xi: 0.01,
+            pool: 10_000,
+            goal,
+            feasibility: true,
+            censor_timeouts: goal == Goal::Minimize,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -63,6 +156,9 @@ struct Observation {
     encoded: Vec<f64>,
     status: Status,
     objective: Option<f64>,
+    /// Wall seconds of the timed runs and their number (for censoring timeouts).
+    run_s: f64,
+    repeats: u32,
     source: Source,
 }
 
@@ -71,40 +167,99 @@ pub struct Searcher<'s> {
     s: Settings,
     seen: HashSet<Vec<u64>>,
     history: Vec<Observation>,
-    /// All valid configurations when the space is small enough to enumerate.
+    /// All valid configurations when the space is small enough to enumerate (or the rows of
+    /// a replayed table).
     all: Option<Vec<Config>>,
+    lhs: Vec<Config>,
 }
 
 const STREAM_INITIAL: u64 = 1;
 const STREAM_POOL: u64 = 2;
 const STREAM_FIT: u64 = 3;
+const STREAM_LHS: u64 = 4;
 /// Rejection-sampling budget per wanted configuration.
 const TRIES: usize = 200;
 
+/// Standard normal density and distribution function.
+fn phi(z: f64) -> f64 {
+    (-0.5 * z * z).exp() / (2.0 * std::f64::consts::PI).sqrt()
+}
+
+fn big_phi(z: f64) -> f64 {
+    0.5 * erfc(-z / std::f64::consts::SQRT_2)
+}
+
+/// Complementary error function (Chebyshev fit, relative error < 1.2e-7; Press et al.).
+fn erfc(x: f64) -> f64 {
+    let z = x.abs();
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let r = t
+        * (-z * z - 1.265_512_23
+            + t * (1.000_023_68
+                + t * (0.374_091_96
+                    + t * (0.096_784_18
+                        + t * (-0.186_288_06
+                            + t * (0.278_868_07
+                                + t * (-1.135_203_98
+                                    + t * (1.488_515_87
+                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
+            .exp();
+    if x >= 0.0 {
+        r
+    } else {
+        2.0 - r
+    }
+}
+
 impl<'s> Searcher<'s> {
     pub fn new(space: &'s Space, s: Settings) -> Searcher<'s> {
+        let all = space.enumerate();
+        Searcher::with_candidates(space, s, all)
+    }
+
+    /// A searcher restricted to `candidates` (e.g. the rows of a recorded table).
+    pub fn with_candidates(
+        space: &'s Space,
+        s: Settings,
+        candidates: Option<Vec<Config>>,
+    ) -> Searcher<'s> {
+        let lhs = if s.design == Design::Lhs && s.initial > 0 {
+            let mut rng = Rng::for_step(s.seed, STREAM_LHS, 0);
+            let n = s.initial;
+            let d = space.params.len();
+            let mut cols: Vec<Vec<f64>> = (0..d)
+                .map(|_| {
+                    let mut v: Vec<f64> =
+                        (0..n).map(|k| (k as f64 + rng.f64()) / n as f64).collect();
+                    rng.shuffle(&mut v);
+                    v
+                })
+                .collect();
+            (0..n)
+                .map(|k| space.from_unit(&cols.iter_mut().map(|c| c[k]).collect::<Vec<_>>()))
+                .collect()
+        } else {
+            Vec::new()
+        };
         Searcher {
             space,
             s,
             seen: HashSet::new(),
             history: Vec::new(),
-            all: space.enumerate(),
+            all: candidates,
+            lhs,
         }
     }
 
     /// Records an evaluated configuration (also used to replay the log on resume).
-    pub fn tell(
-        &mut self,
-        config: &Config,
-        status: Status,
-        objective: Option<f64>,
-        source: Source,
-    ) {
+    pub fn tell(&mut self, config: &Config, m: &Measurement, source: Source) {
         self.seen.insert(config.key());
         self.history.push(Observation {
             encoded: self.space.encode(config),
-            status,
-            objective,
+            status: m.status,
+            objective: m.objective,
+            run_s: m.run_s,
+            repeats: m.repeats,
             source,
         });
     }
@@ -120,6 +275,13 @@ impl<'s> Searcher<'s> {
             .map(|a| a.iter().filter(|c| !self.is_seen(c)).count())
     }
 
+    fn candidate_ok(&self, c: &Config) -> bool {
+        match &self.all {
+            Some(all) => all.iter().any(|a| a.key() == c.key()),
+            None => self.space.is_valid(c),
+        }
+    }
+
     /// The next configuration, or `None` when every valid configuration has been evaluated
     /// (or none new can be found).
     pub fn ask(&mut self, step: usize) -> Option<(Config, Source)> {
@@ -127,6 +289,10 @@ impl<'s> Searcher<'s> {
         if !self.is_seen(&default)
             && self.history.iter().all(|o| o.source != Source::Default)
             && self.space.is_valid(&default)
+            && self
+                .all
+                .as_ref()
+                .is_none_or(|a| a.iter().any(|c| c.key() == default.key()))
         {
             return Some((default, Source::Default));
         }
@@ -137,6 +303,11 @@ impl<'s> Searcher<'s> {
             .count();
         if n_initial < self.s.initial {
             let mut rng = Rng::for_step(self.s.seed, STREAM_INITIAL, step as u64);
+            if let Some(c) = self.lhs.get(n_initial) {
+                if self.candidate_ok(c) && !self.is_seen(c) {
+                    return Some((c.clone(), Source::Initial));
+                }
+            }
             return self.random_new(&mut rng).map(|c| (c, Source::Initial));
         }
         let ok = self
@@ -184,32 +355,82 @@ impl<'s> Searcher<'s> {
         out
     }
 
-    /// Training targets: the objective made "smaller is better" and log-transformed when all
-    /// successes are positive (run times span orders of magnitude); failures get the worst
-    /// success (the failure policy above).
-    fn targets(&self) -> Vec<f64> {
-        let oks: Vec<f64> = self
+    /// Regression rows and targets following the failure policy (module documentation):
+    /// the objective made "smaller is better", log-transformed when all successes are
+    /// positive (run times span orders of magnitude).
+    fn training_set(&self) -> (Vec<f64>, Vec<f64>) {
+        let oks: Vec<&Observation> = self
             .history
             .iter()
-            .filter_map(|o| o.objective.filter(|_| o.status == Status::Ok))
+            .filter(|o| o.status == Status::Ok && o.objective.is_some())
             .collect();
-        let positive = oks.iter().all(|&v| v > 0.0);
+        let positive = oks.iter().all(|o| o.objective.unwrap_or(0.0) > 0.0);
         let t = |v: f64| {
-            let v = if positive { v.ln() } else { v };
+            let v = if positive { v.max(1e-300).ln() } else { v };
             if self.s.goal == Goal::Maximize {
                 -v
             } else {
                 v
             }
         };
-        let worst = oks.iter().map(|&v| t(v)).fold(f64::NEG_INFINITY, f64::max);
-        self.history
+        let worst = oks
             .iter()
-            .map(|o| match (o.status, o.objective) {
-                (Status::Ok, Some(v)) => t(v),
-                _ => worst,
-            })
-            .collect()
+            .map(|o| t(o.objective.unwrap_or(0.0)))
+            .fold(f64::NEG_INFINITY, f64::max);
+        // Objective units per wall second of one run, from the best success: converts a
+        // timeout's wall time into a lower bound on its objective.
+        let rate = oks
+            .iter()
+            .filter(|o| o.repeats > 0 && o.run_s > 0.0)
+            .min_by(|a, b| t(a.objective.unwrap_or(0.0)).total_cmp(&t(b.objective.unwrap_or(0.0))))
+            .map(|o| o.objective.unwrap_or(0.0) / (o.run_s / o.repeats as f64));
+        let mut x = Vec::new();
+        let mut y = Vec::new();
+        for o in &self.history {
+            let target = match (o.status, o.objective) {
+                (Status::Ok, Some(v)) => Some(t(v)),
+                (Status::RunTimeout, _) if self.s.censor_timeouts && positive => {
+                    let bound = rate.map(|r| t(r * o.run_s.max(1e-9)));
+                    Some(bound.map_or(worst, |b| b.max(worst)))
+                }
+                _ if self.s.feasibility => None,
+                _ => Some(worst),
+            };
+            if let Some(v) = target {
+                x.extend_from_slice(&o.encoded);
+                y.push(v);
+            }
+        }
+        (x, y)
+    }
+
+    /// Probability that each pooled candidate succeeds, when failures have been seen.
+    fn feasibility(&self, xp: &[f64], rng: &mut Rng) -> Option<Vec<f64>> {
+        let usable = |o: &Observation| {
+            o.status == Status::Ok || (o.status == Status::RunTimeout && self.s.censor_timeouts)
+        };
+        if !self.s.feasibility || self.history.iter().all(usable) {
+            return None;
+        }
+        let d = self.space.params.len();
+        let x: Vec<f64> = self
+            .history
+            .iter()
+            .flat_map(|o| o.encoded.iter().copied())
+            .collect();
+        let y: Vec<f64> = self
+            .history
+            .iter()
+            .map(|o| usable(o) as u8 as f64)
+            .collect();
+        let params = ForestParams {
+            n_trees: 50,
+            min_samples_leaf: 1,
+            max_depth: 32,
+            extra: false,
+        };
+        let f = Forest::fit(&x, d, &y, params, rng);
+        Some(f.predict(xp).0)
     }
 
     fn model_step(&self, step: usize) -> Option<Config> {
@@ -219,27 +440,65 @@ impl<'s> Searcher<'s> {
             return None;
         }
         let d = self.space.params.len();
-        let x: Vec<f64> = self
-            .history
-            .iter()
-            .flat_map(|o| o.encoded.iter().copied())
-            .collect();
-        let y = self.targets();
-        let params = match self.s.learner {
-            Learner::Et => ForestParams::extra_trees(),
-            _ => ForestParams::random_forest(),
-        };
+        let (x, y) = self.training_set();
         let mut fit_rng = Rng::for_step(self.s.seed, STREAM_FIT, step as u64);
-        let forest = Forest::fit(&x, d, &y, params, &mut fit_rng);
-        let xp: Vec<f64> = pool.iter().flat_map(|c| self.space.encode(c)).collect();
-        let (mu, sd) = forest.predict(&xp);
+        let mut xp = Vec::with_capacity(pool.len() * d);
+        for c in &pool {
+            xp.extend(self.space.encode(c));
+        }
+        let p_ok = self.feasibility(&xp, &mut fit_rng);
+        if y.len() < 2 {
+            // Too few usable observations for a model: the most feasible candidate, else random.
+            let k = p_ok.as_ref().map_or(0, |p| {
+                (0..pool.len())
+                    .max_by(|&a, &b| p[a].total_cmp(&p[b]))
+                    .unwrap_or(0)
+            });
+            return pool.into_iter().nth(k);
+        }
+        let (mu, sd) = match self.s.learner {
+            Learner::Rf | Learner::Et | Learner::Random => {
+                let params = if self.s.learner == Learner::Et {
+                    ForestParams::extra_trees()
+                } else {
+                    ForestParams::random_forest()
+                };
+                Forest::fit(&x, d, &y, params, &mut fit_rng).predict(&xp)
+            }
+            Learner::Gbrt => Gbrt::fit(&x, d, &y, &mut fit_rng).predict(&xp),
+            Learner::Gp => Gp::fit(&x, d, &y, &self.space.categorical_mask()).predict(&xp),
+        };
+        let y_best = y.iter().copied().fold(f64::INFINITY, f64::min);
+        let score = |i: usize| -> f64 {
+            let p = p_ok.as_ref().map_or(1.0, |p| p[i]);
+            match self.s.acquisition {
+                Acquisition::Lcb => mu[i] - self.s.kappa * sd[i],
+                Acquisition::Ei | Acquisition::Pi => {
+                    let imp = y_best - mu[i] - self.s.xi;
+                    let s = sd[i].max(1e-12);
+                    let z = imp / s;
+                    let v = if self.s.acquisition == Acquisition::Ei {
+                        imp * big_phi(z) + s * phi(z)
+                    } else {
+                        big_phi(z)
+                    };
+                    -(v.max(0.0) * p)
+                }
+            }
+        };
+        // Candidates predicted feasible (or, if none is, the most feasible ones).
+        let cutoff = p_ok.as_ref().map_or(0.0, |p| {
+            let max = p.iter().copied().fold(0.0, f64::max);
+            if max >= 0.5 {
+                0.5
+            } else {
+                max
+            }
+        });
         let best = (0..pool.len())
-            .min_by(|&a, &b| {
-                let la = mu[a] - self.s.kappa * sd[a];
-                let lb = mu[b] - self.s.kappa * sd[b];
-                la.total_cmp(&lb)
-            })
-            .expect("non-empty pool");
+            .filter(|&i| p_ok.as_ref().is_none_or(|p| p[i] >= cutoff))
+            .min_by(|&a, &b| score(a).total_cmp(&score(b)))
+            .expect("the most feasible candidate passes the cutoff");
         pool.into_iter().nth(best)
     }
 }
@@ -248,6 +507,22 @@ impl<'s> Searcher<'s> {
 mod tests {
     use super::*;
     use crate::space::{Kind, Param, Scalar};
+
+    fn ok(y: f64) -> Measurement {
+        Measurement {
+            status: Status::Ok,
+            objective: Some(y),
+            compile_s: 0.0,
+            run_s: y,
+            repeats: 1,
+            spread: None,
+            samples: vec![y],
+            cause: None,
+            build_hash: None,
+            binary_hash: None,
+            reused_from: None,
+        }
+    }
 
     fn grid_space() -> Space {
         let vals: Vec<Scalar> = (0..20).map(Scalar::Int).collect();
@@ -276,12 +551,9 @@ mod tests {
         let mut s = Searcher::new(
             &space,
             Settings {
-                learner,
-                seed,
                 initial: 5,
-                kappa: 1.96,
                 pool: 2000,
-                goal: Goal::Minimize,
+                ..Settings::new(learner, seed, Goal::Minimize)
             },
         );
         let mut best = f64::INFINITY;
@@ -291,7 +563,7 @@ mod tests {
             let y = f(&c);
             best = best.min(y);
             seen.push(space.hash(&c));
-            s.tell(&c, Status::Ok, Some(y), src);
+            s.tell(&c, &ok(y), src);
         }
         (seen, best)
     }
@@ -334,17 +606,14 @@ mod tests {
         let mut s = Searcher::new(
             &space,
             Settings {
-                learner: Learner::Rf,
-                seed: 1,
                 initial: 1,
-                kappa: 1.96,
                 pool: 10,
-                goal: Goal::Minimize,
+                ..Settings::new(Learner::Rf, 1, Goal::Minimize)
             },
         );
         let mut n = 0;
         while let Some((c, src)) = s.ask(n) {
-            s.tell(&c, Status::Ok, Some(c.0[0] + 1.0), src);
+            s.tell(&c, &ok(c.0[0] + 1.0), src);
             n += 1;
         }
         assert_eq!(n, 3);
