@@ -456,26 +456,13 @@ impl<'s> Searcher<'s> {
             });
             return pool.into_iter().nth(k);
         }
-        let (mu, sd) = match self.s.learner {
-            Learner::Rf | Learner::Et | Learner::Random => {
-                let params = if self.s.learner == Learner::Et {
-                    ForestParams::extra_trees()
-                } else {
-                    ForestParams::random_forest()
-                };
-                Forest::fit(&x, d, &y, params, &mut fit_rng).predict(&xp)
-            }
-            Learner::Gbrt => Gbrt::fit(&x, d, &y, &mut fit_rng).predict(&xp),
-            Learner::Gp => Gp::fit(&x, d, &y, &self.space.categorical_mask()).predict(&xp),
-        };
         let y_best = y.iter().copied().fold(f64::INFINITY, f64::min);
-        let score = |i: usize| -> f64 {
-            let p = p_ok.as_ref().map_or(1.0, |p| p[i]);
+        let score = |mu: f64, sd: f64, p: f64| -> f64 {
             match self.s.acquisition {
-                Acquisition::Lcb => mu[i] - self.s.kappa * sd[i],
+                Acquisition::Lcb => mu - self.s.kappa * sd,
                 Acquisition::Ei | Acquisition::Pi => {
-                    let imp = y_best - mu[i] - self.s.xi;
-                    let s = sd[i].max(1e-12);
+                    let imp = y_best - mu - self.s.xi;
+                    let s = sd.max(1e-12);
                     let z = imp / s;
                     let v = if self.s.acquisition == Acquisition::Ei {
                         imp * big_phi(z) + s * phi(z)
@@ -487,6 +474,7 @@ impl<'s> Searcher<'s> {
             }
         };
         // Candidates predicted feasible (or, if none is, the most feasible ones).
+        let p_at = |i: usize| p_ok.as_ref().map_or(1.0, |p| p[i]);
         let cutoff = p_ok.as_ref().map_or(0.0, |p| {
             let max = p.iter().copied().fold(0.0, f64::max);
             if max >= 0.5 {
@@ -495,10 +483,50 @@ impl<'s> Searcher<'s> {
                 max
             }
         });
-        let best = (0..pool.len())
-            .filter(|&i| p_ok.as_ref().is_none_or(|p| p[i] >= cutoff))
-            .min_by(|&a, &b| score(a).total_cmp(&score(b)))
-            .expect("the most feasible candidate passes the cutoff");
+        let eligible: Vec<usize> = (0..pool.len()).filter(|&i| p_at(i) >= cutoff).collect();
+        let best = match self.s.learner {
+            Learner::Gp => {
+                // The posterior std costs a triangular solve per candidate, so it is computed
+                // only where it can matter: every acquisition here is monotone in σ, hence
+                // bounded by its values at σ = 0 and at the prior σ; candidates are visited by
+                // that bound and the search stops once no remaining one can win. Exact.
+                let gp = Gp::fit(&x, d, &y, &self.space.categorical_mask());
+                let mu = gp.mean(&xp);
+                let smax = gp.prior_std();
+                let bound = |i: usize| score(mu[i], 0.0, p_at(i)).min(score(mu[i], smax, p_at(i)));
+                let mut order: Vec<(f64, usize)> =
+                    eligible.iter().map(|&i| (bound(i), i)).collect();
+                order.sort_by(|a, b| a.0.total_cmp(&b.0));
+                let mut best: Option<(f64, usize)> = None;
+                for (lb, i) in order {
+                    if best.is_some_and(|b| b.0 <= lb) {
+                        break;
+                    }
+                    let v = score(mu[i], gp.std_at(&xp[i * d..(i + 1) * d]), p_at(i));
+                    if best.is_none_or(|b| v < b.0) {
+                        best = Some((v, i));
+                    }
+                }
+                best.map(|b| b.1)
+            }
+            _ => {
+                let (mu, sd) = match self.s.learner {
+                    Learner::Gbrt => Gbrt::fit(&x, d, &y, &mut fit_rng).predict(&xp),
+                    _ => {
+                        let params = if self.s.learner == Learner::Et {
+                            ForestParams::extra_trees()
+                        } else {
+                            ForestParams::random_forest()
+                        };
+                        Forest::fit(&x, d, &y, params, &mut fit_rng).predict(&xp)
+                    }
+                };
+                eligible.into_iter().min_by(|&a, &b| {
+                    score(mu[a], sd[a], p_at(a)).total_cmp(&score(mu[b], sd[b], p_at(b)))
+                })
+            }
+        };
+        let best = best.expect("the most feasible candidate passes the cutoff");
         pool.into_iter().nth(best)
     }
 }
