@@ -24,6 +24,35 @@ pub struct Cli {
 pub enum Command {
     /// Tune a problem: render, compile, check and time variants chosen by the search.
     Run(RunArgs),
+    /// Which parameters matter: mean decrease in impurity of a random forest fitted to a run.
+    Importance {
+        /// The run directory.
+        dir: PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search-quality benchmark: replay a recorded run directory (ideally exhaustive) and/or
+    /// synthetic functions for each learner over many seeds; no compiler needed.
+    Replay {
+        /// Run directories whose results are the tables to replay.
+        dirs: Vec<PathBuf>,
+        /// Also replay the synthetic functions (branin, a tile space with 25% build failures).
+        #[arg(long)]
+        synthetic: bool,
+        /// Seeds per learner.
+        #[arg(long, default_value_t = 20)]
+        seeds: usize,
+        /// Evaluations per simulated search.
+        #[arg(long, default_value_t = 100)]
+        budget: usize,
+        /// Learners to compare.
+        #[arg(long, value_enum, value_delimiter = ',', default_values_t = Learner::ALL)]
+        learners: Vec<Learner>,
+        /// Write the report (Markdown) here as well as to stdout.
+        #[arg(long)]
+        report: Option<PathBuf>,
+    },
     /// Print the best configuration of a run directory and where its source is.
     Best {
         /// The run directory (holds results.csv and run.json).
@@ -171,6 +200,73 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
                     println!("best: {obj:.6} at eval {id}{gain}\n  {desc}");
                 }
                 println!("results: {}", s.dir.display());
+            }
+            Ok(exit::OK)
+        }
+        Command::Importance { dir, json } => {
+            let rows = report::importance(&dir)?;
+            if json {
+                let v: Vec<_> = rows
+                    .iter()
+                    .map(|(n, v)| serde_json::json!({"parameter": n, "importance": v}))
+                    .collect();
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&v).expect("serializable")
+                );
+            } else {
+                println!("parameter importance (mean decrease in impurity of a 100-tree random forest on log objective)");
+                for (n, v) in rows {
+                    let bar = "#".repeat((v * 40.0).round() as usize);
+                    println!("  {n:<16} {:>5.1}%  {bar}", 100.0 * v);
+                }
+            }
+            Ok(exit::OK)
+        }
+        Command::Replay {
+            dirs,
+            synthetic,
+            seeds,
+            budget,
+            learners,
+            report: out,
+        } => {
+            if dirs.is_empty() && !synthetic {
+                return Err(Error::usage(
+                    "nothing to replay",
+                    Some("give run directories and/or `--synthetic`"),
+                ));
+            }
+            let mut text = String::from("# Search quality: replayed tables\n\nProduced by `moldtune replay`. Lower is better; `best@k` is the best objective found within k evaluations.\n\n");
+            for d in &dirs {
+                let table = report::table_of(d)?;
+                text.push_str(&crate::replay::report_table(
+                    &table, &learners, seeds, budget, false,
+                ));
+            }
+            if synthetic {
+                text.push_str(&crate::replay::report_table(
+                    &crate::replay::branin(),
+                    &learners,
+                    seeds,
+                    budget,
+                    false,
+                ));
+                text.push_str(&crate::replay::report_table(
+                    &crate::replay::tiles(),
+                    &learners,
+                    seeds,
+                    budget,
+                    true,
+                ));
+            }
+            print!("{text}");
+            if let Some(p) = out {
+                if let Some(parent) = p.parent() {
+                    let _ = std::fs::create_dir_all(parent);
+                }
+                std::fs::write(&p, &text)
+                    .map_err(|e| Error::io(format!("cannot write `{}`", p.display()), e))?;
             }
             Ok(exit::OK)
         }

@@ -17,6 +17,7 @@ pub mod mold;
 pub mod outcome;
 pub mod problem;
 pub mod progress;
+pub mod replay;
 pub mod report;
 pub mod rng;
 pub mod search;

@@ -85,3 +85,81 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
         b
     }))
 }
+
+/// Loads a run directory's problem and records.
+fn load_run(dir: &Path) -> Result<(crate::problem::Problem, Vec<db::Record>), Error> {
+    let meta = db::read_run_json(dir)?;
+    let problem = crate::problem::Problem::load(&meta.problem)?;
+    let records = db::read_records(dir, &problem)?;
+    Ok((problem, records))
+}
+
+/// The run's outcomes as a replayable table.
+pub fn table_of(dir: &Path) -> Result<crate::replay::Table, Error> {
+    let (problem, records) = load_run(dir)?;
+    let name = format!(
+        "{} ({} recorded evaluations, {})",
+        problem.name,
+        records.len(),
+        dir.display()
+    );
+    Ok(crate::replay::from_records(
+        &name,
+        problem.space.clone(),
+        problem.metric.goal,
+        &records,
+    ))
+}
+
+/// Parameter importance from a random forest fitted to the run's successes (log objective),
+/// highest first.
+pub fn importance(dir: &Path) -> Result<Vec<(String, f64)>, Error> {
+    let (problem, records) = load_run(dir)?;
+    let oks: Vec<&db::Record> = records
+        .iter()
+        .filter(|r| r.m.status == crate::outcome::Status::Ok && r.m.objective.is_some())
+        .collect();
+    if oks.len() < 3 {
+        return Err(Error::usage(
+            format!(
+                "`{}` has {} successful evaluations; importance needs at least 3",
+                dir.display(),
+                oks.len()
+            ),
+            None,
+        ));
+    }
+    let positive = oks.iter().all(|r| r.m.objective.unwrap_or(0.0) > 0.0);
+    let d = problem.space.params.len();
+    let x: Vec<f64> = oks
+        .iter()
+        .flat_map(|r| problem.space.encode(&r.config))
+        .collect();
+    let y: Vec<f64> = oks
+        .iter()
+        .map(|r| {
+            let v = r.m.objective.unwrap_or(0.0);
+            if positive {
+                v.ln()
+            } else {
+                v
+            }
+        })
+        .collect();
+    let forest = crate::surrogate::Forest::fit(
+        &x,
+        d,
+        &y,
+        crate::surrogate::ForestParams::random_forest(),
+        &mut crate::rng::Rng::new(0),
+    );
+    let mut rows: Vec<(String, f64)> = problem
+        .space
+        .params
+        .iter()
+        .map(|p| p.name.clone())
+        .zip(forest.importance().iter().copied())
+        .collect();
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1));
+    Ok(rows)
+}

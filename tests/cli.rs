@@ -929,3 +929,100 @@ fn shell_metacharacters_in_values_are_not_interpreted() {
     }
     assert!(!hacked.exists());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Learners, importance, replay
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn every_learner_and_acquisition_completes_without_repeats() {
+    let fx = Fixture::base();
+    for (i, extra) in [
+        &["--learner", "et"][..],
+        &["--learner", "gbrt", "--acq", "ei"][..],
+        &["--learner", "gp", "--acq", "pi", "--initial-design", "lhs"][..],
+        &["--learner", "rf", "--no-feasibility"][..],
+    ]
+    .iter()
+    .enumerate()
+    {
+        let out = fx.out(&format!("l{i}"));
+        let mut args = vec!["--max-evals", "25", "--seed", "3"];
+        args.extend_from_slice(extra);
+        let o = mock_run(&fx, &out, &args);
+        assert_code(&o, 0);
+        let csv = assert_complete(&out, 25);
+        let _ = csv;
+        let run: serde_json::Value = read_json(&out.join("run.json"));
+        assert_eq!(run["learner"], extra[1], "{extra:?}");
+    }
+}
+
+#[test]
+fn importance_ranks_parameters() {
+    let fx = Fixture::base();
+    let out = fx.out("imp");
+    assert_code(
+        &mock_run(&fx, &out, &["--max-evals", "30", "--seed", "1"]),
+        0,
+    );
+    let o = bin()
+        .arg("importance")
+        .arg(&out)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v.as_array().unwrap();
+    assert!(!rows.is_empty());
+    let total: f64 = rows.iter().map(|r| r["importance"].as_f64().unwrap()).sum();
+    assert!((total - 1.0).abs() < 1e-9, "importances sum to {total}");
+    let sorted = rows
+        .windows(2)
+        .all(|w| w[0]["importance"].as_f64() >= w[1]["importance"].as_f64());
+    assert!(sorted, "{rows:?}");
+}
+
+#[test]
+fn replay_reports_every_learner_on_a_recorded_run_and_synthetic_tables() {
+    let fx = Fixture::base();
+    let out = fx.out("table");
+    assert_code(
+        &mock_run(
+            &fx,
+            &out,
+            &["--max-evals", "40", "--learner", "random", "--seed", "2"],
+        ),
+        0,
+    );
+    let report = fx.out("report.md");
+    let o = bin()
+        .args([
+            "replay",
+            "--synthetic",
+            "--seeds",
+            "2",
+            "--budget",
+            "20",
+            "--report",
+        ])
+        .arg(&report)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let text = std::fs::read_to_string(&report).unwrap();
+    for l in [
+        "| rf |",
+        "| et |",
+        "| gbrt |",
+        "| gp |",
+        "| random |",
+        "branin",
+        "tiles",
+        "no feasibility model",
+    ] {
+        assert!(text.contains(l), "missing `{l}` in\n{text}");
+    }
+}

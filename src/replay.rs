@@ -1,0 +1,360 @@
+//! Search-quality benchmarks without a compiler: replay a recorded table of measurements (a
+//! run directory, ideally an exhaustive one) or a synthetic function, for every learner over
+//! many seeds, and report best-so-far curves and the evaluations needed to come within 5%
+//! of the table's optimum.
+//!
+//! Each simulated evaluation looks the proposed configuration up in the table (the searcher
+//! is restricted to the table's rows, so every proposal has a recorded outcome).
+
+use std::collections::HashMap;
+
+use crate::outcome::{Measurement, Status};
+use crate::problem::Goal;
+use crate::search::{Learner, Searcher, Settings};
+use crate::space::{Condition, Config, Kind, Param, Scalar, Space};
+
+/// A table of outcomes: the configurations to search over and their measurements.
+pub struct Table {
+    pub name: String,
+    pub space: Space,
+    pub rows: Vec<(Config, Measurement)>,
+    pub goal: Goal,
+}
+
+impl Table {
+    pub fn optimum(&self) -> f64 {
+        let oks = self
+            .rows
+            .iter()
+            .filter(|r| r.1.status == Status::Ok)
+            .filter_map(|r| r.1.objective);
+        match self.goal {
+            Goal::Minimize => oks.fold(f64::INFINITY, f64::min),
+            Goal::Maximize => oks.fold(f64::NEG_INFINITY, f64::max),
+        }
+    }
+
+    pub fn failure_share(&self) -> f64 {
+        self.rows
+            .iter()
+            .filter(|r| r.1.status != Status::Ok)
+            .count() as f64
+            / self.rows.len().max(1) as f64
+    }
+}
+
+/// One simulated search: best-so-far after each evaluation (NaN before the first success)
+/// and the number of failed evaluations.
+pub struct Trace {
+    pub best: Vec<f64>,
+    pub failures: usize,
+}
+
+pub fn simulate(table: &Table, settings: Settings, budget: usize) -> Trace {
+    let lookup: HashMap<Vec<u64>, &Measurement> =
+        table.rows.iter().map(|(c, m)| (c.key(), m)).collect();
+    let candidates: Vec<Config> = table.rows.iter().map(|r| r.0.clone()).collect();
+    let mut s = Searcher::with_candidates(&table.space, settings, Some(candidates));
+    let mut best = Vec::with_capacity(budget);
+    let mut cur = f64::NAN;
+    let mut failures = 0;
+    for step in 0..budget {
+        let Some((c, src)) = s.ask(step) else { break };
+        let m = lookup[&c.key()];
+        if m.status == Status::Ok {
+            let v = m.objective.unwrap_or(f64::NAN);
+            cur = match table.goal {
+                _ if cur.is_nan() => v,
+                Goal::Minimize => cur.min(v),
+                Goal::Maximize => cur.max(v),
+            };
+        } else {
+            failures += 1;
+        }
+        best.push(cur);
+        s.tell(&c, m, src);
+    }
+    Trace { best, failures }
+}
+
+fn quantile(v: &mut [f64], q: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let pos = q * (v.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+}
+
+/// Summary of one learner on one table over seeds.
+pub struct LearnerReport {
+    pub learner: Learner,
+    pub feasibility: bool,
+    /// (evaluations, q25, median, q75) of best-so-far.
+    pub curve: Vec<(usize, f64, f64, f64)>,
+    /// Median evaluations to come within 5% of the optimum (`budget + 1` when never).
+    pub to_5pct: f64,
+    pub reached: usize,
+    pub failures_median: f64,
+    pub seeds: usize,
+}
+
+pub fn evaluate_learner(
+    table: &Table,
+    learner: Learner,
+    feasibility: bool,
+    seeds: usize,
+    budget: usize,
+    checkpoints: &[usize],
+) -> LearnerReport {
+    let opt = table.optimum();
+    let within = |v: f64| match table.goal {
+        Goal::Minimize => v <= opt * 1.05 + 1e-300,
+        Goal::Maximize => v >= opt * 0.95,
+    };
+    let traces: Vec<Trace> = (0..seeds)
+        .map(|seed| {
+            let s = Settings {
+                initial: 10,
+                feasibility,
+                ..Settings::new(learner, seed as u64, table.goal)
+            };
+            simulate(table, s, budget)
+        })
+        .collect();
+    let curve = checkpoints
+        .iter()
+        .filter(|&&k| k <= budget)
+        .map(|&k| {
+            let mut v: Vec<f64> = traces
+                .iter()
+                .map(|t| {
+                    t.best
+                        .get(k - 1)
+                        .or(t.best.last())
+                        .copied()
+                        .unwrap_or(f64::NAN)
+                })
+                .map(|v| if v.is_nan() { f64::INFINITY } else { v })
+                .collect();
+            (
+                k,
+                quantile(&mut v, 0.25),
+                quantile(&mut v, 0.5),
+                quantile(&mut v, 0.75),
+            )
+        })
+        .collect();
+    let mut hits: Vec<f64> = traces
+        .iter()
+        .map(|t| {
+            t.best
+                .iter()
+                .position(|&v| !v.is_nan() && within(v))
+                .map_or(budget as f64 + 1.0, |p| p as f64 + 1.0)
+        })
+        .collect();
+    let reached = hits.iter().filter(|&&h| h <= budget as f64).count();
+    let mut fails: Vec<f64> = traces.iter().map(|t| t.failures as f64).collect();
+    LearnerReport {
+        learner,
+        feasibility,
+        curve,
+        to_5pct: quantile(&mut hits, 0.5),
+        reached,
+        failures_median: quantile(&mut fails, 0.5),
+        seeds,
+    }
+}
+
+fn ordinal(name: &str, n: usize) -> Param {
+    Param {
+        name: name.into(),
+        kind: Kind::Ordinal((0..n as i64).map(Scalar::Int).collect()),
+        default: 0.0,
+        condition: None,
+    }
+}
+
+fn table_from(name: &str, space: Space, goal: Goal, f: impl Fn(&Config) -> Option<f64>) -> Table {
+    let rows = space
+        .enumerate()
+        .expect("synthetic spaces are enumerable")
+        .into_iter()
+        .map(|c| {
+            let m = match f(&c) {
+                Some(y) => Measurement {
+                    status: Status::Ok,
+                    objective: Some(y),
+                    compile_s: 0.0,
+                    run_s: y,
+                    repeats: 1,
+                    spread: None,
+                    samples: vec![y],
+                    cause: None,
+                    build_hash: None,
+                    binary_hash: None,
+                    reused_from: None,
+                },
+                None => Measurement::failed(
+                    Status::BuildError,
+                    0.0,
+                    0.0,
+                    "synthetic build failure".into(),
+                ),
+            };
+            (c, m)
+        })
+        .collect();
+    Table {
+        name: name.into(),
+        space,
+        rows,
+        goal,
+    }
+}
+
+/// Branin on a 64×64 grid over [−5, 10] × [0, 15], shifted to be positive (min ≈ 1.398).
+pub fn branin() -> Table {
+    let space = Space {
+        params: vec![ordinal("X0", 64), ordinal("X1", 64)],
+        order: vec![0, 1],
+        forbidden: vec![],
+        constraints: vec![],
+    };
+    table_from("branin (64x64 grid)", space, Goal::Minimize, |c| {
+        let x = -5.0 + 15.0 * c.0[0] / 63.0;
+        let y = 15.0 * c.0[1] / 63.0;
+        let pi = std::f64::consts::PI;
+        let b = 5.1 / (4.0 * pi * pi);
+        Some(
+            (y - b * x * x + 5.0 / pi * x - 6.0).powi(2)
+                + 10.0 * (1.0 - 1.0 / (8.0 * pi)) * x.cos()
+                + 10.0
+                + 1.0,
+        )
+    })
+}
+
+/// A tile-size-like space: four tile sizes over the paper's 11-value list, a 3-way loop
+/// order, an unroll choice active only for one order; a cache-model run time; configurations
+/// whose two inner tiles are both large "do not compile" (about a quarter of the space).
+pub fn tiles() -> Table {
+    let sizes = [
+        4.0, 8.0, 16.0, 20.0, 32.0, 50.0, 64.0, 80.0, 96.0, 100.0, 128.0,
+    ];
+    let mut params: Vec<Param> = (0..4).map(|i| ordinal(&format!("T{i}"), 11)).collect();
+    params.push(ordinal("ORDER", 3));
+    let mut unroll = ordinal("UNROLL", 3);
+    unroll.condition = Some(Condition {
+        parent: 4,
+        values: vec![1.0],
+    });
+    params.push(unroll);
+    let space = Space {
+        params,
+        order: vec![0, 1, 2, 3, 4, 5],
+        forbidden: vec![],
+        constraints: vec![],
+    };
+    table_from(
+        "tiles (synthetic, 25% fail)",
+        space,
+        Goal::Minimize,
+        move |c| {
+            let t: Vec<f64> = (0..4).map(|i| sizes[c.0[i] as usize]).collect();
+            if c.0[2] + c.0[3] >= 14.0 {
+                return None;
+            }
+            let footprint = t[0] * t[1] + t[1] * t[2] + t[0] * t[2];
+            let cache = 1.0 + ((footprint / 4096.0).ln()).powi(2) * 0.15;
+            let overhead = 1.0 + 2.0 / t[3] + 1.0 / t[0];
+            let order = [1.0, 0.8, 1.3][c.0[4] as usize];
+            let unroll = if c.0[5].is_nan() {
+                1.0
+            } else {
+                [1.0, 0.93, 0.97][c.0[5] as usize]
+            };
+            Some(0.1 * cache * overhead * order * unroll)
+        },
+    )
+}
+
+/// Counts used by the synthetic tile space's failure region (for the README's claim).
+pub fn describe(table: &Table) -> String {
+    format!(
+        "{}: {} configurations, {:.0}% fail, optimum {:.6}",
+        table.name,
+        table.rows.len(),
+        100.0 * table.failure_share(),
+        table.optimum()
+    )
+}
+
+/// Builds a table from a run directory's records (duplicates of a configuration keep the
+/// first outcome).
+pub fn from_records(name: &str, space: Space, goal: Goal, records: &[crate::db::Record]) -> Table {
+    let mut seen = std::collections::HashSet::new();
+    let rows = records
+        .iter()
+        .filter(|r| seen.insert(r.config.key()))
+        .map(|r| (r.config.clone(), r.m.clone()))
+        .collect();
+    Table {
+        name: name.into(),
+        space,
+        rows,
+        goal,
+    }
+}
+
+/// Markdown section for one table: every learner's curve and its evaluations to 5%.
+pub fn report_table(
+    table: &Table,
+    learners: &[Learner],
+    seeds: usize,
+    budget: usize,
+    feasibility_ablation: bool,
+) -> String {
+    let checkpoints = [10, 25, 50, 100, 200];
+    let mut out = format!("## {}\n\n{}; {seeds} seeds, budget {budget} evaluations (the default configuration, 10 random initial points, then the learner).\n\n", table.name, describe(table));
+    let cps: Vec<usize> = checkpoints
+        .iter()
+        .copied()
+        .filter(|&k| k <= budget)
+        .collect();
+    out.push_str("| learner |");
+    for k in &cps {
+        out.push_str(&format!(" best@{k} median [q25, q75] |"));
+    }
+    out.push_str(" evals to within 5% of optimum (median) | seeds within 5% | failed evals (median) |\n|---|");
+    for _ in &cps {
+        out.push_str("---|");
+    }
+    out.push_str("---|---|---|\n");
+    let mut runs: Vec<(Learner, bool)> = learners.iter().map(|&l| (l, true)).collect();
+    if feasibility_ablation {
+        runs.push((Learner::Rf, false));
+    }
+    for (l, feas) in runs {
+        let r = evaluate_learner(table, l, feas, seeds, budget, &cps);
+        let label = if feas {
+            l.as_str().to_string()
+        } else {
+            format!("{} (no feasibility model)", l.as_str())
+        };
+        out.push_str(&format!("| {label} |"));
+        for (_, q1, med, q3) in &r.curve {
+            out.push_str(&format!(" {med:.5} [{q1:.5}, {q3:.5}] |"));
+        }
+        let to = if r.to_5pct > budget as f64 {
+            format!("> {budget}")
+        } else {
+            format!("{:.0}", r.to_5pct)
+        };
+        out.push_str(&format!(
+            " {to} | {}/{} | {:.0} |\n",
+            r.reached, r.seeds, r.failures_median
+        ));
+    }
+    out.push('\n');
+    out
+}
