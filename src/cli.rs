@@ -53,6 +53,24 @@ pub enum Command {
         #[arg(long)]
         report: Option<PathBuf>,
     },
+    /// Build, check and time one configuration (the default, or the best / a given evaluation
+    /// of a run directory), e.g. to re-measure a tuned result with more repeats.
+    Measure {
+        /// The problem file.
+        problem: PathBuf,
+        /// Take the configuration from this run directory (its best unless `--eval`).
+        #[arg(long, value_name = "DIR")]
+        from: Option<PathBuf>,
+        /// The evaluation of `--from` to measure.
+        #[arg(long, requires = "from")]
+        eval: Option<usize>,
+        /// Timed runs.
+        #[arg(long, default_value_t = 5)]
+        repeats: u32,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the best configuration of a run directory and where its source is.
     Best {
         /// The run directory (holds results.csv and run.json).
@@ -269,6 +287,34 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
                     .map_err(|e| Error::io(format!("cannot write `{}`", p.display()), e))?;
             }
             Ok(exit::OK)
+        }
+        Command::Measure {
+            problem,
+            from,
+            eval,
+            repeats,
+            json,
+        } => {
+            let r = report::measure(&problem, from.as_deref(), eval, repeats)?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&r).expect("serializable")
+                );
+            } else {
+                println!("{}: {}", r.status, r.config);
+                if let Some(o) = r.objective {
+                    println!("objective {o} (samples {:?})", r.samples);
+                }
+                if let Some(c) = &r.cause {
+                    println!("cause: {c}");
+                }
+            }
+            Ok(if r.status == "ok" {
+                exit::OK
+            } else {
+                exit::NO_SUCCESS
+            })
         }
         Command::Best { dir, json } => {
             let b = report::best(&dir)?;
