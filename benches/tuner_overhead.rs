@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use moldtune::db::{self, Record};
 use moldtune::evaluate::MockEvaluator;
-use moldtune::outcome::{Measurement, Status};
+use moldtune::outcome::Measurement;
 use moldtune::problem::{Goal, Problem};
 use moldtune::search::{Learner, Searcher, Settings};
 
@@ -58,19 +58,7 @@ fn main() {
             let y = MockEvaluator::objective(&problem, &c);
             xs.extend(problem.space.encode(&c));
             ys.push(y.ln());
-            let m = Measurement {
-                status: Status::Ok,
-                objective: Some(y),
-                compile_s: 0.0,
-                run_s: y,
-                repeats: 1,
-                spread: None,
-                samples: vec![y],
-                cause: None,
-                build_hash: None,
-                binary_hash: None,
-                reused_from: None,
-            };
+            let m = Measurement::single(y);
             s.tell(&c, &m, moldtune::outcome::Source::Random);
         }
         let t = Instant::now();
@@ -114,19 +102,7 @@ fn main() {
             let (config, source) = s.ask(step).expect("a proposal");
             let t_ask = t.elapsed().as_secs_f64() * 1e3;
             let y = MockEvaluator::objective(&problem, &config);
-            let m = Measurement {
-                status: Status::Ok,
-                objective: Some(y),
-                compile_s: 0.0,
-                run_s: y,
-                repeats: 1,
-                spread: None,
-                samples: vec![y],
-                cause: None,
-                build_hash: None,
-                binary_hash: None,
-                reused_from: None,
-            };
+            let m = Measurement::single(y);
             let rec = Record {
                 eval_id: step,
                 config_hash: problem.space.hash(&config),

@@ -112,6 +112,23 @@ pub struct Measurement {
 }
 
 impl Measurement {
+    /// A success measured by one sample whose run took `y` seconds (simulations, tests).
+    pub fn single(y: f64) -> Measurement {
+        Measurement {
+            status: Status::Ok,
+            objective: Some(y),
+            compile_s: 0.0,
+            run_s: y,
+            repeats: 1,
+            spread: None,
+            samples: vec![y],
+            cause: None,
+            build_hash: None,
+            binary_hash: None,
+            reused_from: None,
+        }
+    }
+
     pub fn failed(status: Status, compile_s: f64, run_s: f64, cause: String) -> Measurement {
         Measurement {
             status,

@@ -181,19 +181,7 @@ fn table_from(name: &str, space: Space, goal: Goal, f: impl Fn(&Config) -> Optio
         .into_iter()
         .map(|c| {
             let m = match f(&c) {
-                Some(y) => Measurement {
-                    status: Status::Ok,
-                    objective: Some(y),
-                    compile_s: 0.0,
-                    run_s: y,
-                    repeats: 1,
-                    spread: None,
-                    samples: vec![y],
-                    cause: None,
-                    build_hash: None,
-                    binary_hash: None,
-                    reused_from: None,
-                },
+                Some(y) => Measurement::single(y),
                 None => Measurement::failed(
                     Status::BuildError,
                     0.0,

@@ -537,19 +537,7 @@ mod tests {
     use crate::space::{Kind, Param, Scalar};
 
     fn ok(y: f64) -> Measurement {
-        Measurement {
-            status: Status::Ok,
-            objective: Some(y),
-            compile_s: 0.0,
-            run_s: y,
-            repeats: 1,
-            spread: None,
-            samples: vec![y],
-            cause: None,
-            build_hash: None,
-            binary_hash: None,
-            reused_from: None,
-        }
+        Measurement::single(y)
     }
 
     fn grid_space() -> Space {

@@ -6,6 +6,9 @@
 //! makes a real run with a fake compiler written in sh, to check that parameter values never
 //! reach a shell.
 
+mod common;
+use common::*;
+
 use std::collections::HashSet;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -120,81 +123,6 @@ fn mock_run(fx: &Fixture, out: &Path, extra: &[&str]) -> std::process::Output {
     c.output().expect("moldtune runs")
 }
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn describe(o: &std::process::Output) -> String {
-    format!(
-        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        o.status.code(),
-        text(&o.stdout),
-        text(&o.stderr)
-    )
-}
-
-#[track_caller]
-fn assert_code(o: &std::process::Output, code: i32) {
-    assert_eq!(o.status.code(), Some(code), "{}", describe(o));
-}
-
-/// results.csv as (header, rows). Panics on a malformed file.
-struct Csv {
-    header: Vec<String>,
-    rows: Vec<Vec<String>>,
-}
-
-impl Csv {
-    fn read(dir: &Path) -> Csv {
-        let path = dir.join("results.csv");
-        let mut rd = csv::ReaderBuilder::new()
-            .has_headers(true)
-            .from_path(&path)
-            .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-        let header: Vec<String> = rd.headers().unwrap().iter().map(str::to_string).collect();
-        let rows: Vec<Vec<String>> = rd
-            .records()
-            .map(|r| {
-                r.unwrap_or_else(|e| panic!("{}: malformed row: {e}", path.display()))
-                    .iter()
-                    .map(str::to_string)
-                    .collect()
-            })
-            .collect();
-        Csv { header, rows }
-    }
-    fn col(&self, name: &str) -> usize {
-        self.header
-            .iter()
-            .position(|h| h == name)
-            .unwrap_or_else(|| panic!("no column `{name}` in {:?}", self.header))
-    }
-    fn column(&self, name: &str) -> Vec<String> {
-        let i = self.col(name);
-        self.rows.iter().map(|r| r[i].clone()).collect()
-    }
-    fn hashes(&self) -> Vec<String> {
-        self.column("config_hash")
-    }
-    /// (row index, objective) of the best `ok` row (minimum).
-    fn min_ok(&self) -> Option<(usize, f64)> {
-        let (st, obj) = (self.col("status"), self.col("objective"));
-        self.rows
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r[st] == "ok")
-            .map(|(i, r)| {
-                (
-                    i,
-                    r[obj]
-                        .parse::<f64>()
-                        .expect("ok rows have a numeric objective"),
-                )
-            })
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-    }
-}
-
 /// serde_json (without `float_roundtrip`) may parse a 17-digit float one ulp off, so numbers
 /// read back from JSON are compared with a relative tolerance.
 #[track_caller]
@@ -204,13 +132,6 @@ fn assert_close(json: Option<f64>, want: f64, what: &str) {
         (got - want).abs() <= 1e-12 * want.abs().max(1e-300),
         "{what}: {got} != {want}"
     );
-}
-
-fn read_json(path: &Path) -> serde_json::Value {
-    let bytes =
-        std::fs::read(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    serde_json::from_slice(&bytes)
-        .unwrap_or_else(|e| panic!("{} does not parse: {e}", path.display()))
 }
 
 /// The integrity checks every finished mock run of `n` evaluations must pass.

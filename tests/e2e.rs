@@ -4,10 +4,13 @@
 //! produce every failure status, timeouts of whole process groups, and interrupts. The last
 //! test tunes the example problem `tests/e2e/matmul/matmul.yaml` with clang-22.
 
+mod common;
+use common::*;
+
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_moldtune");
@@ -15,64 +18,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_moldtune");
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn describe(o: &Output) -> String {
-    format!(
-        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        o.status.code(),
-        text(&o.stdout),
-        text(&o.stderr)
-    )
-}
-
-#[track_caller]
-fn assert_code(o: &Output, code: i32) {
-    assert_eq!(o.status.code(), Some(code), "{}", describe(o));
-}
-
-struct Csv {
-    header: Vec<String>,
-    rows: Vec<Vec<String>>,
-}
-
-impl Csv {
-    fn read(dir: &Path) -> Csv {
-        let path = dir.join("results.csv");
-        let mut rd = csv::Reader::from_path(&path)
-            .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-        let header: Vec<String> = rd.headers().unwrap().iter().map(str::to_string).collect();
-        let rows = rd
-            .records()
-            .map(|r| {
-                r.expect("well-formed row")
-                    .iter()
-                    .map(str::to_string)
-                    .collect()
-            })
-            .collect();
-        Csv { header, rows }
-    }
-    fn col(&self, name: &str) -> usize {
-        self.header
-            .iter()
-            .position(|h| h == name)
-            .unwrap_or_else(|| panic!("no column `{name}` in {:?}", self.header))
-    }
-    fn get<'a>(&self, row: &'a [String], name: &str) -> &'a str {
-        &row[self.col(name)]
-    }
-}
-
-fn read_json(path: &Path) -> serde_json::Value {
-    let bytes =
-        std::fs::read(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    serde_json::from_slice(&bytes)
-        .unwrap_or_else(|e| panic!("{} does not parse: {e}", path.display()))
-}
 
 /// eval_id → cause, from results.json.
 fn causes(dir: &Path) -> HashMap<String, String> {

@@ -66,7 +66,7 @@ __attribute__((noinline)) void kernel_gemm(int ni, int nj, int nk, DATA_TYPE alp
 #define FOR_J for (int j = 0; j < NJ; j++)
 
 #pragma omp interchange permutation(2,1,3)
-#pragma omp tile sizes(64, 2048, 8)
+#pragma omp tile sizes(32, 2048, 8)
   FOR_I FOR_J FOR_K
         C[i][j] += alpha * A[i][k] * B[k][j];
 #undef FOR_I
