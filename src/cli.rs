@@ -212,9 +212,14 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
                     println!("default configuration: {d:.6}");
                 }
                 if let Some((id, obj, desc)) = &s.best {
-                    let gain = s
-                        .default_objective
-                        .map_or(String::new(), |d| format!("  ({:.2}x vs default)", d / obj));
+                    let gain = s.default_objective.map_or(String::new(), |d| {
+                        let ratio = if s.goal == crate::problem::Goal::Minimize {
+                            d / obj
+                        } else {
+                            obj / d
+                        };
+                        format!("  ({ratio:.2}x better than the default)")
+                    });
                     println!("best: {obj:.6} at eval {id}{gain}\n  {desc}");
                 }
                 println!("results: {}", s.dir.display());

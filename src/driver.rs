@@ -48,6 +48,7 @@ pub struct Summary {
     pub default_objective: Option<f64>,
     pub termination: String,
     pub counts: String,
+    pub goal: crate::problem::Goal,
 }
 
 pub fn now_rfc3339() -> String {
@@ -415,6 +416,7 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
             .and_then(|r| r.m.objective),
         termination: termination.into(),
         counts: progress.summary_counts(),
+        goal: problem.metric.goal,
     };
     if termination == "interrupted" {
         return Err(Error::Interrupted(dir));
