@@ -128,6 +128,17 @@ impl RealEvaluator {
         crate::rng::hex_hash(text.as_bytes())
     }
 
+    /// The run command and environment of this evaluation, paths replaced by placeholders.
+    fn run_key(&self, problem: &Problem, config: &Config, dir: &Path) -> String {
+        let b = self.builtins(problem, dir);
+        let ctx = template::context(&problem.space, config, &b);
+        let mut text = problem.run.render(&ctx).unwrap_or_default();
+        for (k, t) in &problem.env {
+            text.push_str(&format!("\0{k}={}", t.render(&ctx).unwrap_or_default()));
+        }
+        text.replace(&dir.display().to_string(), "{work_dir}")
+    }
+
     fn reuse(&self, hit: &(usize, Measurement), compile_s: f64, what: &str) -> Measurement {
         let (id, m) = hit;
         let mut m = m.clone();
@@ -527,9 +538,14 @@ impl Evaluator for RealEvaluator {
             Step::Fail(m) => Evaluated::Done(m),
             Step::Ok(build) => {
                 let exe = std::fs::read(build.dir.join("variant")).unwrap_or_default();
-                let key = format!("{}-{}", crate::rng::hex_hash(&exe), &build_key[..8]);
+                // The program's bytes plus how it is run: equal keys, equal behaviour.
                 let key = crate::rng::hex_hash(
-                    format!("{key}{}", self.build_key(problem, config, "", &dir)).as_bytes(),
+                    format!(
+                        "{}{}",
+                        crate::rng::hex_hash(&exe),
+                        self.run_key(problem, config, &dir)
+                    )
+                    .as_bytes(),
                 );
                 binary_key = Some(key.clone());
                 if let Some(hit) = self.by_binary.get(&key) {

@@ -537,3 +537,48 @@ fn matmul_with_clang() {
         "build directories are removed without --keep-builds"
     );
 }
+
+/// Flags that change nothing produce byte-identical programs: only the first is timed, the
+/// others carry its outcome (`reused_from`) and cost no run time.
+#[test]
+fn identical_machine_code_is_not_timed_twice() {
+    if !on_path("clang-22") {
+        eprintln!("note: clang-22 is not on PATH; skipping");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("k.c"),
+        "#include <stdio.h>\nint main(void) { volatile double s = 0; for (int i = 0; i < 1000; i++) s += i; printf(\"0.001\\n\"); fprintf(stderr, \"%g\\n\", s); return 0; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("p.yaml"),
+        "mold: k.c\nparams:\n  - {name: FLAG, type: categorical, choices: [\"\", \"-Wall\", \"-Wextra\"], default: \"\"}\n\
+         compile: \"clang-22 -O2 {{ FLAG }} {{ source }} -o {{ exe }}\"\nrun: \"{{ exe }}\"\nrepeats: 2\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("run");
+    let o = Command::new(BIN)
+        .arg("run")
+        .arg(tmp.path().join("p.yaml"))
+        .args(["--quiet", "--max-evals", "3", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let v = read_json(&out.join("results.json"));
+    let evals = v["evaluations"].as_array().unwrap();
+    assert_eq!(evals.len(), 3);
+    let reused: Vec<&serde_json::Value> = evals
+        .iter()
+        .filter(|e| !e["reused_from"].is_null())
+        .collect();
+    assert_eq!(reused.len(), 2, "{evals:#?}");
+    for e in reused {
+        assert_eq!(e["reused_from"], 0);
+        assert_eq!(e["run_s"], 0.0);
+        assert_eq!(e["status"], "ok");
+        assert!(e["cause"].as_str().unwrap().contains("machine code"), "{e}");
+    }
+}
