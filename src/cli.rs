@@ -49,6 +49,15 @@ pub enum Command {
         /// Learners to compare.
         #[arg(long, value_enum, value_delimiter = ',', default_values_t = Learner::ALL)]
         learners: Vec<Learner>,
+        /// Initial random configurations of each simulated search.
+        #[arg(long, default_value_t = 10)]
+        initial: usize,
+        /// Acquisition function.
+        #[arg(long = "acq", value_enum, default_value_t = Acquisition::Lcb)]
+        acquisition: Acquisition,
+        /// LCB exploration weight.
+        #[arg(long, default_value_t = 1.96)]
+        kappa: f64,
         /// Write the report (Markdown) here as well as to stdout.
         #[arg(long)]
         report: Option<PathBuf>,
@@ -115,6 +124,10 @@ pub struct RunArgs {
     /// Do not learn which configurations fail (failures then get the worst successful value).
     #[arg(long)]
     pub no_feasibility: bool,
+    /// Every N-th proposal after the initial design is random; 0 never [default: 3 for
+    /// rf/et/gbrt, 0 for gp].
+    #[arg(long, value_name = "N")]
+    pub interleave: Option<usize>,
     /// Candidate pool size per model step [default: 10000].
     #[arg(long)]
     pub pool: Option<usize>,
@@ -184,6 +197,7 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
                 acquisition: a.acquisition,
                 design: a.design,
                 no_feasibility: a.no_feasibility,
+                interleave: a.interleave,
                 pool: a.pool,
                 repeats: a.repeats,
                 compile_timeout: a.compile_timeout,
@@ -252,6 +266,9 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
             seeds,
             budget,
             learners,
+            initial,
+            acquisition,
+            kappa,
             report: out,
         } => {
             if dirs.is_empty() && !synthetic {
@@ -260,26 +277,31 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
                     Some("give run directories and/or `--synthetic`"),
                 ));
             }
+            let protocol = crate::replay::Protocol {
+                seeds,
+                budget,
+                initial,
+                acquisition,
+                kappa,
+            };
             let mut text = String::from("# Search quality: replayed tables\n\nProduced by `moldtune replay`. Lower is better; `best@k` is the best objective found within k evaluations.\n\n");
             for d in &dirs {
                 let table = report::table_of(d)?;
                 text.push_str(&crate::replay::report_table(
-                    &table, &learners, seeds, budget, false,
+                    &table, &learners, &protocol, false,
                 ));
             }
             if synthetic {
                 text.push_str(&crate::replay::report_table(
                     &crate::replay::branin(),
                     &learners,
-                    seeds,
-                    budget,
+                    &protocol,
                     false,
                 ));
                 text.push_str(&crate::replay::report_table(
                     &crate::replay::tiles(),
                     &learners,
-                    seeds,
-                    budget,
+                    &protocol,
                     true,
                 ));
             }

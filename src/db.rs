@@ -88,6 +88,8 @@ pub struct RunMeta {
     pub design: crate::search::Design,
     #[serde(default = "yes")]
     pub feasibility: bool,
+    #[serde(default)]
+    pub interleave: Option<usize>,
     pub max_evals: usize,
     pub initial: usize,
     pub kappa: f64,

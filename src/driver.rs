@@ -30,6 +30,7 @@ pub struct RunOptions {
     pub acquisition: Option<Acquisition>,
     pub design: Option<Design>,
     pub no_feasibility: bool,
+    pub interleave: Option<usize>,
     pub pool: Option<usize>,
     pub repeats: Option<u32>,
     pub compile_timeout: Option<f64>,
@@ -198,6 +199,10 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
         .unwrap_or_default();
     let design = opts.design.or(prev.map(|m| m.design)).unwrap_or_default();
     let feasibility = !opts.no_feasibility && prev.is_none_or(|m| m.feasibility);
+    let interleave = opts
+        .interleave
+        .or(prev.and_then(|m| m.interleave))
+        .unwrap_or(Settings::default_interleave(learner));
     if kappa.is_nan() || kappa < 0.0 {
         return Err(Error::usage(
             format!("`--kappa` must be >= 0, got `{kappa}`"),
@@ -254,6 +259,7 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
         acquisition,
         design,
         feasibility,
+        interleave: Some(interleave),
         max_evals,
         initial,
         kappa,
@@ -319,6 +325,7 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
         acquisition,
         design,
         feasibility,
+        interleave,
         censor_timeouts: problem.metric.goal == crate::problem::Goal::Minimize
             && matches!(
                 problem.metric.kind,

@@ -97,14 +97,24 @@ pub struct LearnerReport {
     pub seeds: usize,
 }
 
+/// How the simulated searches are run.
+#[derive(Debug, Clone, Copy)]
+pub struct Protocol {
+    pub seeds: usize,
+    pub budget: usize,
+    pub initial: usize,
+    pub acquisition: crate::search::Acquisition,
+    pub kappa: f64,
+}
+
 pub fn evaluate_learner(
     table: &Table,
     learner: Learner,
     feasibility: bool,
-    seeds: usize,
-    budget: usize,
+    pr: &Protocol,
     checkpoints: &[usize],
 ) -> LearnerReport {
+    let (seeds, budget) = (pr.seeds, pr.budget);
     let opt = table.optimum();
     let within = |v: f64| match table.goal {
         Goal::Minimize => v <= opt * 1.05 + 1e-300,
@@ -113,8 +123,10 @@ pub fn evaluate_learner(
     let traces: Vec<Trace> = (0..seeds)
         .map(|seed| {
             let s = Settings {
-                initial: 10,
+                initial: pr.initial,
                 feasibility,
+                acquisition: pr.acquisition,
+                kappa: pr.kappa,
                 ..Settings::new(learner, seed as u64, table.goal)
             };
             simulate(table, s, budget)
@@ -298,12 +310,19 @@ pub fn from_records(name: &str, space: Space, goal: Goal, records: &[crate::db::
 pub fn report_table(
     table: &Table,
     learners: &[Learner],
-    seeds: usize,
-    budget: usize,
+    pr: &Protocol,
     feasibility_ablation: bool,
 ) -> String {
+    let (seeds, budget) = (pr.seeds, pr.budget);
     let checkpoints = [10, 25, 50, 100, 200];
-    let mut out = format!("## {}\n\n{}; {seeds} seeds, budget {budget} evaluations (the default configuration, 10 random initial points, then the learner).\n\n", table.name, describe(table));
+    let mut out = format!(
+        "## {}\n\n{}; {seeds} seeds, budget {budget} evaluations (the default configuration, {} random initial points, then the learner; acquisition {:?}, kappa {}).\n\n",
+        table.name,
+        describe(table),
+        pr.initial,
+        pr.acquisition,
+        pr.kappa
+    );
     let cps: Vec<usize> = checkpoints
         .iter()
         .copied()
@@ -323,7 +342,7 @@ pub fn report_table(
         runs.push((Learner::Rf, false));
     }
     for (l, feas) in runs {
-        let r = evaluate_learner(table, l, feas, seeds, budget, &cps);
+        let r = evaluate_learner(table, l, feas, pr, &cps);
         let label = if feas {
             l.as_str().to_string()
         } else {

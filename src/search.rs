@@ -21,6 +21,8 @@
 //!   the timeout, so it enters the regression with the larger of that bound and the worst
 //!   success;
 //! * with `feasibility` off, failures enter the regression with the worst successful value.
+//!
+//! Tree learners interleave a random proposal every third step (see [`Settings::interleave`]).
 
 use std::collections::HashSet;
 
@@ -130,9 +132,22 @@ pub struct Settings {
     pub feasibility: bool,
     /// Treat run timeouts as "at least this slow" (the metric is a time being minimised).
     pub censor_timeouts: bool,
+    /// Every `interleave`-th proposal after the initial design is random (0: never), as SMAC
+    /// interleaves random configurations (Hutter et al. 2011): tree ensembles extrapolate
+    /// flat and under-estimate their uncertainty in unexplored corners, so without this they
+    /// can settle on a local plateau (measured on the recorded gemm table: results/search/).
+    pub interleave: usize,
 }
 
 impl Settings {
+    /// Random interleaving for the tree learners; the GP's uncertainty does not need it.
+    pub fn default_interleave(learner: Learner) -> usize {
+        match learner {
+            Learner::Rf | Learner::Et | Learner::Gbrt => 3,
+            Learner::Gp | Learner::Random => 0,
+        }
+    }
+
     /// Defaults for everything but the learner, seed and goal.
     pub fn new(learner: Learner, seed: u64, goal: Goal) -> Settings {
         Settings {
@@ -147,13 +162,17 @@ impl Settings {
             goal,
             feasibility: true,
             censor_timeouts: goal == Goal::Minimize,
+            interleave: Settings::default_interleave(learner),
         }
     }
 }
 
 #[derive(Debug, Clone)]
 struct Observation {
+    /// Features for the GP (one column per parameter) and for the tree models (one-hot
+    /// categories).
     encoded: Vec<f64>,
+    tree: Vec<f64>,
     status: Status,
     objective: Option<f64>,
     /// Wall seconds of the timed runs and their number (for censoring timeouts).
@@ -256,6 +275,7 @@ impl<'s> Searcher<'s> {
         self.seen.insert(config.key());
         self.history.push(Observation {
             encoded: self.space.encode(config),
+            tree: self.space.tree_features(config),
             status: m.status,
             objective: m.objective,
             run_s: m.run_s,
@@ -315,7 +335,8 @@ impl<'s> Searcher<'s> {
             .iter()
             .filter(|o| o.status == Status::Ok)
             .count();
-        if self.s.learner == Learner::Random || ok < 2 {
+        let every = self.s.interleave;
+        if self.s.learner == Learner::Random || ok < 2 || (every > 0 && step % every == 0) {
             let mut rng = Rng::for_step(self.s.seed, STREAM_INITIAL, step as u64);
             return self.random_new(&mut rng).map(|c| (c, Source::Random));
         }
@@ -336,10 +357,10 @@ impl<'s> Searcher<'s> {
     pub fn pool(&self, rng: &mut Rng) -> Vec<Config> {
         if let Some(all) = &self.all {
             let mut left: Vec<Config> = all.iter().filter(|c| !self.is_seen(c)).cloned().collect();
-            if left.len() > self.s.pool {
-                rng.shuffle(&mut left);
-                left.truncate(self.s.pool);
-            }
+            // Always shuffled: a tree model predicts exactly equal values for many candidates,
+            // and ties must not be broken by enumeration order.
+            rng.shuffle(&mut left);
+            left.truncate(self.s.pool);
             return left;
         }
         let mut out = Vec::with_capacity(self.s.pool);
@@ -358,7 +379,7 @@ impl<'s> Searcher<'s> {
     /// Regression rows and targets following the failure policy (module documentation):
     /// the objective made "smaller is better", log-transformed when all successes are
     /// positive (run times span orders of magnitude).
-    fn training_set(&self) -> (Vec<f64>, Vec<f64>) {
+    fn training_set(&self, gp: bool) -> (Vec<f64>, Vec<f64>) {
         let oks: Vec<&Observation> = self
             .history
             .iter()
@@ -397,7 +418,7 @@ impl<'s> Searcher<'s> {
                 _ => Some(worst),
             };
             if let Some(v) = target {
-                x.extend_from_slice(&o.encoded);
+                x.extend_from_slice(if gp { &o.encoded } else { &o.tree });
                 y.push(v);
             }
         }
@@ -412,11 +433,11 @@ impl<'s> Searcher<'s> {
         if !self.s.feasibility || self.history.iter().all(usable) {
             return None;
         }
-        let d = self.space.params.len();
+        let d = self.space.tree_width();
         let x: Vec<f64> = self
             .history
             .iter()
-            .flat_map(|o| o.encoded.iter().copied())
+            .flat_map(|o| o.tree.iter().copied())
             .collect();
         let y: Vec<f64> = self
             .history
@@ -428,6 +449,7 @@ impl<'s> Searcher<'s> {
             min_samples_leaf: 1,
             max_depth: 32,
             extra: false,
+            max_features: 1.0,
         };
         let f = Forest::fit(&x, d, &y, params, rng);
         Some(f.predict(xp).0)
@@ -439,14 +461,25 @@ impl<'s> Searcher<'s> {
         if pool.is_empty() {
             return None;
         }
-        let d = self.space.params.len();
-        let (x, y) = self.training_set();
+        let gp = self.s.learner == Learner::Gp;
+        let d = if gp {
+            self.space.params.len()
+        } else {
+            self.space.tree_width()
+        };
+        let (x, y) = self.training_set(gp);
         let mut fit_rng = Rng::for_step(self.s.seed, STREAM_FIT, step as u64);
-        let mut xp = Vec::with_capacity(pool.len() * d);
+        let dt = self.space.tree_width();
+        let mut xt = Vec::with_capacity(pool.len() * dt);
         for c in &pool {
-            xp.extend(self.space.encode(c));
+            xt.extend(self.space.tree_features(c));
         }
-        let p_ok = self.feasibility(&xp, &mut fit_rng);
+        let p_ok = self.feasibility(&xt, &mut fit_rng);
+        let xp = if gp {
+            pool.iter().flat_map(|c| self.space.encode(c)).collect()
+        } else {
+            xt
+        };
         if y.len() < 2 {
             // Too few usable observations for a model: the most feasible candidate, else random.
             let k = p_ok.as_ref().map_or(0, |p| {

@@ -429,6 +429,45 @@ impl Space {
             .collect()
     }
 
+    /// Features for the tree models: like [`Space::encode`], except that a categorical
+    /// parameter with more than two choices becomes one 0/1 column per choice (−1 everywhere
+    /// when inactive), so that a single split can isolate any category (scikit-optimize
+    /// one-hot encodes categories too). Ordinals keep their single ordered column.
+    pub fn tree_features(&self, c: &Config) -> Vec<f64> {
+        let mut out = Vec::with_capacity(self.tree_width());
+        for (p, &x) in self.params.iter().zip(&c.0) {
+            match &p.kind {
+                Kind::Categorical(v) if v.len() > 2 => {
+                    for k in 0..v.len() {
+                        out.push(if x.is_nan() {
+                            -1.0
+                        } else {
+                            (x as usize == k) as u8 as f64
+                        });
+                    }
+                }
+                _ => out.push(p.encode(x)),
+            }
+        }
+        out
+    }
+
+    /// The parameter each tree feature belongs to.
+    pub fn tree_feature_params(&self) -> Vec<usize> {
+        self.params
+            .iter()
+            .enumerate()
+            .flat_map(|(i, p)| match &p.kind {
+                Kind::Categorical(v) if v.len() > 2 => vec![i; v.len()],
+                _ => vec![i],
+            })
+            .collect()
+    }
+
+    pub fn tree_width(&self) -> usize {
+        self.tree_feature_params().len()
+    }
+
     pub fn encode(&self, c: &Config) -> Vec<f64> {
         self.params
             .iter()

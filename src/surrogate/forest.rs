@@ -22,6 +22,8 @@ pub struct ForestParams {
     pub max_depth: usize,
     /// Extra trees (random cuts, no bootstrap) instead of a random forest.
     pub extra: bool,
+    /// Fraction of the features tried at each split (a fresh random subset per node).
+    pub max_features: f64,
 }
 
 impl ForestParams {
@@ -32,6 +34,7 @@ impl ForestParams {
             min_samples_leaf: 3,
             max_depth: 32,
             extra: false,
+            max_features: 1.0,
         }
     }
     pub fn extra_trees() -> ForestParams {
@@ -230,7 +233,12 @@ impl Builder<'_> {
         let total: f64 = idx.iter().map(|&i| self.y[i as usize]).sum();
         let parent_score = total * total / n as f64;
         let mut best: Option<(f64, usize, usize)> = None; // (gain, feature, cut bin)
-        for f in 0..self.d {
+        let m = ((self.p.max_features * self.d as f64).ceil() as usize).clamp(1, self.d);
+        let mut feats: Vec<usize> = (0..self.d).collect();
+        if m < self.d {
+            self.rng.shuffle(&mut feats);
+        }
+        for &f in &feats[..m] {
             let nb = self.b.cuts[f].len() + 1;
             if nb < 2 {
                 continue;

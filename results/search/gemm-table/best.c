@@ -65,8 +65,8 @@ __attribute__((noinline)) void kernel_gemm(int ni, int nj, int nk, DATA_TYPE alp
 #define FOR_K for (int k = 0; k < NK; k++)
 #define FOR_J for (int j = 0; j < NJ; j++)
 
-#pragma omp interchange permutation(2,1,3)
-#pragma omp tile sizes(32, 2048, 8)
+
+#pragma omp tile sizes(128, 2048, 8)
   FOR_I FOR_J FOR_K
         C[i][j] += alpha * A[i][k] * B[k][j];
 #undef FOR_I

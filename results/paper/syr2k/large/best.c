@@ -67,7 +67,7 @@ __attribute__((noinline)) void kernel_syr2k(int n, int m, DATA_TYPE alpha, DATA_
 #define FOR_J for (int j = 0; j < N; j++)
 
 #pragma omp interchange permutation(3,2,1)
-#pragma omp tile sizes(20, 2048, 96)
+#pragma omp tile sizes(80, 100, 100)
   FOR_J FOR_I FOR_K
         if (j <= i)
           C[i][j] += A[j][k] * alpha * B[i][k] + B[j][k] * alpha * A[i][k];
