@@ -70,9 +70,9 @@ __attribute__((noinline)) void kernel_covariance(int m, int n, DATA_TYPE float_n
 #define FOR_J for (int j = 0; j < M; j++)
 #define FOR_K for (int k = 0; k < N; k++)
 
-#pragma omp interchange permutation(2,1,3)
-#pragma omp tile sizes(20, 2048, 64)
-  FOR_K FOR_I FOR_J
+#pragma omp interchange permutation(2,3,1)
+#pragma omp tile sizes(16, 50, 4)
+  FOR_I FOR_J FOR_K
         if (j >= i)
           cov[i][j] += data[k][i] * data[k][j];
 #undef FOR_I
