@@ -472,7 +472,7 @@ impl<'s> Searcher<'s> {
         let dt = self.space.tree_width();
         let mut xt = Vec::with_capacity(pool.len() * dt);
         for c in &pool {
-            xt.extend(self.space.tree_features(c));
+            self.space.push_tree_features(c, &mut xt);
         }
         let p_ok = self.feasibility(&xt, &mut fit_rng);
         let xp = if gp {

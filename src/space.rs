@@ -435,6 +435,12 @@ impl Space {
     /// one-hot encodes categories too). Ordinals keep their single ordered column.
     pub fn tree_features(&self, c: &Config) -> Vec<f64> {
         let mut out = Vec::with_capacity(self.tree_width());
+        self.push_tree_features(c, &mut out);
+        out
+    }
+
+    /// Appends [`Space::tree_features`] to `out` (no allocation per configuration).
+    pub fn push_tree_features(&self, c: &Config, out: &mut Vec<f64>) {
         for (p, &x) in self.params.iter().zip(&c.0) {
             match &p.kind {
                 Kind::Categorical(v) if v.len() > 2 => {
@@ -449,7 +455,6 @@ impl Space {
                 _ => out.push(p.encode(x)),
             }
         }
-        out
     }
 
     /// The parameter each tree feature belongs to.
@@ -465,7 +470,13 @@ impl Space {
     }
 
     pub fn tree_width(&self) -> usize {
-        self.tree_feature_params().len()
+        self.params
+            .iter()
+            .map(|p| match &p.kind {
+                Kind::Categorical(v) if v.len() > 2 => v.len(),
+                _ => 1,
+            })
+            .sum()
     }
 
     pub fn encode(&self, c: &Config) -> Vec<f64> {
