@@ -229,6 +229,9 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
     };
     // Lock first, so that a second run on a busy directory is told so (not "resume it").
     let _lock = db::lock(&dir)?;
+    // Absolute from here on: compiles and runs happen in build directories below it.
+    let dir = std::fs::canonicalize(&dir)
+        .map_err(|e| Error::io(format!("cannot resolve `{}`", dir.display()), e))?;
     if !opts.resume && db::has_rows(&dir) {
         return Err(Error::usage(
             format!("`{}` already holds results", dir.display()),

@@ -558,12 +558,19 @@ fn identical_machine_code_is_not_timed_twice() {
          compile: \"clang-22 -O2 {{ FLAG }} {{ source }} -o {{ exe }}\"\nrun: \"{{ exe }}\"\nrepeats: 2\n",
     )
     .unwrap();
+    // A relative --out (and problem path): builds happen below it, in other directories.
     let out = tmp.path().join("run");
     let o = Command::new(BIN)
-        .arg("run")
-        .arg(tmp.path().join("p.yaml"))
-        .args(["--quiet", "--max-evals", "3", "--out"])
-        .arg(&out)
+        .current_dir(tmp.path())
+        .args([
+            "run",
+            "p.yaml",
+            "--quiet",
+            "--max-evals",
+            "3",
+            "--out",
+            "run",
+        ])
         .output()
         .unwrap();
     assert_code(&o, 0);
