@@ -43,7 +43,8 @@ fn main() {
     std::fs::create_dir_all(&out).unwrap();
 
     {
-        // Parts of one rf step at ~200 observations (diagnostic).
+        // Parts of one rf step at ~200 observations (diagnostic; the features are the tree
+        // features the forest learners use).
         use moldtune::rng::Rng;
         use moldtune::surrogate::{Forest, ForestParams};
         let mut s = Searcher::new(
@@ -56,7 +57,7 @@ fn main() {
         for _ in 0..200 {
             let c = problem.space.sample_valid(&mut rng, 100).unwrap();
             let y = MockEvaluator::objective(&problem, &c);
-            xs.extend(problem.space.encode(&c));
+            problem.space.push_tree_features(&c, &mut xs);
             ys.push(y.ln());
             let m = Measurement::single(y);
             s.tell(&c, &m, moldtune::outcome::Source::Random);
@@ -65,12 +66,15 @@ fn main() {
         let pool = s.pool(&mut rng);
         let t_pool = t.elapsed();
         let t = Instant::now();
-        let xp: Vec<f64> = pool.iter().flat_map(|c| problem.space.encode(c)).collect();
+        let mut xp = Vec::new();
+        for c in &pool {
+            problem.space.push_tree_features(c, &mut xp);
+        }
         let t_enc = t.elapsed();
         let t = Instant::now();
         let f = Forest::fit(
             &xs,
-            problem.space.params.len(),
+            problem.space.tree_width(),
             &ys,
             ForestParams::random_forest(),
             &mut rng,

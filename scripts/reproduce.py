@@ -10,6 +10,7 @@ directories) and results/paper/README.md.
     python3 scripts/reproduce.py [--evals-large N] [--evals-medium N] [--runs 5] [kernels...]
 """
 import argparse
+import csv
 import json
 import os
 import re
@@ -134,7 +135,6 @@ def study(kernel, dataset_label, yaml, evals, runs, tmp):
     counts = {}
     csv_path = os.path.join(run_dir, "results.csv")
     if os.path.exists(csv_path):
-        import csv
         with open(csv_path) as f:
             for row in csv.DictReader(f):
                 counts[row["status"]] = counts.get(row["status"], 0) + 1

@@ -52,22 +52,11 @@ pub struct JsonRecord {
     pub eval_id: usize,
     pub config: serde_json::Map<String, serde_json::Value>,
     pub config_hash: String,
-    pub status: Status,
-    pub objective: Option<f64>,
-    pub samples: Vec<f64>,
-    pub spread: Option<f64>,
-    pub compile_s: f64,
-    pub run_s: f64,
-    pub repeats: u32,
     pub elapsed_sec: f64,
     pub source: Source,
-    pub cause: Option<String>,
-    #[serde(default)]
-    pub build_hash: Option<String>,
-    #[serde(default)]
-    pub binary_hash: Option<String>,
-    #[serde(default)]
-    pub reused_from: Option<usize>,
+    /// status, objective, samples, spread, compile_s, run_s, repeats, cause, hashes.
+    #[serde(flatten)]
+    pub m: Measurement,
 }
 
 /// run.json.
@@ -311,7 +300,12 @@ pub fn read_records(dir: &Path, problem: &Problem) -> Result<Vec<Record>, Error>
         let eval_id: usize = cells[np + 2]
             .parse()
             .map_err(|_| bad(format!("row {}: bad eval_id", k + 2)))?;
-        let j = extra.get(&eval_id);
+        // The CSV row is authoritative; results.json adds what the CSV does not hold.
+        let from_json = extra.get(&eval_id).map(|j| j.m.clone());
+        let base = from_json.unwrap_or(Measurement {
+            cause: None,
+            ..Measurement::failed(status, 0.0, 0.0, String::new())
+        });
         out.push(Record {
             eval_id,
             m: Measurement {
@@ -321,11 +315,7 @@ pub fn read_records(dir: &Path, problem: &Problem) -> Result<Vec<Record>, Error>
                 run_s: num(np + 5).unwrap_or(0.0),
                 repeats: cells[np + 6].parse().unwrap_or(0),
                 spread: num(np + 7),
-                samples: j.map(|j| j.samples.clone()).unwrap_or_default(),
-                cause: j.and_then(|j| j.cause.clone()),
-                build_hash: j.and_then(|j| j.build_hash.clone()),
-                binary_hash: j.and_then(|j| j.binary_hash.clone()),
-                reused_from: j.and_then(|j| j.reused_from),
+                ..base
             },
             elapsed_sec: num(np + 1).unwrap_or(0.0),
             source: Source::parse(cells[np + 8]).unwrap_or(Source::Random),
@@ -349,19 +339,9 @@ pub fn json_record(problem: &Problem, r: &Record) -> JsonRecord {
         eval_id: r.eval_id,
         config,
         config_hash: r.config_hash.clone(),
-        status: r.m.status,
-        objective: r.m.objective,
-        samples: r.m.samples.clone(),
-        spread: r.m.spread,
-        compile_s: r.m.compile_s,
-        run_s: r.m.run_s,
-        repeats: r.m.repeats,
         elapsed_sec: r.elapsed_sec,
         source: r.source,
-        cause: r.m.cause.clone(),
-        build_hash: r.m.build_hash.clone(),
-        binary_hash: r.m.binary_hash.clone(),
-        reused_from: r.m.reused_from,
+        m: r.m.clone(),
     }
 }
 

@@ -244,7 +244,9 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
     measure::track_children_in(&dir);
     measure::install_signal_handlers();
 
-    let mut records = if opts.resume && dir.join(db::RESULTS_CSV).exists() {
+    // Continue an existing log only when resuming; otherwise (re)start it.
+    let continuing = opts.resume && dir.join(db::RESULTS_CSV).exists();
+    let mut records = if continuing {
         db::read_records(&dir, &problem)?
     } else {
         Vec::new()
@@ -288,10 +290,10 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
         best_eval_id: None,
     };
     db::write_run_json(&dir, &meta)?;
-    let mut log = if records.is_empty() && !(opts.resume && dir.join(db::RESULTS_CSV).exists()) {
-        db::Log::create(&dir, &problem)?
-    } else {
+    let mut log = if continuing {
         db::Log::append_to(&dir)?
+    } else {
+        db::Log::create(&dir, &problem)?
     };
 
     let mut progress = Progress::new(max_evals, records.len(), opts.quiet);

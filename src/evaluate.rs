@@ -111,21 +111,14 @@ impl RealEvaluator {
         }
     }
 
-    /// Hash of everything that determines a build and its runs, with this evaluation's paths
-    /// replaced by placeholders.
+    /// Hash of everything that determines a build and its runs: the rendered source, the
+    /// compile command and [`RealEvaluator::run_key`], with this evaluation's paths replaced.
     fn build_key(&self, problem: &Problem, config: &Config, source: &str, dir: &Path) -> String {
-        let b = self.builtins(problem, dir);
-        let ctx = template::context(&problem.space, config, &b);
-        let mut text = String::from(source);
-        for part in [problem.compile.render(&ctx), problem.run.render(&ctx)] {
-            text.push('\0');
-            text.push_str(&part.unwrap_or_default());
-        }
-        for (k, t) in &problem.env {
-            text.push_str(&format!("\0{k}={}", t.render(&ctx).unwrap_or_default()));
-        }
-        let text = text.replace(&dir.display().to_string(), "{work_dir}");
-        crate::rng::hex_hash(text.as_bytes())
+        let ctx = template::context(&problem.space, config, &self.builtins(problem, dir));
+        let compile = problem.compile.render(&ctx).unwrap_or_default();
+        let compile = compile.replace(&dir.display().to_string(), "{work_dir}");
+        let run = self.run_key(problem, config, dir);
+        crate::rng::hex_hash(format!("{source}\0{compile}\0{run}").as_bytes())
     }
 
     /// The run command and environment of this evaluation, paths replaced by placeholders.

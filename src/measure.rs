@@ -86,11 +86,6 @@ pub fn interrupted() -> bool {
     INTERRUPTS.load(Ordering::SeqCst) > 0
 }
 
-/// For tests: pretend an interrupt arrived (or clear it).
-pub fn set_interrupted(on: bool) {
-    INTERRUPTS.store(on as usize, Ordering::SeqCst);
-}
-
 fn killpg(pgid: i32, sig: libc::c_int) {
     // SAFETY: plain syscall; ESRCH (group already gone) is fine.
     unsafe {

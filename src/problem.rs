@@ -15,7 +15,7 @@ use serde_saphyr::Spanned;
 use crate::error::{Error, Span};
 use crate::expr;
 use crate::mold::Mold;
-use crate::rng::{hex_hash, Rng};
+use crate::rng::hex_hash;
 use crate::space::{Condition, Config, Constraint, Kind, Param, Scalar, Space};
 use crate::template::{self, Template};
 
@@ -495,6 +495,12 @@ impl Problem {
     }
 }
 
+/// "choose one of `a`, `b`" for a default that is not among the values.
+fn one_of<T: std::fmt::Display>(values: &[T]) -> String {
+    let shown: Vec<String> = values.iter().map(|x| format!("`{x}`")).collect();
+    format!("choose one of {}", shown.join(", "))
+}
+
 fn command_text(c: &RawCommand) -> String {
     match c {
         RawCommand::Line(s) => s.clone(),
@@ -668,20 +674,8 @@ fn build_space(cx: &Ctx, raw: &RawProblem) -> Result<Space, Error> {
                         &d.referenced,
                         format!("default `{shown}` is not a value of `{name}`"),
                         Some(&match &p.kind {
-                            Kind::Ordinal(v) => format!(
-                                "choose one of {}",
-                                v.iter()
-                                    .map(|x| format!("`{x}`"))
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ),
-                            Kind::Categorical(v) => format!(
-                                "choose one of {}",
-                                v.iter()
-                                    .map(|x| format!("`{x}`"))
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ),
+                            Kind::Ordinal(v) => one_of(v),
+                            Kind::Categorical(v) => one_of(v),
                             _ => "the default must lie within `low`..=`high`".to_string(),
                         }),
                     );
@@ -833,7 +827,8 @@ fn build_space(cx: &Ctx, raw: &RawProblem) -> Result<Space, Error> {
         constraints,
     };
 
-    // The default configuration is the baseline and the reference: it must be valid.
+    // The default configuration is the baseline and the reference: it must be valid. (This
+    // also proves that the constraints leave something to search.)
     let default = space.default_config();
     if !space.is_valid(&default) {
         let broken = space
@@ -866,32 +861,6 @@ fn build_space(cx: &Ctx, raw: &RawProblem) -> Result<Space, Error> {
         };
     }
 
-    // The constraints must leave something to search.
-    let feasible = match space.enumerate() {
-        Some(all) => !all.is_empty(),
-        None => {
-            let mut rng = Rng::new(0x5eed);
-            space.is_valid(&space.default_config())
-                || space.sample_valid(&mut rng, 20_000).is_some()
-        }
-    };
-    if !feasible {
-        let loc = raw
-            .constraints
-            .first()
-            .map(|c| &c.referenced)
-            .or(raw.forbidden.first().map(|f| &f.referenced));
-        let message =
-            "the constraints and forbidden combinations exclude every configuration".to_string();
-        return match loc {
-            Some(l) => cx.err(l, message, Some("relax a constraint")),
-            None => Err(Error::ConfigFile {
-                file: cx.file.to_path_buf(),
-                message,
-                hint: None,
-            }),
-        };
-    }
     Ok(space)
 }
 

@@ -188,8 +188,40 @@ pub struct Searcher<'s> {
     history: Vec<Observation>,
     /// All valid configurations when the space is small enough to enumerate (or the rows of
     /// a replayed table).
-    all: Option<Vec<Config>>,
+    all: Option<Candidates>,
+    /// Whether the default configuration may be proposed (valid, and a candidate).
+    default_allowed: bool,
     lhs: Vec<Config>,
+}
+
+/// A known, finite candidate set with the evaluated ones marked, so that filtering the
+/// remaining ones costs no hashing or allocation per candidate and step.
+struct Candidates {
+    configs: Vec<Config>,
+    index: std::collections::HashMap<Vec<u64>, usize>,
+    taken: Vec<bool>,
+}
+
+impl Candidates {
+    fn new(configs: Vec<Config>) -> Candidates {
+        let index = configs
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.key(), i))
+            .collect();
+        let taken = vec![false; configs.len()];
+        Candidates {
+            configs,
+            index,
+            taken,
+        }
+    }
+
+    fn left(&self) -> Vec<usize> {
+        (0..self.configs.len())
+            .filter(|&i| !self.taken[i])
+            .collect()
+    }
 }
 
 const STREAM_INITIAL: u64 = 1;
@@ -260,19 +292,32 @@ impl<'s> Searcher<'s> {
         } else {
             Vec::new()
         };
+        let all = candidates.map(Candidates::new);
+        let default = space.default_config();
+        let default_allowed = space.is_valid(&default)
+            && all
+                .as_ref()
+                .is_none_or(|a| a.index.contains_key(&default.key()));
         Searcher {
             space,
             s,
             seen: HashSet::new(),
             history: Vec::new(),
-            all: candidates,
+            all,
+            default_allowed,
             lhs,
         }
     }
 
     /// Records an evaluated configuration (also used to replay the log on resume).
     pub fn tell(&mut self, config: &Config, m: &Measurement, source: Source) {
-        self.seen.insert(config.key());
+        let key = config.key();
+        if let Some(a) = &mut self.all {
+            if let Some(&i) = a.index.get(&key) {
+                a.taken[i] = true;
+            }
+        }
+        self.seen.insert(key);
         self.history.push(Observation {
             encoded: self.space.encode(config),
             tree: self.space.tree_features(config),
@@ -288,16 +333,9 @@ impl<'s> Searcher<'s> {
         self.seen.contains(&config.key())
     }
 
-    /// The valid configurations not yet evaluated, if known (small spaces).
-    pub fn remaining(&self) -> Option<usize> {
-        self.all
-            .as_ref()
-            .map(|a| a.iter().filter(|c| !self.is_seen(c)).count())
-    }
-
     fn candidate_ok(&self, c: &Config) -> bool {
         match &self.all {
-            Some(all) => all.iter().any(|a| a.key() == c.key()),
+            Some(all) => all.index.contains_key(&c.key()),
             None => self.space.is_valid(c),
         }
     }
@@ -305,16 +343,11 @@ impl<'s> Searcher<'s> {
     /// The next configuration, or `None` when every valid configuration has been evaluated
     /// (or none new can be found).
     pub fn ask(&mut self, step: usize) -> Option<(Config, Source)> {
-        let default = self.space.default_config();
-        if !self.is_seen(&default)
-            && self.history.iter().all(|o| o.source != Source::Default)
-            && self.space.is_valid(&default)
-            && self
-                .all
-                .as_ref()
-                .is_none_or(|a| a.iter().any(|c| c.key() == default.key()))
-        {
-            return Some((default, Source::Default));
+        if self.default_allowed && self.history.iter().all(|o| o.source != Source::Default) {
+            let default = self.space.default_config();
+            if !self.is_seen(&default) {
+                return Some((default, Source::Default));
+            }
         }
         let n_initial = self
             .history
@@ -345,8 +378,8 @@ impl<'s> Searcher<'s> {
 
     fn random_new(&self, rng: &mut Rng) -> Option<Config> {
         if let Some(all) = &self.all {
-            let left: Vec<&Config> = all.iter().filter(|c| !self.is_seen(c)).collect();
-            return (!left.is_empty()).then(|| left[rng.below(left.len())].clone());
+            let left = all.left();
+            return (!left.is_empty()).then(|| all.configs[left[rng.below(left.len())]].clone());
         }
         (0..TRIES * 10)
             .map(|_| self.space.sample_raw(rng))
@@ -356,12 +389,12 @@ impl<'s> Searcher<'s> {
     /// A pool of up to `pool` valid, distinct, not yet evaluated configurations.
     pub fn pool(&self, rng: &mut Rng) -> Vec<Config> {
         if let Some(all) = &self.all {
-            let mut left: Vec<Config> = all.iter().filter(|c| !self.is_seen(c)).cloned().collect();
+            let mut left = all.left();
             // Always shuffled: a tree model predicts exactly equal values for many candidates,
             // and ties must not be broken by enumeration order.
             rng.shuffle(&mut left);
             left.truncate(self.s.pool);
-            return left;
+            return left.into_iter().map(|i| all.configs[i].clone()).collect();
         }
         let mut out = Vec::with_capacity(self.s.pool);
         let mut keys = HashSet::with_capacity(self.s.pool);
@@ -425,14 +458,18 @@ impl<'s> Searcher<'s> {
         (x, y)
     }
 
-    /// Probability that each pooled candidate succeeds, when failures have been seen.
-    fn feasibility(&self, xp: &[f64], rng: &mut Rng) -> Option<Vec<f64>> {
-        let usable = |o: &Observation| {
-            o.status == Status::Ok || (o.status == Status::RunTimeout && self.s.censor_timeouts)
-        };
-        if !self.s.feasibility || self.history.iter().all(usable) {
-            return None;
-        }
+    /// Whether an observation gives the regression a value (a success, or a censored timeout).
+    fn usable(&self, o: &Observation) -> bool {
+        o.status == Status::Ok || (o.status == Status::RunTimeout && self.s.censor_timeouts)
+    }
+
+    /// Whether the feasibility classifier has something to learn.
+    fn learns_failures(&self) -> bool {
+        self.s.feasibility && !self.history.iter().all(|o| self.usable(o))
+    }
+
+    /// Probability that each pooled candidate (tree features `xt`) succeeds.
+    fn feasibility(&self, xt: &[f64], rng: &mut Rng) -> Vec<f64> {
         let d = self.space.tree_width();
         let x: Vec<f64> = self
             .history
@@ -442,17 +479,15 @@ impl<'s> Searcher<'s> {
         let y: Vec<f64> = self
             .history
             .iter()
-            .map(|o| usable(o) as u8 as f64)
+            .map(|o| self.usable(o) as u8 as f64)
             .collect();
         let params = ForestParams {
             n_trees: 50,
             min_samples_leaf: 1,
             max_depth: 32,
             extra: false,
-            max_features: 1.0,
         };
-        let f = Forest::fit(&x, d, &y, params, rng);
-        Some(f.predict(xp).0)
+        Forest::fit(&x, d, &y, params, rng).predict(xt).0
     }
 
     fn model_step(&self, step: usize) -> Option<Config> {
@@ -469,16 +504,21 @@ impl<'s> Searcher<'s> {
         };
         let (x, y) = self.training_set(gp);
         let mut fit_rng = Rng::for_step(self.s.seed, STREAM_FIT, step as u64);
-        let dt = self.space.tree_width();
-        let mut xt = Vec::with_capacity(pool.len() * dt);
-        for c in &pool {
-            self.space.push_tree_features(c, &mut xt);
-        }
-        let p_ok = self.feasibility(&xt, &mut fit_rng);
-        let xp = if gp {
-            pool.iter().flat_map(|c| self.space.encode(c)).collect()
-        } else {
+        // Tree features of the pool: for the tree learners and the feasibility classifier.
+        let xt = (!gp || self.learns_failures()).then(|| {
+            let mut xt = Vec::with_capacity(pool.len() * self.space.tree_width());
+            for c in &pool {
+                self.space.push_tree_features(c, &mut xt);
+            }
             xt
+        });
+        let p_ok = match &xt {
+            Some(xt) if self.learns_failures() => Some(self.feasibility(xt, &mut fit_rng)),
+            _ => None,
+        };
+        let xp = match xt {
+            Some(xt) if !gp => xt,
+            _ => pool.iter().flat_map(|c| self.space.encode(c)).collect(),
         };
         if y.len() < 2 {
             // Too few usable observations for a model: the most feasible candidate, else random.

@@ -457,18 +457,7 @@ impl Space {
         }
     }
 
-    /// The parameter each tree feature belongs to.
-    pub fn tree_feature_params(&self) -> Vec<usize> {
-        self.params
-            .iter()
-            .enumerate()
-            .flat_map(|(i, p)| match &p.kind {
-                Kind::Categorical(v) if v.len() > 2 => vec![i; v.len()],
-                _ => vec![i],
-            })
-            .collect()
-    }
-
+    /// Number of tree features (see [`Space::tree_features`]).
     pub fn tree_width(&self) -> usize {
         self.params
             .iter()

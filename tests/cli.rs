@@ -872,8 +872,7 @@ fn every_learner_and_acquisition_completes_without_repeats() {
         args.extend_from_slice(extra);
         let o = mock_run(&fx, &out, &args);
         assert_code(&o, 0);
-        let csv = assert_complete(&out, 25);
-        let _ = csv;
+        assert_complete(&out, 25);
         let run: serde_json::Value = read_json(&out.join("run.json"));
         assert_eq!(run["learner"], extra[1], "{extra:?}");
     }

@@ -22,8 +22,6 @@ pub struct ForestParams {
     pub max_depth: usize,
     /// Extra trees (random cuts, no bootstrap) instead of a random forest.
     pub extra: bool,
-    /// Fraction of the features tried at each split (a fresh random subset per node).
-    pub max_features: f64,
 }
 
 impl ForestParams {
@@ -34,7 +32,6 @@ impl ForestParams {
             min_samples_leaf: 3,
             max_depth: 32,
             extra: false,
-            max_features: 1.0,
         }
     }
     pub fn extra_trees() -> ForestParams {
@@ -233,12 +230,7 @@ impl Builder<'_> {
         let total: f64 = idx.iter().map(|&i| self.y[i as usize]).sum();
         let parent_score = total * total / n as f64;
         let mut best: Option<(f64, usize, usize)> = None; // (gain, feature, cut bin)
-        let m = ((self.p.max_features * self.d as f64).ceil() as usize).clamp(1, self.d);
-        let mut feats: Vec<usize> = (0..self.d).collect();
-        if m < self.d {
-            self.rng.shuffle(&mut feats);
-        }
-        for &f in &feats[..m] {
+        for f in 0..self.d {
             let nb = self.b.cuts[f].len() + 1;
             if nb < 2 {
                 continue;
@@ -441,19 +433,20 @@ mod tests {
     }
 
     #[test]
-    fn uncertainty_is_larger_away_from_data() {
+    fn uncertainty_is_larger_where_the_data_is_noisy() {
         let mut rng = Rng::new(2);
-        // Data only in [0, 0.5) of feature 0; y depends on it.
+        // Feature 0 in [0, 0.5): y is exactly 1. In [0.5, 1): y is 1 plus noise of width 1.
         let mut x = Vec::new();
         let mut y = Vec::new();
-        for _ in 0..100 {
-            let a = rng.f64() * 0.5;
+        for _ in 0..200 {
+            let a = rng.f64();
             x.push(a);
-            y.push(a.sin() + 0.05 * rng.f64());
+            y.push(if a < 0.5 { 1.0 } else { 1.0 + rng.f64() });
         }
         let f = Forest::fit(&x, 1, &y, ForestParams::random_forest(), &mut rng);
-        let (_, sd) = f.predict(&[0.25, 0.99]);
-        assert!(sd[0].is_finite() && sd[1].is_finite());
+        let (_, sd) = f.predict(&[0.25, 0.75]);
+        assert!(sd[0] < 0.05, "{sd:?}");
+        assert!(sd[1] > 0.15, "{sd:?}");
     }
 
     #[test]

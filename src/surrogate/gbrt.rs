@@ -47,7 +47,6 @@ impl Gbrt {
             min_samples_leaf: 1,
             max_depth: 3,
             extra: false,
-            max_features: 1.0,
         };
         let models = QUANTILES
             .iter()

@@ -6,9 +6,9 @@
 //! marginal likelihood (Rasmussen & Williams 2006, eq. 5.8) by a bounded pattern search in log
 //! space. Targets are standardised.
 //!
-//! Prediction for a pool: the kernel block between training points and a chunk of candidates
-//! is solved against the Cholesky factor in one triangular sweep (cache-sized chunks), which
-//! is what keeps 10,000 candidates × 200 observations within tens of milliseconds.
+//! Prediction is split so that a pool of 10,000 candidates stays cheap: [`Gp::mean`] for all
+//! (one kernel row and a dot product each) and [`Gp::std_at`] (a triangular solve) only for
+//! the candidates whose acquisition bound could still win (see `search::Searcher`).
 
 const MAX_NLL_EVALS: usize = 30;
 
@@ -268,64 +268,6 @@ impl Gp {
         solve_lower(&self.l, self.n, &mut k);
         (self.theta[self.d].exp() - dot(&k, &k)).max(1e-12).sqrt() * self.y_std
     }
-
-    /// Posterior mean and standard deviation (in the targets' units) for each row of `xs`.
-    pub fn predict(&self, xs: &[f64]) -> (Vec<f64>, Vec<f64>) {
-        const CHUNK: usize = 256;
-        let (n, d) = (self.n, self.d);
-        let m = xs.len() / d;
-        let sf2 = self.theta[d].exp();
-        let xs = &scale_inputs(xs, d, &self.cat, &self.theta)[..];
-        let mut mean = vec![0.0; m];
-        let mut std = vec![0.0; m];
-        let mut v = vec![0.0; n * CHUNK];
-        for c0 in (0..m).step_by(CHUNK) {
-            let w = CHUNK.min(m - c0);
-            for i in 0..n {
-                let xi = &self.x[i * d..(i + 1) * d];
-                for j in 0..w {
-                    v[i * CHUNK + j] = kernel(
-                        xi,
-                        &xs[(c0 + j) * d..(c0 + j + 1) * d],
-                        &self.cat,
-                        &self.w,
-                        sf2,
-                    );
-                }
-            }
-            for j in 0..w {
-                let mut s = 0.0;
-                for i in 0..n {
-                    s += v[i * CHUNK + j] * self.alpha[i];
-                }
-                mean[c0 + j] = s * self.y_std + self.y_mean;
-            }
-            // Forward substitution L·V' = V for all columns of the chunk at once.
-            for i in 0..n {
-                let (done, rest) = v.split_at_mut(i * CHUNK);
-                let row = &mut rest[..w];
-                for k in 0..i {
-                    let lik = self.l[i * n + k];
-                    if lik != 0.0 {
-                        let prev = &done[k * CHUNK..k * CHUNK + w];
-                        for (r, p) in row.iter_mut().zip(prev) {
-                            *r -= lik * p;
-                        }
-                    }
-                }
-                let lii = self.l[i * n + i];
-                row.iter_mut().for_each(|r| *r /= lii);
-            }
-            for j in 0..w {
-                let mut q = 0.0;
-                for i in 0..n {
-                    q += v[i * CHUNK + j] * v[i * CHUNK + j];
-                }
-                std[c0 + j] = (sf2 - q).max(1e-12).sqrt() * self.y_std;
-            }
-        }
-        (mean, std)
-    }
 }
 
 #[cfg(test)]
@@ -337,7 +279,8 @@ mod tests {
         let xs: Vec<f64> = (0..20).map(|i| i as f64 / 40.0).collect(); // data in [0, 0.5)
         let y: Vec<f64> = xs.iter().map(|x| (6.0 * x).sin()).collect();
         let gp = Gp::fit(&xs, 1, &y, &[false]);
-        let (mu, sd) = gp.predict(&[0.25, 1.0]);
+        let mu = gp.mean(&[0.25, 1.0]);
+        let sd = [gp.std_at(&[0.25]), gp.std_at(&[1.0])];
         assert!((mu[0] - 1.5f64.sin()).abs() < 0.05, "{mu:?}");
         assert!(sd[1] > 3.0 * sd[0], "{sd:?}");
     }
@@ -353,7 +296,7 @@ mod tests {
             y.push(c * 2.0);
         }
         let gp = Gp::fit(&x, 2, &y, &[false, true]);
-        let (mu, _) = gp.predict(&[0.5, 2.0, 0.5, 0.0]);
+        let mu = gp.mean(&[0.5, 2.0, 0.5, 0.0]);
         assert!(mu[0] > mu[1] + 2.0, "{mu:?}");
     }
 }
