@@ -7,10 +7,10 @@
 
 use std::time::Instant;
 
-use moldtune::db::{self, Record};
+use moldtune::evaluate::outcome::Measurement;
 use moldtune::evaluate::MockEvaluator;
-use moldtune::outcome::Measurement;
 use moldtune::problem::{Goal, Problem};
+use moldtune::run::log::{self as db, Record};
 use moldtune::search::{Learner, Searcher, Settings};
 
 const SPACE: &str = r##"
@@ -46,7 +46,7 @@ fn main() {
         // Parts of one rf step at ~200 observations (diagnostic; the features are the tree
         // features the forest learners use).
         use moldtune::rng::Rng;
-        use moldtune::surrogate::{Forest, ForestParams};
+        use moldtune::search::surrogate::{Forest, ForestParams};
         let mut s = Searcher::new(
             &problem.space,
             Settings::new(Learner::Rf, 7, Goal::Minimize),
@@ -60,7 +60,7 @@ fn main() {
             problem.space.push_tree_features(&c, &mut xs);
             ys.push(y.ln());
             let m = Measurement::single(y);
-            s.tell(&c, &m, moldtune::outcome::Source::Random);
+            s.tell(&c, &m, moldtune::evaluate::outcome::Source::Random);
         }
         let t = Instant::now();
         let pool = s.pool(&mut rng);

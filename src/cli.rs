@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::driver::{self, RunOptions};
 use crate::error::{exit, Error};
 use crate::report;
+use crate::run::driver::{self, RunOptions};
 use crate::search::{Acquisition, Design, Learner};
 
 #[derive(Debug, Parser)]
@@ -277,7 +277,7 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
                     Some("give run directories and/or `--synthetic`"),
                 ));
             }
-            let protocol = crate::replay::Protocol {
+            let protocol = crate::report::replay::Protocol {
                 seeds,
                 budget,
                 initial,
@@ -287,19 +287,19 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
             let mut text = String::from("# Search quality: replayed tables\n\nProduced by `moldtune replay`. Lower is better; `best@k` is the best objective found within k evaluations.\n\n");
             for d in &dirs {
                 let table = report::table_of(d)?;
-                text.push_str(&crate::replay::report_table(
+                text.push_str(&crate::report::replay::report_table(
                     &table, &learners, &protocol, false,
                 ));
             }
             if synthetic {
-                text.push_str(&crate::replay::report_table(
-                    &crate::replay::branin(),
+                text.push_str(&crate::report::replay::report_table(
+                    &crate::report::replay::branin(),
                     &learners,
                     &protocol,
                     false,
                 ));
-                text.push_str(&crate::replay::report_table(
-                    &crate::replay::tiles(),
+                text.push_str(&crate::report::replay::report_table(
+                    &crate::report::replay::tiles(),
                     &learners,
                     &protocol,
                     true,

@@ -1,6 +1,6 @@
 //! Errors that end a moldtune command, each with its exit code.
 //!
-//! A failing *variant* is never an error (see [`crate::outcome`]); these are failures of the
+//! A failing *variant* is never an error (see [`crate::evaluate::outcome`]); these are failures of the
 //! problem file, the command line or the machine, which stop the command before or between
 //! evaluations without losing recorded results.
 

@@ -1,29 +1,26 @@
 //! moldtune: an autotuner for compiled code.
 //!
-//! The data's path: problem file → [`space`] → search strategy asks for a configuration →
-//! [`mold`] renders the variant → [`evaluate`] compiles, checks and times it (through
-//! [`measure`]) → an [`outcome::Evaluation`] → [`db`] appends it to the results log → the
-//! strategy is told → … → [`report`].
+//! The folders follow the data's path, one stage each; a stage imports only from earlier
+//! stages and from the leaves at the top ([`error`], [`rng`]):
+//!
+//! 1. [`problem`] — the problem file, its parameter space and constraints, the mold, templates;
+//! 2. [`evaluate`] — one configuration rendered, compiled, checked and timed in child
+//!    processes under timeouts, giving an [`evaluate::outcome::Measurement`];
+//! 3. [`search`] — the strategy that chooses the next configuration (ask/tell) and the
+//!    surrogate models it fits;
+//! 4. [`run`] — the driver loop, the results log (the checkpoint resume replays) and progress;
+//! 5. [`report`] — best, importance, re-measurement and replay over run directories.
+//!
+//! [`cli`] is the front door that parses the command line and calls into the stages.
 
-pub mod check;
 pub mod cli;
-pub mod db;
-pub mod driver;
 pub mod error;
 pub mod evaluate;
-pub mod expr;
-pub mod measure;
-pub mod mold;
-pub mod outcome;
 pub mod problem;
-pub mod progress;
-pub mod replay;
 pub mod report;
 pub mod rng;
+pub mod run;
 pub mod search;
-pub mod space;
-pub mod surrogate;
-pub mod template;
 
 pub use cli::run;
 pub use error::{exit, Error};

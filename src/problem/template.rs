@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
-use crate::space::{Config, Space};
+use crate::problem::space::{Config, Space};
 
 #[derive(Debug, Clone)]
 pub struct Template {

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 
 use crate::error::{Error, Span};
-use crate::space::{Config, Space};
+use crate::problem::space::{Config, Space};
 
 #[derive(Debug, Clone)]
 pub struct Mold {
@@ -96,7 +96,7 @@ impl Mold {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::space::{Kind, Param, Scalar};
+    use crate::problem::space::{Kind, Param, Scalar};
 
     fn space(names: &[&str]) -> Space {
         Space {

@@ -13,11 +13,11 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::error::{Error, Span};
-use crate::expr;
-use crate::mold::Mold;
+use crate::problem::expr;
+use crate::problem::mold::Mold;
+use crate::problem::space::{Condition, Config, Constraint, Kind, Param, Scalar, Space};
+use crate::problem::template::{self, Template};
 use crate::rng::hex_hash;
-use crate::space::{Condition, Config, Constraint, Kind, Param, Scalar, Space};
-use crate::template::{self, Template};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]

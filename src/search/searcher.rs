@@ -26,11 +26,11 @@
 
 use std::collections::HashSet;
 
-use crate::outcome::{Measurement, Source, Status};
+use crate::evaluate::outcome::{Measurement, Source, Status};
+use crate::problem::space::{Config, Space};
 use crate::problem::Goal;
 use crate::rng::Rng;
-use crate::space::{Config, Space};
-use crate::surrogate::{Forest, ForestParams, Gbrt, Gp};
+use crate::search::surrogate::{Forest, ForestParams, Gbrt, Gp};
 
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
@@ -607,7 +607,7 @@ impl<'s> Searcher<'s> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::space::{Kind, Param, Scalar};
+    use crate::problem::space::{Kind, Param, Scalar};
 
     fn ok(y: f64) -> Measurement {
         Measurement::single(y)

@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use crate::db;
 use crate::error::Error;
 use crate::problem::Goal;
+use crate::run::log;
 
 #[derive(Debug, serde::Serialize)]
 pub struct Best {
@@ -19,8 +19,8 @@ pub struct Best {
 }
 
 pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
-    let meta = db::read_run_json(dir)?;
-    let path = dir.join(db::RESULTS_CSV);
+    let meta = log::read_run_json(dir)?;
+    let path = dir.join(log::RESULTS_CSV);
     let mut rd = csv::Reader::from_path(&path)
         .map_err(|e| Error::usage(format!("cannot read `{}`: {e}", path.display()), None))?;
     let hdr: Vec<String> = rd
@@ -78,7 +78,7 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
         }
     }
     Ok(best.map(|mut b| {
-        let p = dir.join(db::BEST_C);
+        let p = dir.join(log::BEST_C);
         b.best_c = p.is_file().then(|| p.display().to_string());
         b.evaluations = n;
         b.ok = ok;
@@ -87,15 +87,15 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
 }
 
 /// Loads a run directory's problem and records.
-fn load_run(dir: &Path) -> Result<(crate::problem::Problem, Vec<db::Record>), Error> {
-    let meta = db::read_run_json(dir)?;
+fn load_run(dir: &Path) -> Result<(crate::problem::Problem, Vec<log::Record>), Error> {
+    let meta = log::read_run_json(dir)?;
     let problem = crate::problem::Problem::load(&meta.problem)?;
-    let records = db::read_records(dir, &problem)?;
+    let records = log::read_records(dir, &problem)?;
     Ok((problem, records))
 }
 
 /// The run's outcomes as a replayable table.
-pub fn table_of(dir: &Path) -> Result<crate::replay::Table, Error> {
+pub fn table_of(dir: &Path) -> Result<crate::report::replay::Table, Error> {
     let (problem, records) = load_run(dir)?;
     let name = format!(
         "{} ({} recorded evaluations, {})",
@@ -103,7 +103,7 @@ pub fn table_of(dir: &Path) -> Result<crate::replay::Table, Error> {
         records.len(),
         dir.display()
     );
-    Ok(crate::replay::from_records(
+    Ok(crate::report::replay::from_records(
         &name,
         problem.space.clone(),
         problem.metric.goal,
@@ -115,9 +115,9 @@ pub fn table_of(dir: &Path) -> Result<crate::replay::Table, Error> {
 /// highest first.
 pub fn importance(dir: &Path) -> Result<Vec<(String, f64)>, Error> {
     let (problem, records) = load_run(dir)?;
-    let oks: Vec<&db::Record> = records
+    let oks: Vec<&log::Record> = records
         .iter()
-        .filter(|r| r.m.status == crate::outcome::Status::Ok && r.m.objective.is_some())
+        .filter(|r| r.m.status == crate::evaluate::outcome::Status::Ok && r.m.objective.is_some())
         .collect();
     if oks.len() < 3 {
         return Err(Error::usage(
@@ -146,11 +146,11 @@ pub fn importance(dir: &Path) -> Result<Vec<(String, f64)>, Error> {
             }
         })
         .collect();
-    let forest = crate::surrogate::Forest::fit(
+    let forest = crate::search::surrogate::Forest::fit(
         &x,
         d,
         &y,
-        crate::surrogate::ForestParams::random_forest(),
+        crate::search::surrogate::ForestParams::random_forest(),
         &mut crate::rng::Rng::new(0),
     );
     let mut rows: Vec<(String, f64)> = problem
@@ -190,10 +190,10 @@ pub fn measure(
     let config = match from {
         None => problem.default_config(),
         Some(dir) => {
-            let records = db::read_records(dir, &problem)?;
+            let records = log::read_records(dir, &problem)?;
             let pick = match eval {
                 Some(id) => records.iter().find(|r| r.eval_id == id),
-                None => db::best(&records, problem.metric.goal),
+                None => log::best(&records, problem.metric.goal),
             };
             pick.ok_or_else(|| {
                 Error::usage(
@@ -208,7 +208,7 @@ pub fn measure(
     let scratch = std::env::temp_dir().join(format!("moldtune-measure-{}", std::process::id()));
     std::fs::create_dir_all(&scratch)
         .map_err(|e| Error::io("cannot create a scratch directory", e))?;
-    crate::measure::install_signal_handlers();
+    crate::evaluate::child::install_signal_handlers();
     let mut ev = RealEvaluator::new();
     let result = ev
         .prepare(&problem, &scratch)

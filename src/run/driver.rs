@@ -4,15 +4,15 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::db::{self, Record, RunMeta};
 use crate::error::Error;
+use crate::evaluate::child;
+use crate::evaluate::outcome::Status;
 use crate::evaluate::{Evaluated, Evaluator, MockEvaluator, RealEvaluator};
-use crate::measure;
-use crate::outcome::Status;
 use crate::problem::MetricKind;
 use crate::problem::Problem;
-use crate::progress::Progress;
 use crate::rng::hex_hash;
+use crate::run::log::{self, Record, RunMeta};
+use crate::run::progress::Progress;
 use crate::search::{Acquisition, Design, Learner, Searcher, Settings};
 
 /// Everything `moldtune run` can be told on the command line (None = from the problem file,
@@ -84,8 +84,8 @@ fn cpu_model() -> Option<String> {
 }
 
 fn compiler_version(problem: &Problem) -> Option<String> {
-    let b = crate::template::Builtins::placeholder(&problem.dir, &problem.sources);
-    let ctx = crate::template::context(&problem.space, &problem.default_config(), &b);
+    let b = crate::problem::template::Builtins::placeholder(&problem.dir, &problem.sources);
+    let ctx = crate::problem::template::context(&problem.space, &problem.default_config(), &b);
     let cc = problem.compile.argv(&ctx).ok()?.into_iter().next()?;
     let out = std::process::Command::new(&cc)
         .arg("--version")
@@ -117,7 +117,7 @@ fn default_out(problem: &Problem) -> PathBuf {
 pub fn run(opts: RunOptions) -> Result<Summary, Error> {
     // Resolve what to run: a resumed run takes its problem and settings from run.json.
     let previous = match (&opts.resume, &opts.out) {
-        (true, Some(dir)) => Some(db::read_run_json(dir)?),
+        (true, Some(dir)) => Some(log::read_run_json(dir)?),
         (true, None) => {
             return Err(Error::usage(
                 "`--resume` needs the run directory",
@@ -228,11 +228,11 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
         None => default_out(&problem),
     };
     // Lock first, so that a second run on a busy directory is told so (not "resume it").
-    let _lock = db::lock(&dir)?;
+    let _lock = log::lock(&dir)?;
     // Absolute from here on: compiles and runs happen in build directories below it.
     let dir = std::fs::canonicalize(&dir)
         .map_err(|e| Error::io(format!("cannot resolve `{}`", dir.display()), e))?;
-    if !opts.resume && db::has_rows(&dir) {
+    if !opts.resume && log::has_rows(&dir) {
         return Err(Error::usage(
             format!("`{}` already holds results", dir.display()),
             Some("continue it with `--resume`, or choose another `--out`"),
@@ -240,19 +240,19 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
     }
     // A previous moldtune killed with SIGKILL cannot have killed its child's group itself:
     // finish that job now (only processes of that group that work inside this directory).
-    measure::reap_stale_group(&dir);
-    measure::track_children_in(&dir);
-    measure::install_signal_handlers();
+    child::reap_stale_group(&dir);
+    child::track_children_in(&dir);
+    child::install_signal_handlers();
 
     // Continue an existing log only when resuming; otherwise (re)start it.
-    let continuing = opts.resume && dir.join(db::RESULTS_CSV).exists();
+    let continuing = opts.resume && dir.join(log::RESULTS_CSV).exists();
     let mut records = if continuing {
-        db::read_records(&dir, &problem)?
+        log::read_records(&dir, &problem)?
     } else {
         Vec::new()
     };
     let mut meta = RunMeta {
-        format_version: db::FORMAT_VERSION,
+        format_version: log::FORMAT_VERSION,
         moldtune_version: env!("CARGO_PKG_VERSION").to_string(),
         command_line: opts.command_line.clone(),
         problem: problem.path.clone(),
@@ -289,11 +289,11 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
         best_objective: None,
         best_eval_id: None,
     };
-    db::write_run_json(&dir, &meta)?;
+    log::write_run_json(&dir, &meta)?;
     let mut log = if continuing {
-        db::Log::append_to(&dir)?
+        log::Log::append_to(&dir)?
     } else {
-        db::Log::create(&dir, &problem)?
+        log::Log::create(&dir, &problem)?
     };
 
     let mut progress = Progress::new(max_evals, records.len(), opts.quiet);
@@ -319,7 +319,7 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
             "reference_failed"
         }
         .into();
-        db::write_run_json(&dir, &meta)?;
+        log::write_run_json(&dir, &meta)?;
         return Err(e);
     }
 
@@ -346,13 +346,13 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
     }
     let elapsed0 = records.last().map_or(0.0, |r| r.elapsed_sec);
     let t0 = Instant::now();
-    let mut best_id = db::best(&records, problem.metric.goal).map(|r| r.eval_id);
+    let mut best_id = log::best(&records, problem.metric.goal).map(|r| r.eval_id);
 
     let termination = loop {
         if records.len() >= max_evals {
             break "max_evals";
         }
-        if measure::interrupted() {
+        if child::interrupted() {
             break "interrupted";
         }
         let step = records.len();
@@ -375,12 +375,12 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
         searcher.tell(&rec.config, &rec.m, rec.source);
         let describe = problem.space.describe(&rec.config);
         records.push(rec);
-        let new_best = db::best(&records, problem.metric.goal).map(|r| r.eval_id);
+        let new_best = log::best(&records, problem.metric.goal).map(|r| r.eval_id);
         if new_best != best_id {
             best_id = new_best;
             let b = &records[best_id.expect("just found")];
-            db::write_atomic(
-                &dir.join(db::BEST_C),
+            log::write_atomic(
+                &dir.join(log::BEST_C),
                 problem.mold.render(&problem.space, &b.config).as_bytes(),
             )?;
         }
@@ -390,7 +390,7 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
         meta.evaluations = records.len();
         meta.best_eval_id = best_id;
         meta.best_objective = best_obj;
-        db::write_results_json(&dir, &problem, &meta, &records)?;
+        log::write_results_json(&dir, &problem, &meta, &records)?;
     };
     progress.finish();
 
@@ -399,12 +399,12 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
     meta.evaluations = records.len();
     meta.best_eval_id = best_id;
     meta.best_objective = best_id.and_then(|i| records[i].m.objective);
-    db::write_run_json(&dir, &meta)?;
-    db::write_results_json(&dir, &problem, &meta, &records)?;
+    log::write_run_json(&dir, &meta)?;
+    log::write_results_json(&dir, &problem, &meta, &records)?;
     if let Some(b) = best_id {
         // (Re)write best.c: a resumed run may not have found a new best itself.
-        db::write_atomic(
-            &dir.join(db::BEST_C),
+        log::write_atomic(
+            &dir.join(log::BEST_C),
             problem
                 .mold
                 .render(&problem.space, &records[b].config)
@@ -424,7 +424,7 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
         }),
         default_objective: records
             .iter()
-            .find(|r| r.source == crate::outcome::Source::Default)
+            .find(|r| r.source == crate::evaluate::outcome::Source::Default)
             .and_then(|r| r.m.objective),
         termination: termination.into(),
         counts: progress.summary_counts(),

@@ -8,10 +8,10 @@
 
 use std::collections::HashMap;
 
-use crate::outcome::{Measurement, Status};
+use crate::evaluate::outcome::{Measurement, Status};
+use crate::problem::space::{Condition, Config, Kind, Param, Scalar, Space};
 use crate::problem::Goal;
 use crate::search::{Learner, Searcher, Settings};
-use crate::space::{Condition, Config, Kind, Param, Scalar, Space};
 
 /// A table of outcomes: the configurations to search over and their measurements.
 pub struct Table {
@@ -291,7 +291,12 @@ pub fn describe(table: &Table) -> String {
 
 /// Builds a table from a run directory's records (duplicates of a configuration keep the
 /// first outcome).
-pub fn from_records(name: &str, space: Space, goal: Goal, records: &[crate::db::Record]) -> Table {
+pub fn from_records(
+    name: &str,
+    space: Space,
+    goal: Goal,
+    records: &[crate::run::log::Record],
+) -> Table {
     let mut seen = std::collections::HashSet::new();
     let rows = records
         .iter()

@@ -2,7 +2,7 @@
 //!
 //! [`Evaluator`] hides the processes so the search, statistics, resume and CLI can be tested
 //! with [`MockEvaluator`] (selected by the hidden `--mock` flag) fast and deterministically;
-//! [`RealEvaluator`] drives the user's compiler and program through [`crate::measure`].
+//! [`RealEvaluator`] drives the user's compiler and program through [`crate::evaluate::child`].
 //!
 //! Measurement protocol: the check run (untimed) doubles as a warm-up; then `repeats` serial
 //! timed runs; the objective is their min or median; `spread` = (max − min) / median.
@@ -11,13 +11,13 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::check;
 use crate::error::Error;
-use crate::measure::{self, Command, Exit, Finished};
-use crate::outcome::{Measurement, Status};
+use crate::evaluate::check;
+use crate::evaluate::child::{self, Command, Exit, Finished};
+use crate::evaluate::outcome::{Measurement, Status};
+use crate::problem::space::Config;
+use crate::problem::template::{self, Builtins};
 use crate::problem::{CheckMode, MetricKind, Problem, Reduce, Stream};
-use crate::space::Config;
-use crate::template::{self, Builtins};
 
 /// The result of asking for an evaluation.
 #[derive(Debug, Clone)]
@@ -157,12 +157,12 @@ impl Default for RealEvaluator {
 fn describe_exit(f: &Finished, stderr: &Path, what: &str) -> String {
     let how = match &f.exit {
         Exit::Code(c) => format!("{what} exited with code {c}"),
-        Exit::Signal(s) => format!("{what} was killed by {}", measure::signal_name(*s)),
+        Exit::Signal(s) => format!("{what} was killed by {}", child::signal_name(*s)),
         Exit::Timeout => format!("{what} timed out"),
         Exit::SpawnError(m) => m.clone(),
         Exit::Interrupted => "interrupted".into(),
     };
-    let t = measure::tail(stderr, 12);
+    let t = child::tail(stderr, 12);
     if t.trim().is_empty() {
         how
     } else {
@@ -242,7 +242,7 @@ impl RealEvaluator {
             Err(e) => return fail(Status::BuildError, 0.0, format!("compile template: {e}")),
         };
         let cmd = self.command(argv, vec![], dir, "compile");
-        let f = measure::execute(&cmd, Duration::from_secs_f64(problem.compile_timeout_s));
+        let f = child::execute(&cmd, Duration::from_secs_f64(problem.compile_timeout_s));
         match f.exit {
             Exit::Interrupted => Step::Interrupted,
             Exit::Timeout => fail(
@@ -291,7 +291,7 @@ impl RealEvaluator {
         let argv = problem.run.argv(&ctx)?;
         let env = Self::env(problem, &ctx, extra_env)?;
         let cmd = self.command(argv, env, &build.dir, tag);
-        let f = measure::execute(&cmd, Duration::from_secs_f64(timeout_s));
+        let f = child::execute(&cmd, Duration::from_secs_f64(timeout_s));
         let out = std::fs::read(&cmd.stdout).unwrap_or_default();
         let err = std::fs::read(&cmd.stderr).unwrap_or_default();
         Ok((f, out, err))
@@ -639,7 +639,7 @@ impl Evaluator for MockEvaluator {
     fn evaluate(&mut self, problem: &Problem, config: &Config, _eval_id: usize) -> Evaluated {
         let until = std::time::Instant::now() + self.delay;
         while std::time::Instant::now() < until {
-            if measure::interrupted() {
+            if child::interrupted() {
                 return Evaluated::Interrupted;
             }
             std::thread::sleep(Duration::from_millis(5));

@@ -6,8 +6,8 @@ use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::db::Record;
-use crate::outcome::Status;
+use crate::evaluate::outcome::Status;
+use crate::run::log::Record;
 
 pub struct Progress {
     bar: Option<ProgressBar>,

@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::outcome::{Measurement, Source, Status};
+use crate::evaluate::outcome::{Measurement, Source, Status};
+use crate::problem::space::Config;
 use crate::problem::Problem;
-use crate::space::Config;
 
 pub const FORMAT_VERSION: u32 = 1;
 pub const RESULTS_CSV: &str = "results.csv";

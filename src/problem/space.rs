@@ -7,7 +7,7 @@
 //! parameter is inactive). That keeps candidate pools of 10,000 configurations cheap to build,
 //! hash and encode.
 
-use crate::expr::{Expr, Val};
+use crate::problem::expr::{Expr, Val};
 use crate::rng::{fnv1a, Rng};
 
 /// A value as written in the problem file (ordinal values may be numbers or strings).
@@ -313,7 +313,7 @@ impl Space {
         for k in &self.constraints {
             match k.expr.eval(&|i| self.params[i].val(c.0[i])) {
                 Ok(v) => {
-                    if !crate::expr::truthy(&v) {
+                    if !crate::problem::expr::truthy(&v) {
                         return false;
                     }
                 }
@@ -520,7 +520,7 @@ impl Space {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expr;
+    use crate::problem::expr;
 
     pub(crate) fn small_space() -> Space {
         let params = vec![

@@ -1,0 +1,13 @@
+//! Stage 1, the problem: the problem file (YAML) validated into a [`Problem`], its parameter
+//! [`space`](space) with conditions and [constraint expressions](expr), the code [`mold`](mold)
+//! and the command [`template`](template)s.
+
+pub mod expr;
+pub mod file;
+pub mod mold;
+pub mod space;
+pub mod template;
+
+pub use file::{
+    Check, CheckMode, Goal, Metric, MetricKind, Problem, Reduce, SearchDefaults, Stream,
+};
