@@ -1,12 +1,14 @@
-//! The command line: `moldtune run`, `moldtune best`.
+//! The command line: parses the arguments and calls into the stages, one function per
+//! subcommand; prints human or JSON output and returns the exit code.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 
 use crate::error::{exit, Error};
 use crate::report;
-use crate::run::driver::{self, RunOptions};
+use crate::run::driver;
+use crate::run::settings::RunOptions;
 use crate::search::{Acquisition, Design, Learner};
 
 #[derive(Debug, Parser)]
@@ -178,88 +180,8 @@ pub fn run(args: Vec<String>) -> u8 {
 
 fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
     match cli.command {
-        Command::Run(a) => {
-            let (resume, out) = match a.resume {
-                Some(Some(d)) => (true, Some(d)),
-                Some(None) => (true, a.out.clone()),
-                None => (false, a.out.clone()),
-            };
-            let json = a.json;
-            let s = driver::run(RunOptions {
-                problem: a.problem,
-                learner: a.learner,
-                max_evals: a.max_evals,
-                seed: a.seed,
-                out,
-                resume,
-                initial: a.initial,
-                kappa: a.kappa,
-                acquisition: a.acquisition,
-                design: a.design,
-                no_feasibility: a.no_feasibility,
-                interleave: a.interleave,
-                pool: a.pool,
-                repeats: a.repeats,
-                compile_timeout: a.compile_timeout,
-                run_timeout: a.run_timeout,
-                mock: a.mock,
-                keep_builds: a.keep_builds,
-                quiet: a.quiet,
-                command_line: args,
-            })?;
-            if json {
-                let v = serde_json::json!({
-                    "dir": s.dir, "evaluations": s.evaluations, "termination": s.termination,
-                    "best": s.best.as_ref().map(|b| serde_json::json!({"eval_id": b.0, "objective": b.1, "config": b.2})),
-                    "default_objective": s.default_objective,
-                });
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&v).expect("serializable")
-                );
-            } else {
-                println!(
-                    "{} evaluations ({}), stopped by {}",
-                    s.evaluations, s.counts, s.termination
-                );
-                if let Some(d) = s.default_objective {
-                    println!("default configuration: {d:.6}");
-                }
-                if let Some((id, obj, desc)) = &s.best {
-                    let gain = s.default_objective.map_or(String::new(), |d| {
-                        let ratio = if s.goal == crate::problem::Goal::Minimize {
-                            d / obj
-                        } else {
-                            obj / d
-                        };
-                        format!("  ({ratio:.2}x better than the default)")
-                    });
-                    println!("best: {obj:.6} at eval {id}{gain}\n  {desc}");
-                }
-                println!("results: {}", s.dir.display());
-            }
-            Ok(exit::OK)
-        }
-        Command::Importance { dir, json } => {
-            let rows = report::importance(&dir)?;
-            if json {
-                let v: Vec<_> = rows
-                    .iter()
-                    .map(|(n, v)| serde_json::json!({"parameter": n, "importance": v}))
-                    .collect();
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&v).expect("serializable")
-                );
-            } else {
-                println!("parameter importance (mean decrease in impurity of a 100-tree random forest on log objective)");
-                for (n, v) in rows {
-                    let bar = "#".repeat((v * 40.0).round() as usize);
-                    println!("  {n:<16} {:>5.1}%  {bar}", 100.0 * v);
-                }
-            }
-            Ok(exit::OK)
-        }
+        Command::Run(a) => run_command(a, args),
+        Command::Importance { dir, json } => importance_command(&dir, json),
         Command::Replay {
             dirs,
             synthetic,
@@ -271,12 +193,6 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
             kappa,
             report: out,
         } => {
-            if dirs.is_empty() && !synthetic {
-                return Err(Error::usage(
-                    "nothing to replay",
-                    Some("give run directories and/or `--synthetic`"),
-                ));
-            }
             let protocol = crate::report::replay::Protocol {
                 seeds,
                 budget,
@@ -284,36 +200,7 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
                 acquisition,
                 kappa,
             };
-            let mut text = String::from("# Search quality: replayed tables\n\nProduced by `moldtune replay`. Lower is better; `best@k` is the best objective found within k evaluations.\n\n");
-            for d in &dirs {
-                let table = report::table_of(d)?;
-                text.push_str(&crate::report::replay::report_table(
-                    &table, &learners, &protocol, false,
-                ));
-            }
-            if synthetic {
-                text.push_str(&crate::report::replay::report_table(
-                    &crate::report::replay::branin(),
-                    &learners,
-                    &protocol,
-                    false,
-                ));
-                text.push_str(&crate::report::replay::report_table(
-                    &crate::report::replay::tiles(),
-                    &learners,
-                    &protocol,
-                    true,
-                ));
-            }
-            print!("{text}");
-            if let Some(p) = out {
-                if let Some(parent) = p.parent() {
-                    let _ = std::fs::create_dir_all(parent);
-                }
-                std::fs::write(&p, &text)
-                    .map_err(|e| Error::io(format!("cannot write `{}`", p.display()), e))?;
-            }
-            Ok(exit::OK)
+            replay_command(&dirs, synthetic, &learners, &protocol, out.as_deref())
         }
         Command::Measure {
             problem,
@@ -321,51 +208,189 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
             eval,
             repeats,
             json,
-        } => {
-            let r = report::measure(&problem, from.as_deref(), eval, repeats)?;
-            if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&r).expect("serializable")
-                );
+        } => measure_command(&problem, from.as_deref(), eval, repeats, json),
+        Command::Best { dir, json } => best_command(&dir, json),
+    }
+}
+
+fn print_json(v: &impl serde::Serialize) {
+    println!("{}", serde_json::to_string_pretty(v).expect("serializable"));
+}
+
+/// `moldtune run`.
+fn run_command(a: RunArgs, args: Vec<String>) -> Result<u8, Error> {
+    let (resume, out) = match a.resume {
+        Some(Some(d)) => (true, Some(d)),
+        Some(None) => (true, a.out.clone()),
+        None => (false, a.out.clone()),
+    };
+    let json = a.json;
+    let s = driver::run(RunOptions {
+        problem: a.problem,
+        learner: a.learner,
+        max_evals: a.max_evals,
+        seed: a.seed,
+        out,
+        resume,
+        initial: a.initial,
+        kappa: a.kappa,
+        acquisition: a.acquisition,
+        design: a.design,
+        no_feasibility: a.no_feasibility,
+        interleave: a.interleave,
+        pool: a.pool,
+        repeats: a.repeats,
+        compile_timeout: a.compile_timeout,
+        run_timeout: a.run_timeout,
+        mock: a.mock,
+        keep_builds: a.keep_builds,
+        quiet: a.quiet,
+        command_line: args,
+    })?;
+    if json {
+        print_json(&serde_json::json!({
+            "dir": s.dir, "evaluations": s.evaluations, "termination": s.termination,
+            "best": s.best.as_ref().map(|b| serde_json::json!({"eval_id": b.0, "objective": b.1, "config": b.2})),
+            "default_objective": s.default_objective,
+        }));
+    } else {
+        print_summary(&s);
+    }
+    Ok(exit::OK)
+}
+
+fn print_summary(s: &driver::Summary) {
+    println!(
+        "{} evaluations ({}), stopped by {}",
+        s.evaluations, s.counts, s.termination
+    );
+    if let Some(d) = s.default_objective {
+        println!("default configuration: {d:.6}");
+    }
+    if let Some((id, obj, desc)) = &s.best {
+        let gain = s.default_objective.map_or(String::new(), |d| {
+            let ratio = if s.goal == crate::problem::Goal::Minimize {
+                d / obj
             } else {
-                println!("{}: {}", r.status, r.config);
-                if let Some(o) = r.objective {
-                    println!("objective {o} (samples {:?})", r.samples);
-                }
-                if let Some(c) = &r.cause {
-                    println!("cause: {c}");
-                }
-            }
-            Ok(if r.status == "ok" {
-                exit::OK
-            } else {
-                exit::NO_SUCCESS
-            })
-        }
-        Command::Best { dir, json } => {
-            let b = report::best(&dir)?;
-            match (b, json) {
-                (None, true) => println!("null"),
-                (None, false) => println!("no successful evaluation in {}", dir.display()),
-                (Some(b), true) => println!(
-                    "{}",
-                    serde_json::to_string_pretty(&b).expect("serializable")
-                ),
-                (Some(b), false) => {
-                    println!(
-                        "best objective {} (eval {}, {} of {} evaluations ok)",
-                        b.objective, b.eval_id, b.ok, b.evaluations
-                    );
-                    for (k, v) in &b.config {
-                        println!("  {k} = {v}");
-                    }
-                    if let Some(p) = &b.best_c {
-                        println!("source: {p}");
-                    }
-                }
-            }
-            Ok(exit::OK)
+                obj / d
+            };
+            format!("  ({ratio:.2}x better than the default)")
+        });
+        println!("best: {obj:.6} at eval {id}{gain}\n  {desc}");
+    }
+    println!("results: {}", s.dir.display());
+}
+
+/// `moldtune importance`.
+fn importance_command(dir: &Path, json: bool) -> Result<u8, Error> {
+    let rows = report::importance(dir)?;
+    if json {
+        let v: Vec<_> = rows
+            .iter()
+            .map(|(n, v)| serde_json::json!({"parameter": n, "importance": v}))
+            .collect();
+        print_json(&v);
+    } else {
+        println!("parameter importance (mean decrease in impurity of a 100-tree random forest on log objective)");
+        for (n, v) in rows {
+            let bar = "#".repeat((v * 40.0).round() as usize);
+            println!("  {n:<16} {:>5.1}%  {bar}", 100.0 * v);
         }
     }
+    Ok(exit::OK)
+}
+
+/// `moldtune replay`.
+fn replay_command(
+    dirs: &[PathBuf],
+    synthetic: bool,
+    learners: &[Learner],
+    protocol: &crate::report::replay::Protocol,
+    out: Option<&Path>,
+) -> Result<u8, Error> {
+    use crate::report::replay;
+    if dirs.is_empty() && !synthetic {
+        return Err(Error::usage(
+            "nothing to replay",
+            Some("give run directories and/or `--synthetic`"),
+        ));
+    }
+    let mut text = String::from("# Search quality: replayed tables\n\nProduced by `moldtune replay`. Lower is better; `best@k` is the best objective found within k evaluations.\n\n");
+    for d in dirs {
+        let table = report::table_of(d)?;
+        text.push_str(&replay::report_table(&table, learners, protocol, false));
+    }
+    if synthetic {
+        text.push_str(&replay::report_table(
+            &replay::branin(),
+            learners,
+            protocol,
+            false,
+        ));
+        text.push_str(&replay::report_table(
+            &replay::tiles(),
+            learners,
+            protocol,
+            true,
+        ));
+    }
+    print!("{text}");
+    if let Some(p) = out {
+        if let Some(parent) = p.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        std::fs::write(p, &text)
+            .map_err(|e| Error::io(format!("cannot write `{}`", p.display()), e))?;
+    }
+    Ok(exit::OK)
+}
+
+/// `moldtune measure`.
+fn measure_command(
+    problem: &Path,
+    from: Option<&Path>,
+    eval: Option<usize>,
+    repeats: u32,
+    json: bool,
+) -> Result<u8, Error> {
+    let r = report::measure(problem, from, eval, repeats)?;
+    if json {
+        print_json(&r);
+    } else {
+        println!("{}: {}", r.status, r.config);
+        if let Some(o) = r.objective {
+            println!("objective {o} (samples {:?})", r.samples);
+        }
+        if let Some(c) = &r.cause {
+            println!("cause: {c}");
+        }
+    }
+    Ok(if r.status == "ok" {
+        exit::OK
+    } else {
+        exit::NO_SUCCESS
+    })
+}
+
+/// `moldtune best`.
+fn best_command(dir: &Path, json: bool) -> Result<u8, Error> {
+    let b = report::best(dir)?;
+    match (b, json) {
+        (None, true) => println!("null"),
+        (None, false) => println!("no successful evaluation in {}", dir.display()),
+        (Some(b), true) => print_json(&b),
+        (Some(b), false) => {
+            println!(
+                "best objective {} (eval {}, {} of {} evaluations ok)",
+                b.objective, b.eval_id, b.ok, b.evaluations
+            );
+            for (k, v) in &b.config {
+                println!("  {k} = {v}");
+            }
+            if let Some(p) = &b.best_c {
+                println!("source: {p}");
+            }
+        }
+    }
+    Ok(exit::OK)
 }

@@ -1,9 +1,53 @@
-//! The output check: a variant's output against the reference's, first byte for byte, then
-//! number by number with a tolerance `|a − b| ≤ atol + rtol · max(|a|, |b|)`.
+//! The output check: one untimed run of the variant with `check.env` added, its
+//! `check.stream` compared with the reference's output, first byte for byte, then number by
+//! number with a tolerance `|a − b| ≤ atol + rtol · max(|a|, |b|)`.
 //!
 //! Same-flag builds usually match exactly; a reference built with other flags differs in the
 //! last digits (FMA contraction), which the tolerance absorbs. An illegal loop order or a race
 //! changes values far beyond it.
+
+use crate::evaluate::outcome::{Measurement, Status};
+use crate::evaluate::variant::{run_failure, Build, Ran, Step, Variant};
+use crate::problem::{CheckMode, Stream};
+
+/// The check run of a built variant against `reference` → ok, `wrong_output`, `run_error`
+/// or `run_timeout`. The run also warms caches for the timed runs.
+pub fn check_output(v: &Variant, build: &Build, reference: &[u8]) -> Step<()> {
+    let problem = v.problem;
+    if problem.check.mode == CheckMode::None {
+        return Step::Ok(());
+    }
+    let timeout_s = problem.run_timeout_s;
+    let ran = match v.run(&problem.check.env, "check", timeout_s) {
+        Ok(r) => r,
+        Err(e) => {
+            let m = Measurement::failed(Status::RunError, build.compile_s, 0.0, e);
+            return Step::Fail(m);
+        }
+    };
+    let wall_s = ran.finished.wall_s;
+    if !ran.finished.success() {
+        return run_failure(&ran, build.compile_s, wall_s, timeout_s);
+    }
+    let (rtol, atol) = (problem.check.rtol, problem.check.atol);
+    match compare(reference, checked_stream(v, &ran), rtol, atol) {
+        Ok(()) => Step::Ok(()),
+        Err(why) => Step::Fail(Measurement::failed(
+            Status::WrongOutput,
+            build.compile_s,
+            wall_s,
+            why,
+        )),
+    }
+}
+
+/// The stream of a check run that is compared (`check.stream`).
+pub fn checked_stream<'r>(v: &Variant, ran: &'r Ran) -> &'r [u8] {
+    match v.problem.check.stream {
+        Stream::Stdout => &ran.stdout,
+        Stream::Stderr => &ran.stderr,
+    }
+}
 
 /// `Ok(())` when the outputs agree, otherwise a one-line description of the mismatch.
 pub fn compare(reference: &[u8], output: &[u8], rtol: f64, atol: f64) -> Result<(), String> {

@@ -171,13 +171,8 @@ const GRACE: Duration = Duration::from_millis(500);
 
 /// Runs `cmd` to completion or until `timeout`, then makes sure nothing of its group is left.
 pub fn execute(cmd: &Command, timeout: Duration) -> Finished {
-    let fail = |msg: String| Finished {
-        exit: Exit::SpawnError(msg),
-        wall_s: 0.0,
-        cpu_s: 0.0,
-    };
     if cmd.argv.is_empty() {
-        return fail("empty command".into());
+        return Finished::spawn_error("empty command".into());
     }
     if interrupted() {
         return Finished {
@@ -186,13 +181,45 @@ pub fn execute(cmd: &Command, timeout: Duration) -> Finished {
             cpu_s: 0.0,
         };
     }
+    let start = Instant::now();
+    let pid = match spawn(cmd) {
+        Ok(pid) => pid,
+        Err(m) => return Finished::spawn_error(m),
+    };
+    CHILD_PGID.store(pid, Ordering::SeqCst);
+    note_child(Some(pid));
+    let rx = reap_in_thread(pid, start);
+    let (how, got) = wait_or_kill(pid, &rx, start + timeout);
+    // Whatever the leader did, nothing of its group may outlive it.
+    killpg(pid, libc::SIGKILL);
+    CHILD_PGID.store(0, Ordering::SeqCst);
+    note_child(None);
+    let Some(reaped) = got else {
+        return Finished::spawn_error("lost track of the child".into());
+    };
+    Finished {
+        exit: how.unwrap_or_else(|| exit_of(&reaped)),
+        wall_s: reaped.wall.as_secs_f64(),
+        cpu_s: reaped.cpu_s,
+    }
+}
+
+impl Finished {
+    fn spawn_error(msg: String) -> Finished {
+        Finished {
+            exit: Exit::SpawnError(msg),
+            wall_s: 0.0,
+            cpu_s: 0.0,
+        }
+    }
+}
+
+/// Starts `cmd` in a new process group that dies with moldtune; returns its pid (= pgid).
+fn spawn(cmd: &Command) -> Result<i32, String> {
     let open = |p: &PathBuf| {
         std::fs::File::create(p).map_err(|e| format!("cannot create `{}`: {e}", p.display()))
     };
-    let (out, err) = match (open(&cmd.stdout), open(&cmd.stderr)) {
-        (Ok(o), Ok(e)) => (o, e),
-        (Err(m), _) | (_, Err(m)) => return fail(m),
-    };
+    let (out, err) = (open(&cmd.stdout)?, open(&cmd.stderr)?);
     let mut c = std::process::Command::new(&cmd.argv[0]);
     c.args(&cmd.argv[1..])
         .envs(cmd.env.iter().map(|(k, v)| (k, v)))
@@ -213,23 +240,30 @@ pub fn execute(cmd: &Command, timeout: Duration) -> Finished {
             Ok(())
         });
     }
-    let start = Instant::now();
-    let child = match c.spawn() {
-        Ok(ch) => ch,
-        Err(e) => return fail(format!("cannot run `{}`: {e}", cmd.argv[0])),
-    };
-    let pid = child.id() as i32;
-    CHILD_PGID.store(pid, Ordering::SeqCst);
-    note_child(Some(pid));
+    let child = c
+        .spawn()
+        .map_err(|e| format!("cannot run `{}`: {e}", cmd.argv[0]))?;
     // The Child handle is dropped without waiting: the waiter thread reaps it with wait4,
     // which also gives its resource usage.
-    drop(child);
+    Ok(child.id() as i32)
+}
+
+/// What wait4 told about the child.
+struct Reaped {
+    result: libc::pid_t,
+    status: libc::c_int,
+    wall: Duration,
+    cpu_s: f64,
+}
+
+/// Waits for `pid` on a thread of its own (wait4, for the exit status and CPU time).
+fn reap_in_thread(pid: i32, start: Instant) -> mpsc::Receiver<Reaped> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut status: libc::c_int = 0;
         // SAFETY: zeroed rusage is a valid out-parameter.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        let r = loop {
+        let result = loop {
             // SAFETY: waiting for our own child.
             let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
             if r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
@@ -237,59 +271,55 @@ pub fn execute(cmd: &Command, timeout: Duration) -> Finished {
             }
             break r;
         };
-        let wall = start.elapsed();
-        let cpu = usage.ru_utime.tv_sec as f64
-            + usage.ru_utime.tv_usec as f64 * 1e-6
-            + usage.ru_stime.tv_sec as f64
-            + usage.ru_stime.tv_usec as f64 * 1e-6;
-        let _ = tx.send((r, status, wall, cpu));
+        let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+        let _ = tx.send(Reaped {
+            result,
+            status,
+            wall: start.elapsed(),
+            cpu_s: seconds(usage.ru_utime) + seconds(usage.ru_stime),
+        });
     });
+    rx
+}
 
-    let deadline = start + timeout;
-    let mut how = None;
-    let got = loop {
+/// Waits until the child ends, the deadline passes (SIGTERM to the group, a grace period,
+/// then SIGKILL) or moldtune is interrupted (SIGKILL at once). Returns how it was ended,
+/// if moldtune ended it, and what the waiter reaped.
+fn wait_or_kill(
+    pid: i32,
+    rx: &mpsc::Receiver<Reaped>,
+    deadline: Instant,
+) -> (Option<Exit>, Option<Reaped>) {
+    loop {
         let now = Instant::now();
         if interrupted() {
-            how = Some(Exit::Interrupted);
             killpg(pid, libc::SIGKILL);
-            break rx.recv().ok();
+            return (Some(Exit::Interrupted), rx.recv().ok());
         }
         if now >= deadline {
-            how = Some(Exit::Timeout);
             killpg(pid, libc::SIGTERM);
-            match rx.recv_timeout(GRACE) {
-                Ok(v) => break Some(v),
-                Err(_) => {
-                    killpg(pid, libc::SIGKILL);
-                    break rx.recv().ok();
-                }
-            }
+            let got = rx.recv_timeout(GRACE).ok().or_else(|| {
+                killpg(pid, libc::SIGKILL);
+                rx.recv().ok()
+            });
+            return (Some(Exit::Timeout), got);
         }
         let slice = (deadline - now).min(Duration::from_millis(50));
         match rx.recv_timeout(slice) {
-            Ok(v) => break Some(v),
+            Ok(v) => return (None, Some(v)),
             Err(mpsc::RecvTimeoutError::Timeout) => continue,
-            Err(mpsc::RecvTimeoutError::Disconnected) => break None,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return (None, None),
         }
-    };
-    // Whatever the leader did, nothing of its group may outlive it.
-    killpg(pid, libc::SIGKILL);
-    CHILD_PGID.store(0, Ordering::SeqCst);
-    note_child(None);
-    let Some((r, status, wall, cpu)) = got else {
-        return fail("lost track of the child".into());
-    };
-    let exit = match how {
-        Some(h) => h,
-        None if r == -1 => Exit::SpawnError("wait4 failed".into()),
-        None if libc::WIFEXITED(status) => Exit::Code(libc::WEXITSTATUS(status)),
-        None if libc::WIFSIGNALED(status) => Exit::Signal(libc::WTERMSIG(status)),
-        None => Exit::Code(-1),
-    };
-    Finished {
-        exit,
-        wall_s: wall.as_secs_f64(),
-        cpu_s: cpu,
+    }
+}
+
+/// The exit of a child that ended by itself.
+fn exit_of(r: &Reaped) -> Exit {
+    match r.status {
+        _ if r.result == -1 => Exit::SpawnError("wait4 failed".into()),
+        s if libc::WIFEXITED(s) => Exit::Code(libc::WEXITSTATUS(s)),
+        s if libc::WIFSIGNALED(s) => Exit::Signal(libc::WTERMSIG(s)),
+        _ => Exit::Code(-1),
     }
 }
 

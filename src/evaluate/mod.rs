@@ -1,10 +1,18 @@
-//! Stage 2, evaluation: one configuration in, one [`outcome::Measurement`] out — children run
-//! under timeouts ([`child`]), the variant built, its output [checked](check) and timed
-//! ([`evaluator`]).
+//! Stage 2, evaluation: one configuration in, one [`outcome::Measurement`] out. A
+//! [`variant`] is rendered and [built](build) (the compile), its output [checked](check)
+//! against the reference and [timed](time), every child run under a timeout in its own
+//! process group ([`child`]); identical builds and programs are [reused](reuse). The
+//! [`evaluator`] strings these together; the [`mock`] stands in for it in tests.
 
+pub mod build;
 pub mod check;
 pub mod child;
 pub mod evaluator;
+pub mod mock;
 pub mod outcome;
+pub mod reuse;
+pub mod time;
+pub mod variant;
 
-pub use evaluator::{Evaluated, Evaluator, MockEvaluator, RealEvaluator};
+pub use evaluator::{Evaluated, Evaluator, RealEvaluator};
+pub use mock::MockEvaluator;

@@ -4,3 +4,4 @@
 pub mod driver;
 pub mod log;
 pub mod progress;
+pub mod settings;

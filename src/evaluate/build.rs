@@ -1,0 +1,52 @@
+//! Building a variant: write the rendered source into its build directory and run the
+//! compile command under the compile timeout.
+
+use crate::evaluate::child::Exit;
+use crate::evaluate::outcome::{Measurement, Status};
+use crate::evaluate::variant::{describe_exit, Build, Step, Variant};
+
+/// Writes `source` as `variant.c` and compiles it → a [`Build`], `build_error` or
+/// `build_timeout`.
+pub fn build(v: &Variant, source: &str) -> Step<Build> {
+    let fail = |status, compile_s, cause: String| {
+        Step::Fail(Measurement::failed(status, compile_s, 0.0, cause))
+    };
+    let written = std::fs::create_dir_all(&v.dir)
+        .and_then(|_| std::fs::write(v.dir.join("variant.c"), source));
+    if let Err(e) = written {
+        let cause = format!("cannot write the variant: {e}");
+        return fail(Status::BuildError, 0.0, cause);
+    }
+    let argv = match v.problem.compile.argv(&v.context()) {
+        Ok(a) => a,
+        Err(e) => return fail(Status::BuildError, 0.0, format!("compile template: {e}")),
+    };
+    let cmd = v.command(argv, vec![], "compile");
+    let timeout_s = v.problem.compile_timeout_s;
+    let f = v.execute(&cmd, timeout_s);
+    match f.exit {
+        Exit::Interrupted => Step::Interrupted,
+        Exit::Timeout => fail(
+            Status::BuildTimeout,
+            f.wall_s,
+            format!(
+                "the compile exceeded its timeout of {timeout_s} s; command: {}",
+                cmd.argv.join(" ")
+            ),
+        ),
+        _ if !f.success() => fail(
+            Status::BuildError,
+            f.wall_s,
+            describe_exit(&f, &cmd.stderr, "the compiler"),
+        ),
+        _ if !v.exe().is_file() => fail(
+            Status::BuildError,
+            f.wall_s,
+            format!("the compile command produced no `{}`", v.exe().display()),
+        ),
+        _ => Step::Ok(Build {
+            dir: v.dir.clone(),
+            compile_s: f.wall_s,
+        }),
+    }
+}

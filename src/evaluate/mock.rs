@@ -1,0 +1,86 @@
+//! A deterministic stand-in for compile + run, selected by the hidden `--mock` flag, so the
+//! search, statistics, resume and CLI can be tested fast.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::evaluate::child;
+use crate::evaluate::evaluator::{Evaluated, Evaluator};
+use crate::evaluate::outcome::{Measurement, Status};
+use crate::problem::space::Config;
+use crate::problem::Problem;
+
+/// A deterministic stand-in for compile + run: a smooth function of the encoded configuration
+/// with a few build failures, optionally slowed by `MOLDTUNE_MOCK_DELAY_MS` per evaluation.
+pub struct MockEvaluator {
+    delay: Duration,
+}
+
+impl MockEvaluator {
+    pub fn new() -> MockEvaluator {
+        let ms = std::env::var("MOLDTUNE_MOCK_DELAY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        MockEvaluator {
+            delay: Duration::from_millis(ms),
+        }
+    }
+
+    /// The mock's objective: 0.1 + Σ (x_i − c_i)² over encoded features with per-name centres.
+    pub fn objective(problem: &Problem, config: &Config) -> f64 {
+        let x = problem.space.encode(config);
+        let mut f = 0.1;
+        for (p, xi) in problem.space.params.iter().zip(x) {
+            let c = (crate::rng::fnv1a(p.name.as_bytes()) % 1000) as f64 / 1000.0;
+            f += (xi - c).powi(2);
+        }
+        f
+    }
+}
+
+impl Default for MockEvaluator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Evaluator for MockEvaluator {
+    fn prepare(&mut self, _problem: &Problem, _run_dir: &Path) -> Result<(), Error> {
+        Ok(())
+    }
+
+    fn evaluate(&mut self, problem: &Problem, config: &Config, _eval_id: usize) -> Evaluated {
+        let until = std::time::Instant::now() + self.delay;
+        while std::time::Instant::now() < until {
+            if child::interrupted() {
+                return Evaluated::Interrupted;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let h = crate::rng::fnv1a(problem.space.hash(config).as_bytes());
+        if h % 13 == 0 && *config != problem.default_config() {
+            return Evaluated::Done(Measurement::failed(
+                Status::BuildError,
+                0.01,
+                0.0,
+                "mock: this configuration does not compile".into(),
+            ));
+        }
+        let y = Self::objective(problem, config);
+        Evaluated::Done(Measurement {
+            status: Status::Ok,
+            objective: Some(y),
+            compile_s: 0.01,
+            run_s: y * problem.repeats as f64,
+            repeats: problem.repeats,
+            spread: Some(0.0),
+            samples: vec![y; problem.repeats as usize],
+            cause: None,
+            build_hash: None,
+            binary_hash: None,
+            reused_from: None,
+        })
+    }
+}

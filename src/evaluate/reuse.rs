@@ -1,0 +1,87 @@
+//! Never measure the same thing twice: outcomes remembered by *build key* (the rendered
+//! source + compile command + run command + environment) and by *binary key* (the built
+//! program's bytes + run command + environment). An evaluation whose key was seen carries
+//! the earlier outcome instead of being compiled or timed again.
+
+use std::collections::HashMap;
+
+use crate::evaluate::outcome::{Measurement, Status};
+use crate::evaluate::variant::Variant;
+use crate::rng::hex_hash;
+
+#[derive(Default)]
+pub struct Reuse {
+    by_build: HashMap<String, (usize, Measurement)>,
+    by_binary: HashMap<String, (usize, Measurement)>,
+}
+
+/// Hash of everything that determines a build and its runs: the rendered source, the
+/// compile command and [`run_key`], with this evaluation's paths replaced.
+pub fn build_key(v: &Variant, source: &str) -> String {
+    let compile = v.render_key(&v.problem.compile, &v.context());
+    let run = run_key(v);
+    hex_hash(format!("{source}\0{compile}\0{run}").as_bytes())
+}
+
+/// The program's bytes plus how it is run: equal keys, equal behaviour.
+pub fn binary_key(v: &Variant, exe: &[u8]) -> String {
+    hex_hash(format!("{}{}", hex_hash(exe), run_key(v)).as_bytes())
+}
+
+/// The run command and environment of this evaluation, paths replaced by placeholders.
+fn run_key(v: &Variant) -> String {
+    let ctx = v.context();
+    let mut text = v.problem.run.render(&ctx).unwrap_or_default();
+    for (k, t) in &v.problem.env {
+        text.push_str(&format!("\0{k}={}", t.render(&ctx).unwrap_or_default()));
+    }
+    text.replace(&v.dir.display().to_string(), "{work_dir}")
+}
+
+impl Reuse {
+    /// The earlier outcome of an identical build, as this evaluation's.
+    pub fn by_build(&self, key: &str) -> Option<Measurement> {
+        let hit = self.by_build.get(key)?;
+        Some(reused(hit, 0.0, "the rendered source and commands are"))
+    }
+
+    /// The earlier outcome of an identical program; this evaluation paid `compile_s`.
+    pub fn by_binary(&self, key: &str, compile_s: f64) -> Option<Measurement> {
+        let hit = self.by_binary.get(key)?;
+        Some(reused(
+            hit,
+            compile_s,
+            "the built program (machine code) is",
+        ))
+    }
+
+    /// Remembers an outcome under its keys. Timeouts depend on the (adaptive) timeout, not
+    /// only on the program, so they are not reused; nor is a reused outcome remembered again.
+    pub fn remember(&mut self, m: &Measurement, eval_id: usize) {
+        if matches!(m.status, Status::BuildTimeout | Status::RunTimeout) || m.reused_from.is_some()
+        {
+            return;
+        }
+        let entry = || (eval_id, m.clone());
+        if let Some(k) = &m.build_hash {
+            self.by_build.entry(k.clone()).or_insert_with(entry);
+        }
+        if let Some(k) = &m.binary_hash {
+            self.by_binary.entry(k.clone()).or_insert_with(entry);
+        }
+    }
+}
+
+fn reused(hit: &(usize, Measurement), compile_s: f64, what: &str) -> Measurement {
+    let (id, m) = hit;
+    let mut m = m.clone();
+    m.compile_s = compile_s;
+    m.run_s = 0.0;
+    m.reused_from = Some(*id);
+    let note = format!("{what} identical to eval {id}: its outcome is reused, not measured again");
+    m.cause = Some(match m.cause {
+        Some(c) => format!("{note}; {c}"),
+        None => note,
+    });
+    m
+}

@@ -1,0 +1,142 @@
+//! Timing a checked variant: `repeats` serial runs under the run timeout, the metric read
+//! from each, reduced to the objective (min or median) and its spread
+//! ((max − min) / median).
+
+use crate::evaluate::outcome::{Measurement, Status};
+use crate::evaluate::variant::{run_failure, Build, Step, Variant};
+use crate::problem::{MetricKind, Reduce};
+
+/// Run timeouts adapt to the incumbent: a timed run may take at most
+/// `ADAPTIVE_FACTOR` × the best variant's run time, but never less than
+/// `ADAPTIVE_FLOOR_S` nor more than the problem's `timeouts.run_s`.
+pub const ADAPTIVE_FACTOR: f64 = 10.0;
+pub const ADAPTIVE_FLOOR_S: f64 = 1.0;
+
+/// The timed runs of a built, checked variant, each cut at `timeout_s`.
+pub fn time(v: &Variant, build: &Build, timeout_s: f64) -> Step<Measurement> {
+    let problem = v.problem;
+    let mut samples = Vec::new();
+    let mut run_s = 0.0;
+    for r in 0..problem.repeats {
+        let ran = match v.run(&[], &format!("run{r}"), timeout_s) {
+            Ok(ran) => ran,
+            Err(e) => {
+                let m = Measurement::failed(Status::RunError, build.compile_s, run_s, e);
+                return Step::Fail(m);
+            }
+        };
+        run_s += ran.finished.wall_s;
+        if !ran.finished.success() {
+            return run_failure(&ran, build.compile_s, run_s, problem.run_timeout_s);
+        }
+        let stdout = String::from_utf8_lossy(&ran.stdout);
+        match metric(v, &stdout, ran.finished.wall_s, ran.finished.cpu_s) {
+            Some(x) => samples.push(x),
+            None => {
+                let tail: Vec<&str> = stdout.lines().rev().take(3).collect();
+                let cause = format!(
+                    "no metric in the program's stdout (last lines: `{}`)",
+                    tail.join(" | ")
+                );
+                let m = Measurement::failed(Status::InvalidMetric, build.compile_s, run_s, cause);
+                return Step::Fail(m);
+            }
+        }
+    }
+    Step::Ok(measured(samples, build.compile_s, run_s, problem))
+}
+
+fn metric(v: &Variant, stdout: &str, wall_s: f64, cpu_s: f64) -> Option<f64> {
+    let m = &v.problem.metric;
+    match m.kind {
+        MetricKind::KernelTime => parse_kernel_time(stdout),
+        MetricKind::WallTime => Some(wall_s),
+        MetricKind::CpuTime => Some(cpu_s),
+        MetricKind::Regex => parse_regex(m.regex.as_ref().expect("validated"), stdout),
+    }
+}
+
+fn measured(
+    samples: Vec<f64>,
+    compile_s: f64,
+    run_s: f64,
+    p: &crate::problem::Problem,
+) -> Measurement {
+    let (objective, spread) = reduce(&samples, p.reduce);
+    Measurement {
+        objective: Some(objective),
+        repeats: p.repeats,
+        spread,
+        samples,
+        cause: None,
+        ..Measurement::failed(Status::Ok, compile_s, run_s, String::new())
+    }
+}
+
+/// The kernel time printed by the program: the last stdout line that is a number alone.
+pub fn parse_kernel_time(stdout: &str) -> Option<f64> {
+    stdout
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().parse::<f64>().ok())
+        .filter(|x| x.is_finite())
+}
+
+/// The first group (or the whole match) of the regex's last match on stdout.
+pub fn parse_regex(re: &regex::Regex, stdout: &str) -> Option<f64> {
+    let caps = re.captures_iter(stdout).last()?;
+    let m = caps.get(1).or(caps.get(0))?;
+    m.as_str()
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite())
+}
+
+/// Reduces timed samples; returns (objective, spread).
+pub fn reduce(samples: &[f64], how: Reduce) -> (f64, Option<f64>) {
+    let mut s = samples.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let n = s.len();
+    let median = if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    };
+    let obj = match how {
+        Reduce::Min => s[0],
+        Reduce::Median => median,
+    };
+    let spread = (n >= 2 && median > 0.0).then(|| (s[n - 1] - s[0]) / median);
+    (obj, spread)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_time_is_the_last_number_line() {
+        assert_eq!(parse_kernel_time("hello\n0.25\n"), Some(0.25));
+        assert_eq!(parse_kernel_time("0.1\ntime 3\n"), Some(0.1));
+        assert_eq!(parse_kernel_time("nothing here\n"), None);
+        assert_eq!(parse_kernel_time("inf\n"), None);
+    }
+
+    #[test]
+    fn reduce_min_median_spread() {
+        let (m, s) = reduce(&[3.0, 1.0, 2.0], Reduce::Median);
+        assert_eq!(m, 2.0);
+        assert_eq!(s, Some(1.0));
+        assert_eq!(reduce(&[3.0, 1.0, 2.0, 4.0], Reduce::Min).0, 1.0);
+        assert_eq!(reduce(&[3.0, 1.0, 2.0, 4.0], Reduce::Median).0, 2.5);
+        assert_eq!(reduce(&[5.0], Reduce::Median).1, None);
+    }
+
+    #[test]
+    fn regex_metric_takes_group_one_of_last_match() {
+        let re = regex::Regex::new(r"gflops=([0-9.]+)").unwrap();
+        assert_eq!(parse_regex(&re, "gflops=1.5\ngflops=2.5\n"), Some(2.5));
+        assert_eq!(parse_regex(&re, "none"), None);
+    }
+}

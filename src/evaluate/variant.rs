@@ -1,0 +1,162 @@
+//! One variant being evaluated: its configuration, its build directory, the template
+//! context both are rendered into, and the one path by which its compiler and program are
+//! run ([`Variant::run`]).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::evaluate::child::{self, Command, Exit, Finished};
+use crate::evaluate::outcome::{Measurement, Status};
+use crate::problem::space::Config;
+use crate::problem::template::{self, Builtins, Template};
+use crate::problem::Problem;
+
+/// How one step of an evaluation ended: it produced a `T`, the variant failed (a recorded
+/// outcome), or moldtune was interrupted (nothing is recorded).
+pub enum Step<T> {
+    Ok(T),
+    Fail(Measurement),
+    Interrupted,
+}
+
+/// A built variant: where it lives and how long the compile took.
+pub struct Build {
+    pub dir: PathBuf,
+    pub compile_s: f64,
+}
+
+/// A finished child with its captured output.
+pub struct Ran {
+    pub finished: Finished,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub stderr_path: PathBuf,
+}
+
+pub struct Variant<'a> {
+    pub problem: &'a Problem,
+    pub config: &'a Config,
+    /// The build directory: the variant's source, binary and every child's output.
+    pub dir: PathBuf,
+}
+
+impl<'a> Variant<'a> {
+    pub fn new(problem: &'a Problem, config: &'a Config, dir: &Path) -> Variant<'a> {
+        Variant {
+            problem,
+            config,
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    pub fn builtins(&self) -> Builtins {
+        Builtins {
+            source: "variant.c".into(),
+            exe: self.exe().display().to_string(),
+            sources: self.problem.sources.clone(),
+            problem_dir: self.problem.dir.clone(),
+            work_dir: self.dir.clone(),
+        }
+    }
+
+    /// The binary the compile command must produce.
+    pub fn exe(&self) -> PathBuf {
+        self.dir.join("variant")
+    }
+
+    pub fn context(&self) -> tera::Context {
+        template::context(&self.problem.space, self.config, &self.builtins())
+    }
+
+    /// Renders `t` with this variant's context, this evaluation's directory replaced by a
+    /// placeholder (so that equal variants in different directories give equal keys).
+    pub fn render_key(&self, t: &Template, ctx: &tera::Context) -> String {
+        let text = t.render(ctx).unwrap_or_default();
+        text.replace(&self.dir.display().to_string(), "{work_dir}")
+    }
+
+    /// The program's environment: the problem's `env` templates plus `extra`.
+    pub fn env(
+        &self,
+        ctx: &tera::Context,
+        extra: &[(String, String)],
+    ) -> Result<Vec<(String, String)>, String> {
+        let mut env = Vec::new();
+        for (k, t) in &self.problem.env {
+            env.push((k.clone(), t.render(ctx)?));
+        }
+        env.extend(extra.iter().cloned());
+        Ok(env)
+    }
+
+    /// The child that runs `argv` in the build directory, its output in `tag.out`/`tag.err`.
+    pub fn command(&self, argv: Vec<String>, env: Vec<(String, String)>, tag: &str) -> Command {
+        Command {
+            argv,
+            env,
+            cwd: self.dir.clone(),
+            stdout: self.dir.join(format!("{tag}.out")),
+            stderr: self.dir.join(format!("{tag}.err")),
+        }
+    }
+
+    /// Runs `cmd` under `timeout_s`: the one child-running path of build, check and time.
+    pub fn execute(&self, cmd: &Command, timeout_s: f64) -> Finished {
+        child::execute(cmd, Duration::from_secs_f64(timeout_s))
+    }
+
+    /// One run of the program with `extra_env` added, output in `tag.out`/`tag.err`.
+    pub fn run(
+        &self,
+        extra_env: &[(String, String)],
+        tag: &str,
+        timeout_s: f64,
+    ) -> Result<Ran, String> {
+        let ctx = self.context();
+        let argv = self.problem.run.argv(&ctx)?;
+        let env = self.env(&ctx, extra_env)?;
+        let cmd = self.command(argv, env, tag);
+        Ok(Ran {
+            finished: self.execute(&cmd, timeout_s),
+            stdout: std::fs::read(&cmd.stdout).unwrap_or_default(),
+            stderr: std::fs::read(&cmd.stderr).unwrap_or_default(),
+            stderr_path: cmd.stderr,
+        })
+    }
+}
+
+/// "the program exited with code 3; stderr tail: …" for a child that did not succeed.
+pub fn describe_exit(f: &Finished, stderr: &Path, what: &str) -> String {
+    let how = match &f.exit {
+        Exit::Code(c) => format!("{what} exited with code {c}"),
+        Exit::Signal(s) => format!("{what} was killed by {}", child::signal_name(*s)),
+        Exit::Timeout => format!("{what} timed out"),
+        Exit::SpawnError(m) => m.clone(),
+        Exit::Interrupted => "interrupted".into(),
+    };
+    let t = child::tail(stderr, 12);
+    if t.trim().is_empty() {
+        how
+    } else {
+        format!("{how}; stderr tail:\n{t}")
+    }
+}
+
+/// The failure a run of the program that did not succeed is recorded as.
+pub fn run_failure<T>(ran: &Ran, compile_s: f64, run_s: f64, timeout_s: f64) -> Step<T> {
+    match ran.finished.exit {
+        Exit::Interrupted => Step::Interrupted,
+        Exit::Timeout => Step::Fail(Measurement::failed(
+            Status::RunTimeout,
+            compile_s,
+            run_s,
+            format!("the run exceeded its timeout of {timeout_s} s"),
+        )),
+        _ => Step::Fail(Measurement::failed(
+            Status::RunError,
+            compile_s,
+            run_s,
+            describe_exit(&ran.finished, &ran.stderr_path, "the program"),
+        )),
+    }
+}

@@ -1,0 +1,196 @@
+//! What a run is told, resolved once: each setting comes from the command line, else from the
+//! interrupted run's `run.json` (when resuming), else from the problem file's `search:`
+//! section, else from the built-in default.
+
+use std::path::PathBuf;
+
+use crate::error::Error;
+use crate::problem::{Goal, MetricKind, Problem};
+use crate::run::log::RunMeta;
+use crate::search::{Acquisition, Design, Learner, Settings};
+
+/// Everything `moldtune run` can be told on the command line (None = from the problem file,
+/// or from run.json when resuming, or the built-in default).
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub problem: Option<PathBuf>,
+    pub learner: Option<Learner>,
+    pub max_evals: Option<usize>,
+    pub seed: Option<u64>,
+    pub out: Option<PathBuf>,
+    pub resume: bool,
+    pub initial: Option<usize>,
+    pub kappa: Option<f64>,
+    pub acquisition: Option<Acquisition>,
+    pub design: Option<Design>,
+    pub no_feasibility: bool,
+    pub interleave: Option<usize>,
+    pub pool: Option<usize>,
+    pub repeats: Option<u32>,
+    pub compile_timeout: Option<f64>,
+    pub run_timeout: Option<f64>,
+    pub mock: bool,
+    pub keep_builds: bool,
+    pub quiet: bool,
+    pub command_line: Vec<String>,
+}
+
+/// The search settings of one run after resolution.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub learner: Learner,
+    pub max_evals: usize,
+    pub seed: u64,
+    pub initial: usize,
+    pub kappa: f64,
+    pub pool: usize,
+    pub mock: bool,
+    pub acquisition: Acquisition,
+    pub design: Design,
+    pub feasibility: bool,
+    pub interleave: usize,
+}
+
+/// The run.json of the run being resumed, if any.
+pub fn previous_run(opts: &RunOptions) -> Result<Option<RunMeta>, Error> {
+    match (&opts.resume, &opts.out) {
+        (true, Some(dir)) => Ok(Some(crate::run::log::read_run_json(dir)?)),
+        (true, None) => Err(Error::usage(
+            "`--resume` needs the run directory",
+            Some("`moldtune run --resume DIR` or `--out DIR --resume`"),
+        )),
+        _ => Ok(None),
+    }
+}
+
+/// Loads the problem (named on the command line or recorded in run.json) and applies the
+/// repeats and timeout overrides; a resumed run must find its problem file unchanged.
+pub fn load_problem(opts: &RunOptions, prev: Option<&RunMeta>) -> Result<Problem, Error> {
+    let path = match (&opts.problem, prev) {
+        (Some(p), _) => p.clone(),
+        (None, Some(m)) => m.problem.clone(),
+        (None, None) => {
+            return Err(Error::usage(
+                "no problem file given",
+                Some("`moldtune run PROBLEM.yaml`"),
+            ))
+        }
+    };
+    let mut problem = Problem::load(&path)?;
+    if let Some(r) = opts.repeats.or(prev.map(|m| m.repeats)) {
+        if r == 0 {
+            return Err(Error::usage("`--repeats` must be at least 1", None));
+        }
+        problem.repeats = r;
+    }
+    if let Some(t) = opts.compile_timeout.or(prev.map(|m| m.compile_timeout_s)) {
+        problem.compile_timeout_s = t;
+    }
+    if let Some(t) = opts.run_timeout.or(prev.map(|m| m.run_timeout_s)) {
+        problem.run_timeout_s = t;
+    }
+    if problem.compile_timeout_s <= 0.0 || problem.run_timeout_s <= 0.0 {
+        return Err(Error::usage("timeouts must be positive", None));
+    }
+    Ok(problem)
+}
+
+/// Resolves the search settings (flag, else run.json, else problem file, else default).
+pub fn resolve(
+    opts: &RunOptions,
+    prev: Option<&RunMeta>,
+    problem: &Problem,
+) -> Result<Resolved, Error> {
+    let ds = &problem.search;
+    let learner = resolve_learner(opts, prev, problem)?;
+    let pick = |flag: Option<usize>, recorded: Option<usize>, file: Option<usize>, default| {
+        flag.or(recorded).or(file).unwrap_or(default)
+    };
+    let kappa = opts
+        .kappa
+        .or(prev.map(|m| m.kappa))
+        .or(ds.kappa)
+        .unwrap_or(1.96);
+    if kappa.is_nan() || kappa < 0.0 {
+        return Err(Error::usage(
+            format!("`--kappa` must be >= 0, got `{kappa}`"),
+            None,
+        ));
+    }
+    check_same_problem(prev, problem)?;
+    Ok(Resolved {
+        learner,
+        max_evals: pick(opts.max_evals, prev.map(|m| m.max_evals), ds.max_evals, 100),
+        seed: opts.seed.or(prev.map(|m| m.seed)).or(ds.seed).unwrap_or(0),
+        initial: pick(opts.initial, prev.map(|m| m.initial), ds.initial, 10),
+        kappa,
+        pool: pick(opts.pool, prev.map(|m| m.pool), ds.pool, 10_000).max(1),
+        mock: opts.mock || prev.is_some_and(|m| m.mock),
+        acquisition: opts
+            .acquisition
+            .or(prev.map(|m| m.acquisition))
+            .unwrap_or_default(),
+        design: opts.design.or(prev.map(|m| m.design)).unwrap_or_default(),
+        feasibility: !opts.no_feasibility && prev.is_none_or(|m| m.feasibility),
+        interleave: opts
+            .interleave
+            .or(prev.and_then(|m| m.interleave))
+            .unwrap_or(Settings::default_interleave(learner)),
+    })
+}
+
+fn resolve_learner(
+    opts: &RunOptions,
+    prev: Option<&RunMeta>,
+    problem: &Problem,
+) -> Result<Learner, Error> {
+    if let Some(l) = opts.learner {
+        return Ok(l);
+    }
+    let Some(name) = prev
+        .map(|m| m.learner.clone())
+        .or(problem.search.learner.clone())
+    else {
+        return Ok(Learner::Rf);
+    };
+    Learner::parse(&name).ok_or_else(|| Error::ConfigFile {
+        file: problem.path.clone(),
+        message: format!("unknown learner `{name}` in `search.learner`"),
+        hint: Some("use rf, et, gbrt, gp or random".into()),
+    })
+}
+
+/// A resumed run must use the problem file it started with.
+fn check_same_problem(prev: Option<&RunMeta>, problem: &Problem) -> Result<(), Error> {
+    match prev {
+        Some(m) if m.problem_hash != problem.hash => Err(Error::usage(
+            format!(
+                "the problem file `{}` changed since this run started",
+                problem.path.display()
+            ),
+            Some("a resumed run must use the same problem; start a new run with another `--out`"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+impl Resolved {
+    /// The searcher's settings for this run.
+    pub fn searcher_settings(&self, problem: &Problem) -> Settings {
+        let timed = matches!(
+            problem.metric.kind,
+            MetricKind::KernelTime | MetricKind::WallTime | MetricKind::CpuTime
+        );
+        Settings {
+            initial: self.initial,
+            kappa: self.kappa,
+            pool: self.pool,
+            acquisition: self.acquisition,
+            design: self.design,
+            feasibility: self.feasibility,
+            interleave: self.interleave,
+            censor_timeouts: problem.metric.goal == Goal::Minimize && timed,
+            ..Settings::new(self.learner, self.seed, problem.metric.goal)
+        }
+    }
+}
