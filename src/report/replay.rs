@@ -370,3 +370,20 @@ pub fn report_table(
     out.push('\n');
     out
 }
+
+/// The run's outcomes as a replayable table.
+pub fn table_of(dir: &std::path::Path) -> Result<Table, crate::error::Error> {
+    let (problem, records) = crate::run::log::load_run(dir)?;
+    let name = format!(
+        "{} ({} recorded evaluations, {})",
+        problem.name,
+        records.len(),
+        dir.display()
+    );
+    Ok(from_records(
+        &name,
+        problem.space.clone(),
+        problem.metric.goal,
+        &records,
+    ))
+}

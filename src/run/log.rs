@@ -5,6 +5,7 @@
 //! Resume replays `results.csv`; a row torn by a kill mid-write is dropped (its evaluation is
 //! redone), every complete row is kept.
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::io::AsRawFd;
@@ -245,18 +246,7 @@ fn csv_err(e: csv::Error) -> Error {
 /// Reads the log of `dir`, dropping a torn last row (and truncating the file to match).
 pub fn read_records(dir: &Path, problem: &Problem) -> Result<Vec<Record>, Error> {
     let path = dir.join(RESULTS_CSV);
-    let mut bytes = std::fs::read(&path)
-        .map_err(|e| Error::io(format!("cannot read `{}`", path.display()), e))?;
-    if !bytes.ends_with(b"\n") {
-        let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        bytes.truncate(keep);
-        let f = OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .map_err(|e| Error::io("cannot repair results.csv", e))?;
-        f.set_len(keep as u64)
-            .map_err(|e| Error::io("cannot repair results.csv", e))?;
-    }
+    let bytes = read_repaired(&path)?;
     let bad = |msg: String| Error::ConfigFile {
         file: path.clone(),
         message: msg,
@@ -277,53 +267,84 @@ pub fn read_records(dir: &Path, problem: &Problem) -> Result<Vec<Record>, Error>
     if hdr != header(problem) {
         return Err(bad(format!("unexpected header `{}`", hdr.join(","))));
     }
-    let np = problem.space.params.len();
-    // Causes and samples live in results.json; recover them where present.
-    let extra: std::collections::HashMap<usize, JsonRecord> = std::fs::read(dir.join(RESULTS_JSON))
+    let extra = json_extras(dir);
+    let mut out = Vec::new();
+    for (k, rec) in rd.records().enumerate() {
+        let rec = rec.map_err(|e| bad(format!("row {}: {e}", k + 2)))?;
+        let cells: Vec<&str> = rec.iter().collect();
+        out.push(
+            parse_row(problem, &cells, &extra).map_err(|e| bad(format!("row {}: {e}", k + 2)))?,
+        );
+    }
+    Ok(out)
+}
+
+/// The log's bytes; a last row without its newline (torn by a kill mid-write) is cut off,
+/// in the file too, so that appending continues on a clean line.
+fn read_repaired(path: &Path) -> Result<Vec<u8>, Error> {
+    let mut bytes = std::fs::read(path)
+        .map_err(|e| Error::io(format!("cannot read `{}`", path.display()), e))?;
+    if !bytes.ends_with(b"\n") {
+        let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        bytes.truncate(keep);
+        let f = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| Error::io("cannot repair results.csv", e))?;
+        f.set_len(keep as u64)
+            .map_err(|e| Error::io("cannot repair results.csv", e))?;
+    }
+    Ok(bytes)
+}
+
+/// What results.json adds to the CSV (causes, samples, hashes), by eval_id.
+fn json_extras(dir: &Path) -> HashMap<usize, JsonRecord> {
+    std::fs::read(dir.join(RESULTS_JSON))
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
         .and_then(|v| v.get("evaluations").cloned())
         .and_then(|v| serde_json::from_value::<Vec<JsonRecord>>(v).ok())
         .map(|v| v.into_iter().map(|r| (r.eval_id, r)).collect())
-        .unwrap_or_default();
-    let mut out = Vec::new();
-    for (k, rec) in rd.records().enumerate() {
-        let rec = rec.map_err(|e| bad(format!("row {}: {e}", k + 2)))?;
-        let cells: Vec<&str> = rec.iter().collect();
-        let config = problem
-            .space
-            .parse_cells(&cells[..np])
-            .ok_or_else(|| bad(format!("row {}: values are not in the space", k + 2)))?;
-        let num = |i: usize| -> Option<f64> { cells[i].parse().ok() };
-        let status = Status::parse(cells[np + 3])
-            .ok_or_else(|| bad(format!("row {}: unknown status `{}`", k + 2, cells[np + 3])))?;
-        let eval_id: usize = cells[np + 2]
-            .parse()
-            .map_err(|_| bad(format!("row {}: bad eval_id", k + 2)))?;
-        // The CSV row is authoritative; results.json adds what the CSV does not hold.
-        let from_json = extra.get(&eval_id).map(|j| j.m.clone());
-        let base = from_json.unwrap_or(Measurement {
+        .unwrap_or_default()
+}
+
+/// One CSV row as a record; the CSV is authoritative, results.json fills in the rest.
+fn parse_row(
+    problem: &Problem,
+    cells: &[&str],
+    extra: &HashMap<usize, JsonRecord>,
+) -> Result<Record, String> {
+    let np = problem.space.params.len();
+    let config = (problem.space)
+        .parse_cells(&cells[..np])
+        .ok_or("values are not in the space")?;
+    let num = |i: usize| -> Option<f64> { cells[i].parse().ok() };
+    let status = Status::parse(cells[np + 3])
+        .ok_or_else(|| format!("unknown status `{}`", cells[np + 3]))?;
+    let eval_id: usize = cells[np + 2].parse().map_err(|_| "bad eval_id")?;
+    let base = extra
+        .get(&eval_id)
+        .map(|j| j.m.clone())
+        .unwrap_or(Measurement {
             cause: None,
             ..Measurement::failed(status, 0.0, 0.0, String::new())
         });
-        out.push(Record {
-            eval_id,
-            m: Measurement {
-                status,
-                objective: num(np),
-                compile_s: num(np + 4).unwrap_or(0.0),
-                run_s: num(np + 5).unwrap_or(0.0),
-                repeats: cells[np + 6].parse().unwrap_or(0),
-                spread: num(np + 7),
-                ..base
-            },
-            elapsed_sec: num(np + 1).unwrap_or(0.0),
-            source: Source::parse(cells[np + 8]).unwrap_or(Source::Random),
-            config_hash: cells[np + 9].to_string(),
-            config,
-        });
-    }
-    Ok(out)
+    Ok(Record {
+        eval_id,
+        m: Measurement {
+            status,
+            objective: num(np),
+            compile_s: num(np + 4).unwrap_or(0.0),
+            run_s: num(np + 5).unwrap_or(0.0),
+            repeats: cells[np + 6].parse().unwrap_or(0),
+            spread: num(np + 7),
+            ..base
+        },
+        elapsed_sec: num(np + 1).unwrap_or(0.0),
+        source: Source::parse(cells[np + 8]).unwrap_or(Source::Random),
+        config_hash: cells[np + 9].to_string(),
+        config,
+    })
 }
 
 pub fn json_record(problem: &Problem, r: &Record) -> JsonRecord {
@@ -386,6 +407,14 @@ pub fn read_run_json(dir: &Path) -> Result<RunMeta, Error> {
         message: format!("unreadable run.json: {e}"),
         hint: None,
     })
+}
+
+/// Loads a run directory's problem and records.
+pub fn load_run(dir: &Path) -> Result<(Problem, Vec<Record>), Error> {
+    let meta = read_run_json(dir)?;
+    let problem = Problem::load(&meta.problem)?;
+    let records = read_records(dir, &problem)?;
+    Ok((problem, records))
 }
 
 /// Best successful record for the goal.

@@ -1,0 +1,70 @@
+//! `moldtune measure`: build, check and time one configuration (the default, or one of a
+//! run's) outside any search, e.g. to re-measure a tuned result with more repeats.
+
+use std::path::Path;
+
+use crate::error::Error;
+use crate::run::log;
+
+#[derive(Debug, serde::Serialize)]
+pub struct Measured {
+    pub config: String,
+    pub status: String,
+    pub objective: Option<f64>,
+    pub samples: Vec<f64>,
+    pub spread: Option<f64>,
+    pub cause: Option<String>,
+}
+
+/// Builds, checks and times one configuration in a scratch directory.
+pub fn measure(
+    problem_path: &Path,
+    from: Option<&Path>,
+    eval: Option<usize>,
+    repeats: u32,
+) -> Result<Measured, Error> {
+    use crate::evaluate::{Evaluated, Evaluator, RealEvaluator};
+    let mut problem = crate::problem::Problem::load(problem_path)?;
+    if repeats == 0 {
+        return Err(Error::usage("`--repeats` must be at least 1", None));
+    }
+    problem.repeats = repeats;
+    let config = match from {
+        None => problem.default_config(),
+        Some(dir) => {
+            let records = log::read_records(dir, &problem)?;
+            let pick = match eval {
+                Some(id) => records.iter().find(|r| r.eval_id == id),
+                None => log::best(&records, problem.metric.goal),
+            };
+            pick.ok_or_else(|| {
+                Error::usage(
+                    format!("no such evaluation in `{}`", dir.display()),
+                    Some("see `moldtune best DIR`"),
+                )
+            })?
+            .config
+            .clone()
+        }
+    };
+    let scratch = std::env::temp_dir().join(format!("moldtune-measure-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)
+        .map_err(|e| Error::io("cannot create a scratch directory", e))?;
+    crate::evaluate::child::install_signal_handlers();
+    let mut ev = RealEvaluator::new();
+    let result = ev
+        .prepare(&problem, &scratch)
+        .map(|_| ev.evaluate(&problem, &config, 0));
+    let _ = std::fs::remove_dir_all(&scratch);
+    match result? {
+        Evaluated::Interrupted => Err(Error::Interrupted(scratch)),
+        Evaluated::Done(m) => Ok(Measured {
+            config: problem.space.describe(&config),
+            status: m.status.to_string(),
+            objective: m.objective,
+            samples: m.samples,
+            spread: m.spread,
+            cause: m.cause,
+        }),
+    }
+}
