@@ -18,6 +18,10 @@ pub mod exit {
     pub const NO_SUCCESS: u8 = 3;
     /// The regression gate found a regression.
     pub const REGRESSION: u8 = 4;
+    /// The machine failed the run (disk full, directory unwritable, too many open files,
+    /// compiler vanished); nothing was recorded for the evaluation in progress: fix it and
+    /// `--resume`.
+    pub const ENVIRONMENT: u8 = 5;
     /// Interrupted by SIGINT/SIGTERM; the summary was written and the run can be resumed.
     pub const INTERRUPTED: u8 = 130;
 }
@@ -65,6 +69,9 @@ pub enum Error {
     NoSuccess(usize),
     #[error("interrupted; resume with `moldtune run --resume {}`", .0.display())]
     Interrupted(PathBuf),
+    /// The machine, not a variant, failed (see `evaluate::environment`).
+    #[error("the machine failed, not the variant: {0}")]
+    Environment(String),
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -91,6 +98,8 @@ impl Error {
             | Error::Reference(_) => exit::USAGE,
             Error::NoSuccess(_) => exit::NO_SUCCESS,
             Error::Interrupted(_) => exit::INTERRUPTED,
+            Error::Environment(_) => exit::ENVIRONMENT,
+            Error::Io { source, .. } if is_environment(source) => exit::ENVIRONMENT,
             Error::Io { .. } | Error::Internal(_) => exit::INTERNAL,
         }
     }
@@ -108,6 +117,16 @@ impl Error {
             source,
         }
     }
+}
+
+/// Whether an I/O error is the environment's fault (full, read-only, forbidden, out of
+/// files or memory) rather than a bug.
+pub fn is_environment(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ENOSPC | libc::EDQUOT | libc::EROFS | libc::EACCES | libc::EPERM)
+            | Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::EIO)
+    )
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

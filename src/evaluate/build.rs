@@ -2,7 +2,8 @@
 //! compile command under the compile timeout.
 
 use crate::evaluate::child::Exit;
-use crate::evaluate::outcome::{Measurement, Status};
+use crate::evaluate::environment;
+use crate::evaluate::outcome::{Measurement, Status, Stop};
 use crate::evaluate::variant::{describe_exit, Build, Step, Variant};
 
 /// Writes `source` as `variant.c` and compiles it → a [`Build`], `build_error` or
@@ -14,8 +15,7 @@ pub fn build(v: &Variant, source: &str) -> Step<Build> {
     let written = std::fs::create_dir_all(&v.dir)
         .and_then(|_| std::fs::write(v.dir.join("variant.c"), source));
     if let Err(e) = written {
-        let cause = format!("cannot write the variant: {e}");
-        return fail(Status::BuildError, 0.0, cause);
+        return Step::Stop(Stop::Environment(environment::describe(&v.dir, &e)));
     }
     let argv = match v.problem.compile.argv(&v.context()) {
         Ok(a) => a,
@@ -24,8 +24,10 @@ pub fn build(v: &Variant, source: &str) -> Step<Build> {
     let cmd = v.command(argv, vec![], "compile");
     let timeout_s = v.problem.compile_timeout_s;
     let f = v.execute(&cmd, timeout_s);
-    match f.exit {
-        Exit::Interrupted => Step::Interrupted,
+    match &f.exit {
+        Exit::Interrupted => Step::Stop(Stop::Interrupted),
+        // The compiler could not be started (vanished, too many open files, ...).
+        Exit::SpawnError(m) => Step::Stop(Stop::Environment(m.clone())),
         Exit::Timeout => fail(
             Status::BuildTimeout,
             f.wall_s,

@@ -6,13 +6,17 @@
 //! last digits (FMA contraction), which the tolerance absorbs. An illegal loop order or a race
 //! changes values far beyond it.
 
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
 use crate::evaluate::outcome::{Measurement, Status};
 use crate::evaluate::variant::{run_failure, Build, Ran, Step, Variant};
 use crate::problem::{CheckMode, Stream};
 
 /// The check run of a built variant against `reference` → ok, `wrong_output`, `run_error`
 /// or `run_timeout`. The run also warms caches for the timed runs.
-pub fn check_output(v: &Variant, build: &Build, reference: &[u8]) -> Step<()> {
+pub fn check_output(v: &Variant, build: &Build, reference: &Path) -> Step<()> {
     let problem = v.problem;
     if problem.check.mode == CheckMode::None {
         return Step::Ok(());
@@ -30,7 +34,7 @@ pub fn check_output(v: &Variant, build: &Build, reference: &[u8]) -> Step<()> {
         return run_failure(&ran, build.compile_s, wall_s, timeout_s);
     }
     let (rtol, atol) = (problem.check.rtol, problem.check.atol);
-    match compare(reference, checked_stream(v, &ran), rtol, atol) {
+    match compare_files(reference, checked_stream(v, &ran), rtol, atol) {
         Ok(()) => Step::Ok(()),
         Err(why) => Step::Fail(Measurement::failed(
             Status::WrongOutput,
@@ -41,8 +45,8 @@ pub fn check_output(v: &Variant, build: &Build, reference: &[u8]) -> Step<()> {
     }
 }
 
-/// The stream of a check run that is compared (`check.stream`).
-pub fn checked_stream<'r>(v: &Variant, ran: &'r Ran) -> &'r [u8] {
+/// The file of the check run's stream that is compared (`check.stream`).
+pub fn checked_stream<'r>(v: &Variant, ran: &'r Ran) -> &'r Path {
     match v.problem.check.stream {
         Stream::Stdout => &ran.stdout,
         Stream::Stderr => &ran.stderr,
@@ -51,52 +55,140 @@ pub fn checked_stream<'r>(v: &Variant, ran: &'r Ran) -> &'r [u8] {
 
 /// `Ok(())` when the outputs agree, otherwise a one-line description of the mismatch.
 pub fn compare(reference: &[u8], output: &[u8], rtol: f64, atol: f64) -> Result<(), String> {
-    if reference == output {
-        return Ok(());
+    compare_streams(reference, output, rtol, atol).map_err(|e| e.to_string())?
+}
+
+/// [`compare`] for two files, streamed: memory stays small however large the outputs are.
+pub fn compare_files(reference: &Path, output: &Path, rtol: f64, atol: f64) -> Result<(), String> {
+    let open = |p: &Path| {
+        File::open(p)
+            .map(BufReader::new)
+            .map_err(|e| format!("cannot read `{}`: {e}", p.display()))
+    };
+    compare_streams(open(reference)?, open(output)?, rtol, atol).map_err(|e| e.to_string())?
+}
+
+/// Mismatches so far: how many, out of how many numbers, and the worst one (value index,
+/// relative error, expected, got).
+#[derive(Default)]
+struct Tally {
+    bad: usize,
+    numbers: usize,
+    worst: Option<(usize, f64, String, String)>,
+}
+
+fn compare_streams(
+    reference: impl BufRead,
+    output: impl BufRead,
+    rtol: f64,
+    atol: f64,
+) -> std::io::Result<Result<(), String>> {
+    let (mut rt, mut ot) = (Tokens::new(reference), Tokens::new(output));
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let mut k = 0usize;
+    let mut t = Tally::default();
+    loop {
+        match (rt.next(&mut a)?, ot.next(&mut b)?) {
+            (true, true) => {}
+            (false, false) => break,
+            // One ran out: count the rest of the other for the message.
+            (more_r, _) => {
+                let (n_r, n_o) = if more_r {
+                    (k + 1 + rt.count_rest()?, k)
+                } else {
+                    (k, k + 1 + ot.count_rest()?)
+                };
+                let msg = format!("output has {n_o} tokens, the reference {n_r}");
+                return Ok(Err(msg));
+            }
+        }
+        t.compare(k, &a, &b, rtol, atol);
+        k += 1;
     }
-    let r = String::from_utf8_lossy(reference);
-    let o = String::from_utf8_lossy(output);
-    let rt: Vec<&str> = r.split_whitespace().collect();
-    let ot: Vec<&str> = o.split_whitespace().collect();
-    if rt.len() != ot.len() {
-        return Err(format!(
-            "output has {} tokens, the reference {}",
-            ot.len(),
-            rt.len()
-        ));
-    }
-    let mut bad = 0usize;
-    let mut numbers = 0usize;
-    let mut worst: Option<(usize, f64, String, String)> = None;
-    for (k, (a, b)) in rt.iter().zip(&ot).enumerate() {
+    Ok(match t.worst {
+        None => Ok(()),
+        Some((k, rel, a, b)) => Err(format!(
+            "{} of {} values differ beyond rtol {rtol:e}; worst at value #{k}: expected `{a}`, got `{b}` (relative error {rel:.3e})",
+            t.bad,
+            t.numbers.max(t.bad)
+        )),
+    })
+}
+
+impl Tally {
+    /// Compares token `k` of both outputs: equal numbers within the tolerance, or equal text.
+    fn compare(&mut self, k: usize, a: &[u8], b: &[u8], rtol: f64, atol: f64) {
+        let (a, b) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
         match (a.parse::<f64>(), b.parse::<f64>()) {
             (Ok(x), Ok(y)) => {
-                numbers += 1;
+                self.numbers += 1;
                 let diff = (x - y).abs();
                 let ok = diff <= atol + rtol * x.abs().max(y.abs()) || (x.is_nan() && y.is_nan());
                 if !ok {
-                    bad += 1;
+                    self.bad += 1;
                     let rel = diff / x.abs().max(y.abs()).max(f64::MIN_POSITIVE);
-                    if worst.as_ref().is_none_or(|w| rel > w.1 || rel.is_nan()) {
-                        worst = Some((k, rel, a.to_string(), b.to_string()));
+                    if self
+                        .worst
+                        .as_ref()
+                        .is_none_or(|w| rel > w.1 || rel.is_nan())
+                    {
+                        self.worst = Some((k, rel, a.to_string(), b.to_string()));
                     }
                 }
             }
             _ if a == b => {}
             _ => {
-                bad += 1;
-                if worst.is_none() {
-                    worst = Some((k, f64::INFINITY, a.to_string(), b.to_string()));
+                self.bad += 1;
+                if self.worst.is_none() {
+                    self.worst = Some((k, f64::INFINITY, a.to_string(), b.to_string()));
                 }
             }
         }
     }
-    match worst {
-        None => Ok(()),
-        Some((k, rel, a, b)) => Err(format!(
-            "{bad} of {} values differ beyond rtol {rtol:e}; worst at value #{k}: expected `{a}`, got `{b}` (relative error {rel:.3e})",
-            numbers.max(bad)
-        )),
+}
+
+/// Whitespace-separated tokens of a stream, one at a time into a reused buffer.
+struct Tokens<R> {
+    r: R,
+}
+
+impl<R: BufRead> Tokens<R> {
+    fn new(r: R) -> Self {
+        Tokens { r }
+    }
+
+    /// Reads the next token into `tok`; false at the end of the stream.
+    fn next(&mut self, tok: &mut Vec<u8>) -> std::io::Result<bool> {
+        tok.clear();
+        loop {
+            let buf = self.r.fill_buf()?;
+            if buf.is_empty() {
+                return Ok(!tok.is_empty());
+            }
+            let mut used = 0;
+            for &c in buf {
+                used += 1;
+                if c.is_ascii_whitespace() {
+                    if !tok.is_empty() {
+                        self.r.consume(used);
+                        return Ok(true);
+                    }
+                } else {
+                    tok.push(c);
+                }
+            }
+            self.r.consume(used);
+        }
+    }
+
+    /// How many tokens are left.
+    fn count_rest(&mut self) -> std::io::Result<usize> {
+        let mut tok = Vec::new();
+        let mut n = 0;
+        while self.next(&mut tok)? {
+            n += 1;
+        }
+        Ok(n)
     }
 }
 

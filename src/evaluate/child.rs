@@ -22,7 +22,14 @@ pub struct Command {
     pub cwd: PathBuf,
     pub stdout: PathBuf,
     pub stderr: PathBuf,
+    /// The most bytes the child (and its descendants) may write to any one file
+    /// (RLIMIT_FSIZE): past it the writer gets SIGXFSZ, so a runaway program cannot fill the
+    /// disk.
+    pub max_file_bytes: u64,
 }
+
+/// Default of [`Command::max_file_bytes`]: 1 GiB.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 1 << 30;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Exit {
@@ -141,18 +148,7 @@ pub fn reap_stale_group(dir: &std::path::Path) {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
             continue;
         };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // Fields after the parenthesised command: state ppid pgrp ...
-        let Some(after) = stat.rsplit_once(')').map(|x| x.1) else {
-            continue;
-        };
-        let pgrp = after
-            .split_whitespace()
-            .nth(2)
-            .and_then(|v| v.parse::<i32>().ok());
-        if pgrp != Some(pgid) {
+        if stat_field(pid, 2) != Some(pgid) {
             continue;
         }
         let inside =
@@ -164,6 +160,67 @@ pub fn reap_stale_group(dir: &std::path::Path) {
             }
         }
     }
+}
+
+/// Makes moldtune the subreaper of its descendants (PR_SET_CHILD_SUBREAPER): a grandchild
+/// that leaves its process group with setsid() and is orphaned is re-parented to moldtune
+/// instead of init, so [`execute`] can find and kill it.
+pub fn become_subreaper() {
+    // SAFETY: plain prctl on our own process.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// The leaders of the children running now (several only in tests that run in parallel);
+/// they are ours, not orphans.
+static LIVE_LEADERS: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+
+fn live_leaders<T>(f: impl FnOnce(&mut Vec<i32>) -> T) -> T {
+    f(&mut LIVE_LEADERS.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Kills and reaps every process re-parented to moldtune (an escaped descendant of a child
+/// that has ended), until none is left: killing one may orphan its own children.
+fn kill_orphans() {
+    let me = std::process::id() as i32;
+    live_leaders(|live| {
+        for _ in 0..100 {
+            let orphans: Vec<i32> = children_of(me)
+                .into_iter()
+                .filter(|p| !live.contains(p))
+                .collect();
+            if orphans.is_empty() {
+                return;
+            }
+            for pid in orphans {
+                // SAFETY: the process is our child (its parent is us); waiting reaps it.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, std::ptr::null_mut(), 0);
+                }
+            }
+        }
+    })
+}
+
+/// The processes whose parent is `ppid` (from /proc).
+fn children_of(ppid: i32) -> Vec<i32> {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return vec![];
+    };
+    procs
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<i32>().ok())
+        .filter(|pid| stat_field(*pid, 1) == Some(ppid))
+        .collect()
+}
+
+/// Field `k` after the command in /proc/PID/stat (0 = state, 1 = ppid, 2 = pgrp).
+fn stat_field(pid: i32, k: usize) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    after.split_whitespace().nth(k)?.parse().ok()
 }
 
 /// Grace period between SIGTERM and SIGKILL of a timed-out group.
@@ -182,7 +239,9 @@ pub fn execute(cmd: &Command, timeout: Duration) -> Finished {
         };
     }
     let start = Instant::now();
-    let pid = match spawn(cmd) {
+    // Spawned under the lock of the live leaders, so no orphan hunt can mistake it for one.
+    let spawned = live_leaders(|l| spawn(cmd).inspect(|&pid| l.push(pid)));
+    let pid = match spawned {
         Ok(pid) => pid,
         Err(m) => return Finished::spawn_error(m),
     };
@@ -190,8 +249,11 @@ pub fn execute(cmd: &Command, timeout: Duration) -> Finished {
     note_child(Some(pid));
     let rx = reap_in_thread(pid, start);
     let (how, got) = wait_or_kill(pid, &rx, start + timeout);
-    // Whatever the leader did, nothing of its group may outlive it.
+    // Whatever the leader did, nothing of its group may outlive it, nor any descendant
+    // that left the group (setsid) and was handed to us as its subreaper.
     killpg(pid, libc::SIGKILL);
+    live_leaders(|l| l.retain(|&p| p != pid));
+    kill_orphans();
     CHILD_PGID.store(0, Ordering::SeqCst);
     note_child(None);
     let Some(reaped) = got else {
@@ -229,6 +291,10 @@ fn spawn(cmd: &Command) -> Result<i32, String> {
         .stderr(Stdio::from(err))
         .process_group(0);
     let parent = std::process::id() as libc::pid_t;
+    let limit = libc::rlimit {
+        rlim_cur: cmd.max_file_bytes as libc::rlim_t,
+        rlim_max: cmd.max_file_bytes as libc::rlim_t,
+    };
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
         c.pre_exec(move || {
@@ -236,6 +302,9 @@ fn spawn(cmd: &Command) -> Result<i32, String> {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
             if libc::getppid() != parent {
                 libc::_exit(137);
+            }
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
             }
             Ok(())
         });
@@ -323,9 +392,24 @@ fn exit_of(r: &Reaped) -> Exit {
     }
 }
 
-/// The last `max_lines` lines of a file (lossy UTF-8), for error messages and results.
+/// At most the last `max` bytes of a file (all of a shorter one); never more in memory,
+/// however much a child wrote.
+pub fn tail_bytes(path: &std::path::Path, max: u64) -> Vec<u8> {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return vec![];
+    };
+    let len = f.metadata().map_or(0, |m| m.len());
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(max)));
+    let mut out = Vec::with_capacity(len.min(max) as usize);
+    let _ = f.take(max).read_to_end(&mut out);
+    out
+}
+
+/// The last `max_lines` lines of a file (lossy UTF-8, from its last 16 KiB), for error
+/// messages and results.
 pub fn tail(path: &std::path::Path, max_lines: usize) -> String {
-    let bytes = std::fs::read(path).unwrap_or_default();
+    let bytes = tail_bytes(path, 16 * 1024);
     let text = String::from_utf8_lossy(&bytes);
     let lines: Vec<&str> = text.lines().collect();
     let start = lines.len().saturating_sub(max_lines);
@@ -350,6 +434,7 @@ mod tests {
             cwd: dir.to_path_buf(),
             stdout: dir.join("out"),
             stderr: dir.join("err"),
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
         }
     }
 
@@ -399,6 +484,41 @@ mod tests {
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .map(|s| s.split_whitespace().nth(2) == Some("Z"))
             .unwrap_or(true)
+    }
+
+    #[test]
+    fn a_grandchild_that_calls_setsid_dies_with_the_child() {
+        become_subreaper();
+        let d = tempfile::tempdir().unwrap();
+        // setsid puts the sleeper in a session (and group) of its own: killpg misses it.
+        let script = "setsid sleep 301 & echo $! > gc.pid; sleep 302";
+        let f = execute(&sh(script, d.path()), Duration::from_millis(300));
+        assert_eq!(f.exit, Exit::Timeout);
+        let gc: i32 = std::fs::read_to_string(d.path().join("gc.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // SAFETY: probing a pid with signal 0.
+        let alive = unsafe { libc::kill(gc, 0) } == 0 && !is_zombie(gc);
+        assert!(!alive, "setsid grandchild {gc} survived");
+    }
+
+    #[test]
+    fn a_child_writing_without_end_is_stopped_at_the_file_limit() {
+        let d = tempfile::tempdir().unwrap();
+        let mut c = sh(
+            "while :; do echo xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; done",
+            d.path(),
+        );
+        c.max_file_bytes = 1 << 20;
+        let t0 = Instant::now();
+        let f = execute(&c, Duration::from_secs(20));
+        assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+        assert_eq!(f.exit, Exit::Signal(libc::SIGXFSZ));
+        let len = std::fs::metadata(d.path().join("out")).unwrap().len();
+        assert!(len <= 1 << 20, "wrote {len} bytes");
+        assert!(tail(&d.path().join("out"), 2).starts_with("xxx"));
     }
 
     #[test]

@@ -17,7 +17,8 @@ use crate::error::Error;
 use crate::evaluate::build::build;
 use crate::evaluate::check::{check_output, checked_stream};
 use crate::evaluate::child::Exit;
-use crate::evaluate::outcome::{Measurement, Status};
+use crate::evaluate::environment;
+use crate::evaluate::outcome::{Measurement, Status, Stop};
 use crate::evaluate::reuse::{self, Reuse};
 use crate::evaluate::time::{time, ADAPTIVE_FACTOR, ADAPTIVE_FLOOR_S};
 use crate::evaluate::variant::{describe_exit, Build, Step, Variant};
@@ -28,8 +29,20 @@ use crate::problem::{CheckMode, Problem, Stream};
 #[derive(Debug, Clone)]
 pub enum Evaluated {
     Done(Measurement),
-    /// moldtune was interrupted mid-evaluation: nothing is recorded, a resume redoes it.
-    Interrupted,
+    /// Interrupted, or the machine failed, mid-evaluation: nothing is recorded, a resume
+    /// redoes it.
+    Stopped(Stop),
+}
+
+/// A step's product, or the evaluation's result when the step failed or was stopped.
+// The large Err is moved once per step of an evaluation that takes seconds: not worth a box.
+#[allow(clippy::result_large_err)]
+fn ended<T>(step: Step<T>) -> Result<T, Evaluated> {
+    match step {
+        Step::Ok(t) => Ok(t),
+        Step::Fail(m) => Err(Evaluated::Done(m)),
+        Step::Stop(s) => Err(Evaluated::Stopped(s)),
+    }
 }
 
 pub trait Evaluator {
@@ -43,7 +56,8 @@ pub trait Evaluator {
 #[derive(Default)]
 pub struct RealEvaluator {
     work_root: PathBuf,
-    reference: Option<Vec<u8>>,
+    /// The reference output (`DIR/reference.out`), when the output is checked.
+    reference: Option<PathBuf>,
     pub keep_builds: bool,
     reuse: Reuse,
     /// Wall seconds of one run of the fastest successful variant so far.
@@ -67,10 +81,9 @@ impl RealEvaluator {
 
     /// Build → reuse an identical program's outcome, or check and time it.
     fn build_check_time(&self, v: &Variant, source: &str) -> (Evaluated, Option<String>) {
-        let build = match build(v, source) {
-            Step::Interrupted => return (Evaluated::Interrupted, None),
-            Step::Fail(m) => return (Evaluated::Done(m), None),
-            Step::Ok(b) => b,
+        let build = match ended(build(v, source)) {
+            Ok(b) => b,
+            Err(result) => return (result, None),
         };
         let exe = std::fs::read(v.exe()).unwrap_or_default();
         let key = reuse::binary_key(v, &exe);
@@ -81,15 +94,14 @@ impl RealEvaluator {
     }
 
     fn check_and_time(&self, v: &Variant, build: &Build) -> Evaluated {
-        let reference = self.reference.as_deref().unwrap_or_default();
-        match check_output(v, build, reference) {
-            Step::Interrupted => return Evaluated::Interrupted,
-            Step::Fail(m) => return Evaluated::Done(m),
-            Step::Ok(()) => {}
+        if let Some(reference) = &self.reference {
+            if let Err(result) = ended(check_output(v, build, reference)) {
+                return result;
+            }
         }
-        match time(v, build, self.run_timeout(v.problem)) {
-            Step::Interrupted => Evaluated::Interrupted,
-            Step::Fail(m) | Step::Ok(m) => Evaluated::Done(m),
+        match ended(time(v, build, self.run_timeout(v.problem))) {
+            Ok(m) => Evaluated::Done(m),
+            Err(result) => result,
         }
     }
 }
@@ -101,16 +113,14 @@ impl Evaluator for RealEvaluator {
             return Ok(());
         }
         let saved = run_dir.join("reference.out");
-        if let Ok(bytes) = std::fs::read(&saved) {
-            self.reference = Some(bytes);
-            return Ok(());
+        if !saved.is_file() {
+            let dir = self.work_root.join("reference");
+            let _ = std::fs::remove_dir_all(&dir);
+            let got = reference_output(problem, &dir, run_dir)?;
+            std::fs::rename(&got, &saved).map_err(|e| Error::io("cannot save reference.out", e))?;
+            let _ = std::fs::remove_dir_all(&dir);
         }
-        let dir = self.work_root.join("reference");
-        let _ = std::fs::remove_dir_all(&dir);
-        let got = reference_output(problem, &dir, run_dir)?;
-        std::fs::write(&saved, &got).map_err(|e| Error::io("cannot save reference.out", e))?;
-        let _ = std::fs::remove_dir_all(&dir);
-        self.reference = Some(got);
+        self.reference = Some(saved);
         Ok(())
     }
 
@@ -125,6 +135,7 @@ impl Evaluator for RealEvaluator {
             return Evaluated::Done(m);
         }
         let (result, binary_key) = self.build_check_time(&v, &source);
+        let result = blame(result, &dir);
         if !self.keep_builds {
             let _ = std::fs::remove_dir_all(&dir);
         }
@@ -146,9 +157,29 @@ impl Evaluator for RealEvaluator {
     }
 }
 
+/// A failure that a full or unwritable build directory explains is the environment's, not
+/// the variant's (timeouts are not: a full disk does not make a program slow).
+fn blame(result: Evaluated, dir: &Path) -> Evaluated {
+    match &result {
+        Evaluated::Done(m)
+            if !matches!(
+                m.status,
+                Status::Ok | Status::BuildTimeout | Status::RunTimeout
+            ) =>
+        {
+            match environment::probe(dir) {
+                Some(why) => Evaluated::Stopped(Stop::Environment(why)),
+                None => result,
+            }
+        }
+        _ => result,
+    }
+}
+
 /// Builds the reference (the mold at its default configuration, or `check.reference`) in
-/// `dir` and returns the output of its check run; every failure is an [`Error::Reference`].
-fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result<Vec<u8>, Error> {
+/// `dir` and returns the file holding the output of its check run; every failure is an
+/// [`Error::Reference`].
+fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result<PathBuf, Error> {
     let config = problem.default_config();
     let (source, what) = match &problem.check.reference {
         Some(p) => (
@@ -171,21 +202,23 @@ fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result<Vec
                 m.cause.unwrap_or_default()
             )))
         }
-        Step::Interrupted => return Err(Error::Interrupted(run_dir.to_path_buf())),
+        Step::Stop(s) => return Err(stopped(s, run_dir)),
     }
     let ran =
         (v.run(&problem.check.env, "check", problem.run_timeout_s)).map_err(Error::Reference)?;
-    if ran.finished.exit == Exit::Interrupted {
-        return Err(Error::Interrupted(run_dir.to_path_buf()));
+    match &ran.finished.exit {
+        Exit::Interrupted => return Err(stopped(Stop::Interrupted, run_dir)),
+        Exit::SpawnError(m) => return Err(stopped(Stop::Environment(m.clone()), run_dir)),
+        _ if !ran.finished.success() => {
+            return Err(Error::Reference(format!(
+                "{what} failed to run: {}",
+                describe_exit(&ran.finished, &ran.stderr, "the program")
+            )))
+        }
+        _ => {}
     }
-    if !ran.finished.success() {
-        return Err(Error::Reference(format!(
-            "{what} failed to run: {}",
-            describe_exit(&ran.finished, &ran.stderr_path, "the program")
-        )));
-    }
-    let got = checked_stream(&v, &ran).to_vec();
-    if got.is_empty() {
+    let got = checked_stream(&v, &ran).to_path_buf();
+    if std::fs::metadata(&got).map_or(0, |m| m.len()) == 0 {
         let stream = match problem.check.stream {
             Stream::Stdout => "stdout",
             Stream::Stderr => "stderr",
@@ -195,4 +228,11 @@ fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result<Vec
         )));
     }
     Ok(got)
+}
+
+fn stopped(s: Stop, run_dir: &Path) -> Error {
+    match s {
+        Stop::Interrupted => Error::Interrupted(run_dir.to_path_buf()),
+        Stop::Environment(why) => Error::Environment(why),
+    }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::error::Error;
 use crate::evaluate::child;
 use crate::evaluate::evaluator::{Evaluated, Evaluator};
-use crate::evaluate::outcome::{Measurement, Status};
+use crate::evaluate::outcome::{Measurement, Status, Stop};
 use crate::problem::space::Config;
 use crate::problem::Problem;
 
@@ -55,7 +55,7 @@ impl Evaluator for MockEvaluator {
         let until = std::time::Instant::now() + self.delay;
         while std::time::Instant::now() < until {
             if child::interrupted() {
-                return Evaluated::Interrupted;
+                return Evaluated::Stopped(Stop::Interrupted);
             }
             std::thread::sleep(Duration::from_millis(5));
         }

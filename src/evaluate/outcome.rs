@@ -49,6 +49,16 @@ impl std::fmt::Display for Status {
     }
 }
 
+/// Why an evaluation ended without an outcome: nothing is recorded for it and a resumed
+/// run redoes it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stop {
+    /// moldtune was interrupted (SIGINT/SIGTERM).
+    Interrupted,
+    /// The machine failed, not the variant (see [`crate::evaluate::environment`]).
+    Environment(String),
+}
+
 /// Why a configuration was proposed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -29,7 +29,8 @@ pub fn time(v: &Variant, build: &Build, timeout_s: f64) -> Step<Measurement> {
         if !ran.finished.success() {
             return run_failure(&ran, build.compile_s, run_s, problem.run_timeout_s);
         }
-        let stdout = String::from_utf8_lossy(&ran.stdout);
+        let tail = ran.stdout_tail();
+        let stdout = String::from_utf8_lossy(&tail);
         match metric(v, &stdout, ran.finished.wall_s, ran.finished.cpu_s) {
             Some(x) => samples.push(x),
             None => {

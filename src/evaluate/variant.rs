@@ -6,18 +6,22 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::evaluate::child::{self, Command, Exit, Finished};
-use crate::evaluate::outcome::{Measurement, Status};
+use crate::evaluate::outcome::{Measurement, Status, Stop};
 use crate::problem::space::Config;
 use crate::problem::template::{self, Builtins, Template};
 use crate::problem::Problem;
 
 /// How one step of an evaluation ended: it produced a `T`, the variant failed (a recorded
-/// outcome), or moldtune was interrupted (nothing is recorded).
+/// outcome), or the evaluation was stopped (interrupted, or the machine failed: nothing is
+/// recorded).
 pub enum Step<T> {
     Ok(T),
     Fail(Measurement),
-    Interrupted,
+    Stop(Stop),
 }
+
+/// How many bytes at the end of a timed run's stdout are read for the metric.
+pub const METRIC_TAIL_BYTES: u64 = 64 * 1024;
 
 /// A built variant: where it lives and how long the compile took.
 pub struct Build {
@@ -25,12 +29,19 @@ pub struct Build {
     pub compile_s: f64,
 }
 
-/// A finished child with its captured output.
+/// A finished child and the files holding its output (never read whole: a variant may
+/// write gigabytes).
 pub struct Ran {
     pub finished: Finished,
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
-    pub stderr_path: PathBuf,
+    pub stdout: PathBuf,
+    pub stderr: PathBuf,
+}
+
+impl Ran {
+    /// The end of stdout, where the metric is looked for.
+    pub fn stdout_tail(&self) -> Vec<u8> {
+        child::tail_bytes(&self.stdout, METRIC_TAIL_BYTES)
+    }
 }
 
 pub struct Variant<'a> {
@@ -97,6 +108,7 @@ impl<'a> Variant<'a> {
             cwd: self.dir.clone(),
             stdout: self.dir.join(format!("{tag}.out")),
             stderr: self.dir.join(format!("{tag}.err")),
+            max_file_bytes: child::DEFAULT_MAX_FILE_BYTES,
         }
     }
 
@@ -118,9 +130,8 @@ impl<'a> Variant<'a> {
         let cmd = self.command(argv, env, tag);
         Ok(Ran {
             finished: self.execute(&cmd, timeout_s),
-            stdout: std::fs::read(&cmd.stdout).unwrap_or_default(),
-            stderr: std::fs::read(&cmd.stderr).unwrap_or_default(),
-            stderr_path: cmd.stderr,
+            stdout: cmd.stdout,
+            stderr: cmd.stderr,
         })
     }
 }
@@ -129,6 +140,10 @@ impl<'a> Variant<'a> {
 pub fn describe_exit(f: &Finished, stderr: &Path, what: &str) -> String {
     let how = match &f.exit {
         Exit::Code(c) => format!("{what} exited with code {c}"),
+        Exit::Signal(libc::SIGXFSZ) => format!(
+            "{what} wrote more than the output limit of {} MiB to one file (killed by SIGXFSZ)",
+            child::DEFAULT_MAX_FILE_BYTES >> 20
+        ),
         Exit::Signal(s) => format!("{what} was killed by {}", child::signal_name(*s)),
         Exit::Timeout => format!("{what} timed out"),
         Exit::SpawnError(m) => m.clone(),
@@ -144,8 +159,9 @@ pub fn describe_exit(f: &Finished, stderr: &Path, what: &str) -> String {
 
 /// The failure a run of the program that did not succeed is recorded as.
 pub fn run_failure<T>(ran: &Ran, compile_s: f64, run_s: f64, timeout_s: f64) -> Step<T> {
-    match ran.finished.exit {
-        Exit::Interrupted => Step::Interrupted,
+    match &ran.finished.exit {
+        Exit::Interrupted => Step::Stop(Stop::Interrupted),
+        Exit::SpawnError(m) => Step::Stop(Stop::Environment(m.clone())),
         Exit::Timeout => Step::Fail(Measurement::failed(
             Status::RunTimeout,
             compile_s,
@@ -156,7 +172,7 @@ pub fn run_failure<T>(ran: &Ran, compile_s: f64, run_s: f64, timeout_s: f64) -> 
             Status::RunError,
             compile_s,
             run_s,
-            describe_exit(&ran.finished, &ran.stderr_path, "the program"),
+            describe_exit(&ran.finished, &ran.stderr, "the program"),
         )),
     }
 }

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::error::Error;
+use crate::evaluate::outcome::Stop;
 use crate::run::log;
 
 #[derive(Debug, serde::Serialize)]
@@ -51,13 +52,15 @@ pub fn measure(
     std::fs::create_dir_all(&scratch)
         .map_err(|e| Error::io("cannot create a scratch directory", e))?;
     crate::evaluate::child::install_signal_handlers();
+    crate::evaluate::child::become_subreaper();
     let mut ev = RealEvaluator::new();
     let result = ev
         .prepare(&problem, &scratch)
         .map(|_| ev.evaluate(&problem, &config, 0));
     let _ = std::fs::remove_dir_all(&scratch);
     match result? {
-        Evaluated::Interrupted => Err(Error::Interrupted(scratch)),
+        Evaluated::Stopped(Stop::Interrupted) => Err(Error::Interrupted(scratch)),
+        Evaluated::Stopped(Stop::Environment(why)) => Err(Error::Environment(why)),
         Evaluated::Done(m) => Ok(Measured {
             config: problem.space.describe(&config),
             status: m.status.to_string(),

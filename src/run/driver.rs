@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use crate::error::Error;
 use crate::evaluate::child;
-use crate::evaluate::outcome::{Source, Status};
+use crate::evaluate::outcome::{Source, Status, Stop};
 use crate::evaluate::{Evaluated, Evaluator, MockEvaluator, RealEvaluator};
 use crate::problem::{Goal, Problem};
 use crate::rng::hex_hash;
@@ -110,6 +110,7 @@ fn claim_dir(dir: &Path, resume: bool) -> Result<PathBuf, Error> {
     child::reap_stale_group(&dir);
     child::track_children_in(&dir);
     child::install_signal_handlers();
+    child::become_subreaper();
     Ok(dir)
 }
 
@@ -224,7 +225,8 @@ impl<'p> Session<'p> {
             };
             let m = match evaluator.evaluate(self.problem, &config, step) {
                 Evaluated::Done(m) => m,
-                Evaluated::Interrupted => break "interrupted",
+                Evaluated::Stopped(Stop::Interrupted) => break "interrupted",
+                Evaluated::Stopped(Stop::Environment(why)) => return Err(self.abandon(why)),
             };
             let rec = Record {
                 eval_id: step,
@@ -234,7 +236,12 @@ impl<'p> Session<'p> {
                 elapsed_sec: elapsed0 + t0.elapsed().as_secs_f64(),
                 source,
             };
-            self.record(rec)?;
+            if let Err(e) = self.record(rec) {
+                return Err(match e.code() {
+                    crate::error::exit::ENVIRONMENT => self.abandon(e.to_string()),
+                    _ => e,
+                });
+            }
             let r = self.records.last().expect("just recorded");
             searcher.tell(&r.config, &r.m, r.source);
         };
@@ -256,6 +263,16 @@ impl<'p> Session<'p> {
         self.progress.update(last, self.best_objective(), &describe);
         self.update_meta();
         log::write_results_json(&self.dir, self.problem, &self.meta, &self.records)
+    }
+
+    /// The machine failed: nothing is recorded for the evaluation in progress; run.json says
+    /// so if it still can be written (the disk may be full).
+    fn abandon(&mut self, why: String) -> Error {
+        self.progress.finish();
+        self.meta.termination = "environment".into();
+        self.meta.updated_at = now_rfc3339();
+        let _ = log::write_run_json(&self.dir, &self.meta);
+        Error::Environment(why)
     }
 
     fn best_objective(&self) -> Option<f64> {
