@@ -58,86 +58,110 @@ enum Tok {
     RParen,
 }
 
+/// Splits `src` into tokens, each with the character column it starts at.
 fn lex(src: &str) -> Result<Vec<(usize, Tok)>, ParseError> {
     let chars: Vec<char> = src.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
     while i < chars.len() {
-        let c = chars[i];
-        if c.is_whitespace() {
+        if chars[i].is_whitespace() {
             i += 1;
             continue;
         }
-        let start = i;
-        if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
-        {
-            while i < chars.len()
-                && (chars[i].is_ascii_alphanumeric()
-                    || chars[i] == '.'
-                    || ((chars[i] == '+' || chars[i] == '-') && matches!(chars[i - 1], 'e' | 'E')))
-            {
-                i += 1;
-            }
-            let text: String = chars[start..i].iter().collect();
-            let v = text.parse::<f64>().map_err(|_| ParseError {
-                col: start,
-                message: format!("`{text}` is not a number"),
-            })?;
-            out.push((start, Tok::Num(v)));
-        } else if c.is_alphabetic() || c == '_' {
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                i += 1;
-            }
-            out.push((start, Tok::Ident(chars[start..i].iter().collect())));
-        } else if c == '"' || c == '\'' {
-            i += 1;
-            let mut s = String::new();
-            while i < chars.len() && chars[i] != c {
-                if chars[i] == '\\' && i + 1 < chars.len() {
-                    i += 1;
-                }
-                s.push(chars[i]);
-                i += 1;
-            }
-            if i >= chars.len() {
-                return Err(ParseError {
-                    col: start,
-                    message: "unterminated string".into(),
-                });
-            }
-            i += 1;
-            out.push((start, Tok::Str(s)));
-        } else if c == '(' {
-            out.push((start, Tok::LParen));
-            i += 1;
-        } else if c == ')' {
-            out.push((start, Tok::RParen));
-            i += 1;
-        } else {
-            let two: String = chars[i..(i + 2).min(chars.len())].iter().collect();
-            let op = ["==", "!=", "<=", ">=", "&&", "||"]
-                .into_iter()
-                .find(|o| *o == two)
-                .or_else(|| {
-                    ["<", ">", "+", "-", "*", "/", "%", "!"]
-                        .into_iter()
-                        .find(|o| o.starts_with(c))
-                });
-            match op {
-                Some(o) => {
-                    i += o.len();
-                    out.push((start, Tok::Op(o)));
-                }
-                None => {
-                    return Err(ParseError {
-                        col: start,
-                        message: format!("unexpected character `{c}`"),
-                    })
-                }
-            }
-        }
+        let (tok, end) = lex_token(&chars, i)?;
+        out.push((i, tok));
+        i = end;
     }
     Ok(out)
+}
+
+/// The token starting at `start` (not whitespace), and the index just after it.
+fn lex_token(chars: &[char], start: usize) -> Result<(Tok, usize), ParseError> {
+    let c = chars[start];
+    let digit_at = |i: usize| chars.get(i).is_some_and(|d| d.is_ascii_digit());
+    if digit_at(start) || (c == '.' && digit_at(start + 1)) {
+        lex_number(chars, start)
+    } else if c.is_alphabetic() || c == '_' {
+        Ok(lex_ident(chars, start))
+    } else if c == '"' || c == '\'' {
+        lex_string(chars, start)
+    } else if c == '(' {
+        Ok((Tok::LParen, start + 1))
+    } else if c == ')' {
+        Ok((Tok::RParen, start + 1))
+    } else {
+        lex_op(chars, start)
+    }
+}
+
+/// A number. It takes letters and dots too, and a sign right after an exponent's `e`, so
+/// that `1.2.3` or `0x10` is one bad number rather than several tokens.
+fn lex_number(chars: &[char], start: usize) -> Result<(Tok, usize), ParseError> {
+    let mut i = start;
+    while i < chars.len()
+        && (chars[i].is_ascii_alphanumeric()
+            || chars[i] == '.'
+            || ((chars[i] == '+' || chars[i] == '-') && matches!(chars[i - 1], 'e' | 'E')))
+    {
+        i += 1;
+    }
+    let text: String = chars[start..i].iter().collect();
+    let v = text.parse::<f64>().map_err(|_| ParseError {
+        col: start,
+        message: format!("`{text}` is not a number"),
+    })?;
+    Ok((Tok::Num(v), i))
+}
+
+/// A name: a parameter, or a keyword (`and`, `or`, `not`, `true`, `false`).
+fn lex_ident(chars: &[char], start: usize) -> (Tok, usize) {
+    let mut i = start;
+    while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+        i += 1;
+    }
+    (Tok::Ident(chars[start..i].iter().collect()), i)
+}
+
+/// A string in the quote it starts with; a backslash takes the next character literally.
+fn lex_string(chars: &[char], start: usize) -> Result<(Tok, usize), ParseError> {
+    let quote = chars[start];
+    let mut i = start + 1;
+    let mut s = String::new();
+    while i < chars.len() && chars[i] != quote {
+        if chars[i] == '\\' && i + 1 < chars.len() {
+            i += 1;
+        }
+        s.push(chars[i]);
+        i += 1;
+    }
+    if i >= chars.len() {
+        return Err(ParseError {
+            col: start,
+            message: "unterminated string".into(),
+        });
+    }
+    Ok((Tok::Str(s), i + 1))
+}
+
+/// An operator, the two-character ones first (`<=` is not `<` then `=`).
+fn lex_op(chars: &[char], start: usize) -> Result<(Tok, usize), ParseError> {
+    let c = chars[start];
+    let two: String = chars[start..(start + 2).min(chars.len())].iter().collect();
+    let op = ["==", "!=", "<=", ">=", "&&", "||"]
+        .into_iter()
+        .find(|o| *o == two)
+        .or_else(|| {
+            ["<", ">", "+", "-", "*", "/", "%", "!"]
+                .into_iter()
+                .find(|o| o.starts_with(c))
+        });
+    match op {
+        Some(o) => Ok((Tok::Op(o), start + o.len())),
+        None => Err(ParseError {
+            col: start,
+            message: format!("unexpected character `{c}`"),
+        }),
+    }
 }
 
 struct Parser<'a, F: Fn(&str) -> Option<usize>> {

@@ -1,76 +1,30 @@
-//! The problem file (YAML): parsing with positions, and validation into a [`Problem`].
+//! The problem file (YAML) validated into a [`Problem`].
 //!
 //! Every mistake a user can make in the file is reported here, before a results directory is
 //! created: unknown keys and wrong types (from the YAML parser, with `file:line:col`), empty
 //! choices, defaults outside their choices, conditions and constraints naming unknown
 //! parameters, constraints that exclude every configuration, a missing mold, mold markers
 //! without parameters, parameters used nowhere and templates with undefined variables.
+//!
+//! The checks run in a fixed order (the steps of `build_space` and `Problem::from_raw`) and
+//! the first failing one is reported, so a file with several mistakes always gets the same
+//! message.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use serde_saphyr::Spanned;
+use serde_saphyr::{Location, Spanned};
 
 use crate::error::{Error, Span};
-use crate::problem::expr;
+use crate::problem::expr::{self, ParseError};
 use crate::problem::mold::Mold;
+use crate::problem::raw::{
+    self, ParamType, RawCheck, RawMetric, RawParam, RawProblem, RawScalar, RawTimeouts,
+};
 use crate::problem::space::{Condition, Config, Constraint, Kind, Param, Scalar, Space};
 use crate::problem::template::{self, Template};
 use crate::rng::hex_hash;
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-enum RawScalar {
-    Bool(bool),
-    Int(i64),
-    Real(f64),
-    Str(String),
-}
-
-impl From<RawScalar> for Scalar {
-    fn from(r: RawScalar) -> Scalar {
-        match r {
-            RawScalar::Bool(b) => Scalar::Bool(b),
-            RawScalar::Int(i) => Scalar::Int(i),
-            RawScalar::Real(x) => Scalar::Real(x),
-            RawScalar::Str(s) => Scalar::Str(s),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
-#[serde(rename_all = "lowercase")]
-enum ParamType {
-    Ordinal,
-    Categorical,
-    Integer,
-    Real,
-    Boolean,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawParam {
-    name: Spanned<String>,
-    #[serde(rename = "type")]
-    kind: Spanned<ParamType>,
-    values: Option<Spanned<Vec<RawScalar>>>,
-    choices: Option<Spanned<Vec<String>>>,
-    low: Option<Spanned<f64>>,
-    high: Option<Spanned<f64>>,
-    #[serde(default)]
-    log: bool,
-    default: Option<Spanned<RawScalar>>,
-    when: Option<Spanned<BTreeMap<String, Vec<RawScalar>>>>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum RawCommand {
-    Line(String),
-    Args(Vec<String>),
-}
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -89,28 +43,12 @@ pub enum Goal {
     Maximize,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawMetric {
-    kind: Option<MetricKind>,
-    #[serde(default)]
-    goal: Goal,
-    regex: Option<Spanned<String>>,
-}
-
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, serde::Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Reduce {
     Min,
     #[default]
     Median,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawTimeouts {
-    compile_s: Option<f64>,
-    run_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
@@ -129,20 +67,6 @@ pub enum Stream {
     Stderr,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawCheck {
-    #[serde(default)]
-    mode: CheckMode,
-    #[serde(default)]
-    stream: Stream,
-    #[serde(default)]
-    env: BTreeMap<String, String>,
-    rtol: Option<f64>,
-    atol: Option<f64>,
-    reference: Option<Spanned<String>>,
-}
-
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SearchDefaults {
@@ -152,30 +76,6 @@ pub struct SearchDefaults {
     pub kappa: Option<f64>,
     pub seed: Option<u64>,
     pub pool: Option<usize>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawProblem {
-    name: Option<String>,
-    mold: Spanned<String>,
-    #[serde(default)]
-    sources: Vec<Spanned<String>>,
-    params: Spanned<Vec<RawParam>>,
-    #[serde(default)]
-    constraints: Vec<Spanned<String>>,
-    #[serde(default)]
-    forbidden: Vec<Spanned<BTreeMap<String, RawScalar>>>,
-    compile: Spanned<RawCommand>,
-    run: Spanned<RawCommand>,
-    #[serde(default)]
-    env: BTreeMap<String, Spanned<String>>,
-    metric: Option<RawMetric>,
-    repeats: Option<Spanned<u32>>,
-    reduce: Option<Reduce>,
-    timeouts: Option<RawTimeouts>,
-    check: Option<RawCheck>,
-    search: Option<SearchDefaults>,
 }
 
 #[derive(Debug, Clone)]
@@ -218,68 +118,8 @@ pub struct Problem {
     pub search: SearchDefaults,
 }
 
-struct Ctx<'a> {
-    file: &'a Path,
-}
-
-impl Ctx<'_> {
-    fn span(&self, loc: &serde_saphyr::Location) -> Span {
-        Span {
-            file: self.file.to_path_buf(),
-            line: loc.line() as u32,
-            col: loc.column() as u32,
-        }
-    }
-    fn err<T>(
-        &self,
-        loc: &serde_saphyr::Location,
-        message: String,
-        hint: Option<&str>,
-    ) -> Result<T, Error> {
-        Err(Error::Config {
-            span: self.span(loc),
-            message,
-            hint: hint.map(str::to_string),
-        })
-    }
-}
-
-/// Converts a serde-saphyr error into `file:line:col: message` plus a hint.
-fn yaml_error(file: &Path, e: serde_saphyr::Error) -> Error {
-    let text = e.to_string();
-    // The rendered message may carry a source snippet; keep its first line, which says what.
-    let first = text.lines().next().unwrap_or("invalid YAML").trim();
-    // Drop the parser's own "error: line N column M:" prefix: we print file:line:col.
-    let first = regex::Regex::new(r"^(error:\s*)?(line \d+ column \d+:\s*)?")
-        .expect("valid regex")
-        .replace(first, "")
-        .to_string();
-    let hint = if first.contains("unknown field") {
-        Some("see the README's \"Problem file\" section for the allowed keys".to_string())
-    } else if first.contains("invalid type") || first.contains("expected") {
-        Some("check the value's type against the README's \"Problem file\" section".to_string())
-    } else {
-        None
-    };
-    match e.location() {
-        Some(loc) if loc.line() > 0 => Error::Config {
-            span: Span {
-                file: file.to_path_buf(),
-                line: loc.line() as u32,
-                col: loc.column() as u32,
-            },
-            message: first,
-            hint,
-        },
-        _ => Error::ConfigFile {
-            file: file.to_path_buf(),
-            message: first,
-            hint,
-        },
-    }
-}
-
 impl Problem {
+    /// Reads the problem file at `path` and validates it.
     pub fn load(path: &Path) -> Result<Problem, Error> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             Error::usage(
@@ -287,13 +127,20 @@ impl Problem {
                 Some("give the path of a problem YAML, e.g. `moldtune run tests/e2e/matmul/matmul.yaml`"),
             )
         })?;
-        let raw: RawProblem = serde_saphyr::from_str(&text).map_err(|e| yaml_error(path, e))?;
+        let raw = raw::parse(path, &text)?;
         let abs = std::fs::canonicalize(path)
             .map_err(|e| Error::io(format!("cannot resolve `{}`", path.display()), e))?;
         let dir = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
         Problem::from_raw(raw, path, &abs, dir, hex_hash(text.as_bytes()))
     }
 
+    /// The default configuration: the baseline every run evaluates first.
+    pub fn default_config(&self) -> Config {
+        self.space.default_config()
+    }
+
+    /// Validates a parsed problem file: the space, then what the evaluations need (mold,
+    /// sources, templates), then how they are measured and checked.
     fn from_raw(
         raw: RawProblem,
         path: &Path,
@@ -301,176 +148,25 @@ impl Problem {
         dir: PathBuf,
         hash: String,
     ) -> Result<Problem, Error> {
-        let cx = Ctx { file: path };
+        let cx = Ctx {
+            file: path,
+            dir: &dir,
+        };
         let space = build_space(&cx, &raw)?;
-
-        let mold_path = dir.join(&raw.mold.value);
-        if !mold_path.is_file() {
-            return cx.err(
-                &raw.mold.referenced,
-                format!("mold file `{}` does not exist", raw.mold.value),
-                Some(&format!("looked for `{}`", mold_path.display())),
-            );
-        }
-        let mold = Mold::load(&mold_path, &space)?;
-
-        let mut sources = Vec::new();
-        for s in &raw.sources {
-            let p = dir.join(&s.value);
-            if !p.is_file() {
-                return cx.err(
-                    &s.referenced,
-                    format!("source file `{}` does not exist", s.value),
-                    None,
-                );
-            }
-            sources.push(p);
-        }
-
-        let compile = Template::new(command_text(&raw.compile.value));
-        let run = Template::new(command_text(&raw.run.value));
-        let env: Vec<(String, Template)> = raw
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), Template::new(v.value.clone())))
-            .collect();
-
-        // Every template must render with the default configuration: this finds undefined
-        // variables and syntax errors now rather than at the first evaluation.
-        let default = space.default_config();
-        let vars = template::context(
-            &space,
-            &default,
-            &template::Builtins::placeholder(&dir, &sources),
-        );
-        let mut checks: Vec<(&Template, &serde_saphyr::Location, String)> = vec![
-            (&compile, &raw.compile.referenced, "compile".into()),
-            (&run, &raw.run.referenced, "run".into()),
-        ];
-        for ((k, t), (_, sp)) in env.iter().zip(raw.env.iter()) {
-            checks.push((t, &sp.referenced, format!("env.{k}")));
-        }
-        for (t, loc, what) in &checks {
-            if let Err(e) = t.render(&vars) {
-                return cx.err(
-                    loc,
-                    format!("the `{what}` template does not render: {e}"),
-                    Some("template variables are the parameter names plus source, exe, sources, problem_dir, work_dir"),
-                );
-            }
-        }
-
-        // Every parameter must be used somewhere.
-        let mut used_in_templates = std::collections::HashSet::new();
-        for (t, _, _) in &checks {
-            used_in_templates.extend(t.identifiers());
-        }
-        for (i, p) in space.params.iter().enumerate() {
-            if !mold.uses(i) && !used_in_templates.contains(&p.name) {
-                let loc = &raw.params.value[i].name.referenced;
-                return cx.err(
-                    loc,
-                    format!("parameter `{}` is used nowhere", p.name),
-                    Some(&format!(
-                        "put a `#{}` marker in `{}`, or use `{{{{ {} }}}}` in compile, run or env",
-                        p.name, raw.mold.value, p.name
-                    )),
-                );
-            }
-        }
-
-        let m = raw.metric.unwrap_or(RawMetric {
-            kind: None,
-            goal: Goal::Minimize,
-            regex: None,
-        });
-        let kind = m.kind.unwrap_or(if m.regex.is_some() {
-            MetricKind::Regex
-        } else {
-            MetricKind::KernelTime
-        });
-        let regex = match (&kind, &m.regex) {
-            (MetricKind::Regex, None) => {
-                return Err(Error::ConfigFile {
-                    file: path.to_path_buf(),
-                    message: "`metric.kind: regex` needs `metric.regex`".into(),
-                    hint: Some(
-                        "e.g. `regex: 'time: ([0-9.eE+-]+)'` (the first group is the number)"
-                            .into(),
-                    ),
-                })
-            }
-            (_, Some(r)) => match regex::Regex::new(&r.value) {
-                Ok(re) => Some(re),
-                Err(e) => {
-                    return cx.err(
-                        &r.referenced,
-                        format!("invalid metric regex `{}`: {e}", r.value),
-                        None,
-                    )
-                }
-            },
-            _ => None,
-        };
-
-        let repeats = match &raw.repeats {
-            Some(r) if r.value == 0 => {
-                return cx.err(&r.referenced, "`repeats` must be at least 1".into(), None)
-            }
-            Some(r) => r.value,
-            None => 3,
-        };
-        let t = raw.timeouts.unwrap_or(RawTimeouts {
-            compile_s: None,
-            run_s: None,
-        });
-        let compile_timeout_s = t.compile_s.unwrap_or(120.0);
-        let run_timeout_s = t.run_s.unwrap_or(60.0);
-        if !(compile_timeout_s > 0.0 && run_timeout_s > 0.0) {
-            return Err(Error::ConfigFile {
-                file: path.to_path_buf(),
-                message: "timeouts must be positive numbers of seconds".into(),
-                hint: None,
-            });
-        }
-
-        let c = raw.check.unwrap_or(RawCheck {
-            mode: CheckMode::Output,
-            stream: Stream::Stderr,
-            env: BTreeMap::new(),
-            rtol: None,
-            atol: None,
-            reference: None,
-        });
-        let reference = match &c.reference {
-            Some(r) => {
-                let p = dir.join(&r.value);
-                if !p.is_file() {
-                    return cx.err(
-                        &r.referenced,
-                        format!("reference source `{}` does not exist", r.value),
-                        None,
-                    );
-                }
-                Some(p)
-            }
-            None => None,
-        };
-        let check = Check {
-            mode: c.mode,
-            stream: c.stream,
-            env: c.env.into_iter().collect(),
-            rtol: c.rtol.unwrap_or(1e-6),
-            atol: c.atol.unwrap_or(1e-9),
-            reference,
-        };
-
-        let name = raw.name.clone().unwrap_or_else(|| {
-            abs.file_stem()
-                .map_or("problem".into(), |s| s.to_string_lossy().into_owned())
-        });
+        let mold = cx.mold(&raw.mold, &space)?;
+        let sources = cx.sources(&raw.sources)?;
+        let compile = Template::new(raw.compile.value.text());
+        let run = Template::new(raw.run.value.text());
+        let env = env_templates(&raw.env);
+        let named = named_templates(&raw, &compile, &run, &env);
+        cx.check_templates_render(&named, &space, &sources)?;
+        cx.check_every_param_used(&named, &space, &mold, &raw)?;
+        let metric = cx.metric(raw.metric.unwrap_or_default())?;
+        let repeats = cx.repeats(raw.repeats.as_ref())?;
+        let (compile_timeout_s, run_timeout_s) = cx.timeouts(raw.timeouts.unwrap_or_default())?;
+        let check = cx.check(raw.check.unwrap_or_default())?;
         Ok(Problem {
-            name,
+            name: problem_name(raw.name, abs),
             path: abs.to_path_buf(),
             dir,
             hash,
@@ -480,11 +176,7 @@ impl Problem {
             compile,
             run,
             env,
-            metric: Metric {
-                kind,
-                goal: m.goal,
-                regex,
-            },
+            metric,
             repeats,
             reduce: raw.reduce.unwrap_or_default(),
             compile_timeout_s,
@@ -495,62 +187,120 @@ impl Problem {
     }
 }
 
-/// "choose one of `a`, `b`" for a default that is not among the values.
-fn one_of<T: std::fmt::Display>(values: &[T]) -> String {
-    let shown: Vec<String> = values.iter().map(|x| format!("`{x}`")).collect();
-    format!("choose one of {}", shown.join(", "))
+/// Where errors point: the problem file, and the directory its relative paths start from.
+struct Ctx<'a> {
+    file: &'a Path,
+    dir: &'a Path,
 }
 
-fn command_text(c: &RawCommand) -> String {
-    match c {
-        RawCommand::Line(s) => s.clone(),
-        RawCommand::Args(v) => v.join(" "),
+impl Ctx<'_> {
+    fn span(&self, loc: &Location) -> Span {
+        Span {
+            file: self.file.to_path_buf(),
+            line: loc.line() as u32,
+            col: loc.column() as u32,
+        }
+    }
+
+    fn err<T>(&self, loc: &Location, message: String, hint: Option<&str>) -> Result<T, Error> {
+        Err(Error::Config {
+            span: self.span(loc),
+            message,
+            hint: hint.map(str::to_string),
+        })
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The parameter space
+// ---------------------------------------------------------------------------------------------
+
+/// Names that must not be parameters: the parameter's `#NAME` marker would replace the
+/// directive in the mold.
+const DIRECTIVES: [&str; 12] = [
+    "pragma", "include", "define", "if", "ifdef", "ifndef", "endif", "else", "elif", "undef",
+    "error", "line",
+];
+
+/// The parameter space, checked in the order a reader meets it: each parameter on its own,
+/// then the conditions between them, the forbidden combinations, the constraints, and last
+/// the default configuration against all of these.
 fn build_space(cx: &Ctx, raw: &RawProblem) -> Result<Space, Error> {
-    let mut params: Vec<Param> = Vec::new();
+    cx.check_params_not_empty(&raw.params)?;
     let raws = &raw.params.value;
-    if raws.is_empty() {
-        return cx.err(
-            &raw.params.referenced,
-            "`params` is empty".into(),
-            Some("a problem needs at least one parameter"),
-        );
-    }
+    let mut params: Vec<Param> = Vec::new();
     for rp in raws {
-        let name = &rp.name.value;
-        if !name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        {
-            return cx.err(
-                &rp.name.referenced,
+        let p = cx.param(rp, &params)?;
+        params.push(p);
+    }
+    cx.add_conditions(raws, &mut params)?;
+    let order = cx.dependency_order(raws, &params)?;
+    let forbidden = cx.forbidden(&raw.forbidden, &params)?;
+    let constraints = cx.constraints(&raw.constraints, &params)?;
+    let space = Space {
+        params,
+        order,
+        forbidden,
+        constraints,
+    };
+    cx.check_default_is_valid(&space, &raw.constraints)?;
+    Ok(space)
+}
+
+impl Ctx<'_> {
+    /// There is at least one parameter.
+    fn check_params_not_empty(&self, params: &Spanned<Vec<RawParam>>) -> Result<(), Error> {
+        if params.value.is_empty() {
+            return self.err(
+                &params.referenced,
+                "`params` is empty".into(),
+                Some("a problem needs at least one parameter"),
+            );
+        }
+        Ok(())
+    }
+
+    /// One parameter on its own: its name, the keys its type takes, its values, its default.
+    /// `earlier` are the parameters before it in the file.
+    fn param(&self, rp: &RawParam, earlier: &[Param]) -> Result<Param, Error> {
+        self.check_name(&rp.name, earlier)?;
+        self.check_keys_apply(rp)?;
+        let mut p = Param {
+            name: rp.name.value.clone(),
+            kind: self.kind(rp)?,
+            default: 0.0,
+            condition: None,
+        };
+        p.default = self.default_coord(rp.default.as_ref(), &p)?;
+        Ok(p)
+    }
+
+    /// The name is an identifier, not a preprocessor directive, and not already taken.
+    fn check_name(&self, name: &Spanned<String>, earlier: &[Param]) -> Result<(), Error> {
+        let (loc, name) = (&name.referenced, &name.value);
+        if !is_identifier(name) {
+            return self.err(
+                loc,
                 format!("parameter name `{name}` is not an identifier"),
                 Some("use names like `P0`, `TILE_I`"),
             );
         }
-        if [
-            "pragma", "include", "define", "if", "ifdef", "ifndef", "endif", "else", "elif",
-            "undef", "error", "line",
-        ]
-        .contains(&name.as_str())
-        {
-            return cx.err(
-                &rp.name.referenced,
+        if DIRECTIVES.contains(&name.as_str()) {
+            return self.err(
+                loc,
                 format!("parameter name `{name}` is a preprocessor directive"),
                 Some("its marker would replace the directive"),
             );
         }
-        if params.iter().any(|p| p.name == *name) {
-            return cx.err(
-                &rp.name.referenced,
-                format!("parameter `{name}` is defined twice"),
-                None,
-            );
+        if earlier.iter().any(|p| p.name == *name) {
+            return self.err(loc, format!("parameter `{name}` is defined twice"), None);
         }
+        Ok(())
+    }
+
+    /// Only the keys of the parameter's type are given (`values` for ordinal, `choices` for
+    /// categorical, `low`/`high`/`log` for integer and real, none for boolean).
+    fn check_keys_apply(&self, rp: &RawParam) -> Result<(), Error> {
         let ty = rp.kind.value;
         let allowed: &[&str] = match ty {
             ParamType::Ordinal => &["values"],
@@ -566,306 +316,602 @@ fn build_space(cx: &Ctx, raw: &RawProblem) -> Result<Space, Error> {
             ("log", rp.log),
         ] {
             if present && !allowed.contains(&key) {
-                return cx.err(
+                return self.err(
                     &rp.kind.referenced,
                     format!("`{key}` does not apply to a parameter of type `{}`", format!("{ty:?}").to_lowercase()),
                     Some("ordinal takes `values`, categorical `choices`, integer/real `low`/`high`/`log`"),
                 );
             }
         }
-        let kind = match ty {
-            ParamType::Ordinal => {
-                let Some(v) = &rp.values else {
-                    return cx.err(
-                        &rp.name.referenced,
-                        format!("ordinal parameter `{name}` needs `values`"),
-                        None,
-                    );
-                };
-                if v.value.is_empty() {
-                    return cx.err(
-                        &v.referenced,
-                        format!("`values` of `{name}` is empty"),
-                        None,
-                    );
-                }
-                Kind::Ordinal(v.value.iter().cloned().map(Scalar::from).collect())
-            }
-            ParamType::Categorical => {
-                let Some(v) = &rp.choices else {
-                    return cx.err(
-                        &rp.name.referenced,
-                        format!("categorical parameter `{name}` needs `choices`"),
-                        None,
-                    );
-                };
-                if v.value.is_empty() {
-                    return cx.err(
-                        &v.referenced,
-                        format!("`choices` of `{name}` is empty"),
-                        None,
-                    );
-                }
-                Kind::Categorical(v.value.clone())
-            }
-            ParamType::Integer | ParamType::Real => {
-                let (Some(lo), Some(hi)) = (&rp.low, &rp.high) else {
-                    return cx.err(
-                        &rp.name.referenced,
-                        format!("parameter `{name}` needs `low` and `high`"),
-                        None,
-                    );
-                };
-                if lo.value > hi.value {
-                    return cx.err(
-                        &hi.referenced,
-                        format!(
-                            "`high` ({}) is below `low` ({}) in `{name}`",
-                            hi.value, lo.value
-                        ),
-                        None,
-                    );
-                }
-                if rp.log && lo.value <= 0.0 {
-                    return cx.err(
-                        &lo.referenced,
-                        format!(
-                            "a log-scale range needs `low` > 0, `{name}` has {}",
-                            lo.value
-                        ),
-                        None,
-                    );
-                }
-                if ty == ParamType::Integer {
-                    if lo.value.fract() != 0.0 || hi.value.fract() != 0.0 {
-                        return cx.err(
-                            &lo.referenced,
-                            format!("integer parameter `{name}` needs whole-number bounds"),
-                            None,
-                        );
-                    }
-                    Kind::Integer {
-                        low: lo.value as i64,
-                        high: hi.value as i64,
-                        log: rp.log,
-                    }
-                } else {
-                    Kind::Real {
-                        low: lo.value,
-                        high: hi.value,
-                        log: rp.log,
-                    }
-                }
-            }
-            ParamType::Boolean => Kind::Boolean,
-        };
-        let mut p = Param {
-            name: name.clone(),
-            kind,
-            default: 0.0,
-            condition: None,
-        };
-        p.default = match &rp.default {
-            Some(d) => match p.coord_of(&d.value.clone().into()) {
-                Some(c) => c,
-                None => {
-                    let shown = Scalar::from(d.value.clone()).to_string();
-                    return cx.err(
-                        &d.referenced,
-                        format!("default `{shown}` is not a value of `{name}`"),
-                        Some(&match &p.kind {
-                            Kind::Ordinal(v) => one_of(v),
-                            Kind::Categorical(v) => one_of(v),
-                            _ => "the default must lie within `low`..=`high`".to_string(),
-                        }),
-                    );
-                }
-            },
-            None => match &p.kind {
-                Kind::Integer { low, .. } => *low as f64,
-                Kind::Real { low, high, log } => {
-                    if *log {
-                        (low * high).sqrt()
-                    } else {
-                        (low + high) / 2.0
-                    }
-                }
-                _ => 0.0,
-            },
-        };
-        params.push(p);
+        Ok(())
     }
 
-    // Conditions, after all parameters are known (a parent may come later in the list).
-    for (i, rp) in raws.iter().enumerate() {
-        let Some(w) = &rp.when else { continue };
+    /// The parameter's values by its type: a list given and not empty, or a valid range.
+    fn kind(&self, rp: &RawParam) -> Result<Kind, Error> {
+        match rp.kind.value {
+            ParamType::Ordinal => self.ordinal(rp),
+            ParamType::Categorical => self.categorical(rp),
+            ParamType::Integer => self.integer(rp),
+            ParamType::Real => self.real(rp),
+            ParamType::Boolean => Ok(Kind::Boolean),
+        }
+    }
+
+    /// An ordinal's `values` are given and not empty.
+    fn ordinal(&self, rp: &RawParam) -> Result<Kind, Error> {
+        let name = &rp.name.value;
+        let Some(v) = &rp.values else {
+            return self.err(
+                &rp.name.referenced,
+                format!("ordinal parameter `{name}` needs `values`"),
+                None,
+            );
+        };
+        if v.value.is_empty() {
+            return self.err(
+                &v.referenced,
+                format!("`values` of `{name}` is empty"),
+                None,
+            );
+        }
+        Ok(Kind::Ordinal(
+            v.value.iter().cloned().map(Scalar::from).collect(),
+        ))
+    }
+
+    /// A categorical's `choices` are given and not empty.
+    fn categorical(&self, rp: &RawParam) -> Result<Kind, Error> {
+        let name = &rp.name.value;
+        let Some(v) = &rp.choices else {
+            return self.err(
+                &rp.name.referenced,
+                format!("categorical parameter `{name}` needs `choices`"),
+                None,
+            );
+        };
+        if v.value.is_empty() {
+            return self.err(
+                &v.referenced,
+                format!("`choices` of `{name}` is empty"),
+                None,
+            );
+        }
+        Ok(Kind::Categorical(v.value.clone()))
+    }
+
+    /// An integer range is a valid range with whole-number bounds.
+    fn integer(&self, rp: &RawParam) -> Result<Kind, Error> {
+        let (lo, hi) = self.range(rp)?;
+        if lo.value.fract() != 0.0 || hi.value.fract() != 0.0 {
+            return self.err(
+                &lo.referenced,
+                format!(
+                    "integer parameter `{}` needs whole-number bounds",
+                    rp.name.value
+                ),
+                None,
+            );
+        }
+        Ok(Kind::Integer {
+            low: lo.value as i64,
+            high: hi.value as i64,
+            log: rp.log,
+        })
+    }
+
+    /// A real range is a valid range.
+    fn real(&self, rp: &RawParam) -> Result<Kind, Error> {
+        let (lo, hi) = self.range(rp)?;
+        Ok(Kind::Real {
+            low: lo.value,
+            high: hi.value,
+            log: rp.log,
+        })
+    }
+
+    /// A range has `low` and `high`, `low` <= `high`, and `low` > 0 on a log scale.
+    fn range<'r>(&self, rp: &'r RawParam) -> Result<(&'r Spanned<f64>, &'r Spanned<f64>), Error> {
+        let name = &rp.name.value;
+        let (Some(lo), Some(hi)) = (&rp.low, &rp.high) else {
+            return self.err(
+                &rp.name.referenced,
+                format!("parameter `{name}` needs `low` and `high`"),
+                None,
+            );
+        };
+        if lo.value > hi.value {
+            return self.err(
+                &hi.referenced,
+                format!(
+                    "`high` ({}) is below `low` ({}) in `{name}`",
+                    hi.value, lo.value
+                ),
+                None,
+            );
+        }
+        if rp.log && lo.value <= 0.0 {
+            return self.err(
+                &lo.referenced,
+                format!(
+                    "a log-scale range needs `low` > 0, `{name}` has {}",
+                    lo.value
+                ),
+                None,
+            );
+        }
+        Ok((lo, hi))
+    }
+
+    /// A given default is one of the parameter's values; none given picks
+    /// [`implicit_default`].
+    fn default_coord(&self, d: Option<&Spanned<RawScalar>>, p: &Param) -> Result<f64, Error> {
+        let Some(d) = d else {
+            return Ok(implicit_default(&p.kind));
+        };
+        if let Some(c) = p.coord_of(&d.value.clone().into()) {
+            return Ok(c);
+        }
+        let shown = Scalar::from(d.value.clone()).to_string();
+        let hint = match &p.kind {
+            Kind::Ordinal(v) => one_of(v),
+            Kind::Categorical(v) => one_of(v),
+            _ => "the default must lie within `low`..=`high`".to_string(),
+        };
+        self.err(
+            &d.referenced,
+            format!("default `{shown}` is not a value of `{}`", p.name),
+            Some(&hint),
+        )
+    }
+
+    /// Conditions (`when`), once all parameters are known: a parent may come later in the
+    /// list than its child.
+    fn add_conditions(&self, raws: &[RawParam], params: &mut [Param]) -> Result<(), Error> {
+        for (i, rp) in raws.iter().enumerate() {
+            let Some(w) = &rp.when else { continue };
+            let condition = self.condition(w, i, params)?;
+            params[i].condition = Some(condition);
+        }
+        Ok(())
+    }
+
+    /// The `when` of parameter `i` names exactly one parent, a known parameter other than
+    /// `i` itself, and only values of that parent.
+    fn condition(
+        &self,
+        w: &Spanned<BTreeMap<String, Vec<RawScalar>>>,
+        i: usize,
+        params: &[Param],
+    ) -> Result<Condition, Error> {
         if w.value.len() != 1 {
-            return cx.err(
+            return self.err(
                 &w.referenced,
                 "`when` must name exactly one parent parameter".into(),
                 Some("e.g. `when: {P1: [\"#pragma omp interchange\"]}`"),
             );
         }
         let (parent_name, vals) = w.value.iter().next().expect("one entry");
-        let Some(parent) = params.iter().position(|p| p.name == *parent_name) else {
-            return cx.err(
+        let Some(parent) = index_of(params, parent_name) else {
+            return self.err(
                 &w.referenced,
                 format!("condition names unknown parameter `{parent_name}`"),
                 None,
             );
         };
         if parent == i {
-            return cx.err(
+            return self.err(
                 &w.referenced,
                 format!("parameter `{parent_name}` cannot depend on itself"),
                 None,
             );
         }
-        let mut coords = Vec::new();
-        for v in vals {
-            let s: Scalar = v.clone().into();
-            match params[parent].coord_of(&s) {
-                Some(c) => coords.push(c),
-                None => {
-                    return cx.err(
-                        &w.referenced,
-                        format!("`{s}` is not a value of `{parent_name}`"),
-                        None,
-                    )
-                }
-            }
-        }
-        params[i].condition = Some(Condition {
-            parent,
-            values: coords,
-        });
-    }
-    // Dependency order; a cycle is an error.
-    let n = params.len();
-    let mut order = Vec::with_capacity(n);
-    let mut placed = vec![false; n];
-    while order.len() < n {
-        let before = order.len();
-        for i in 0..n {
-            if !placed[i]
-                && params[i]
-                    .condition
-                    .as_ref()
-                    .is_none_or(|c| placed[c.parent])
-            {
-                placed[i] = true;
-                order.push(i);
-            }
-        }
-        if order.len() == before {
-            let i = (0..n).find(|&i| !placed[i]).expect("unplaced");
-            let w = raws[i].when.as_ref().expect("has a condition");
-            return cx.err(
-                &w.referenced,
-                format!("conditions of `{}` form a cycle", params[i].name),
-                None,
-            );
-        }
+        let values = vals
+            .iter()
+            .map(|v| self.coord_in(&w.referenced, &params[parent], v))
+            .collect::<Result<Vec<f64>, Error>>()?;
+        Ok(Condition { parent, values })
     }
 
-    let lookup = |n: &str| params.iter().position(|p| p.name == n);
-    let mut forbidden = Vec::new();
-    for f in &raw.forbidden {
+    /// The parameters in dependency order, parents before children; conditions that form a
+    /// cycle are an error.
+    fn dependency_order(&self, raws: &[RawParam], params: &[Param]) -> Result<Vec<usize>, Error> {
+        let n = params.len();
+        let mut order = Vec::with_capacity(n);
+        let mut placed = vec![false; n];
+        while order.len() < n {
+            let before = order.len();
+            place_ready(params, &mut placed, &mut order);
+            if order.len() == before {
+                let i = (0..n).find(|&i| !placed[i]).expect("unplaced");
+                let w = raws[i].when.as_ref().expect("has a condition");
+                return self.err(
+                    &w.referenced,
+                    format!("conditions of `{}` form a cycle", params[i].name),
+                    None,
+                );
+            }
+        }
+        Ok(order)
+    }
+
+    /// Forbidden combinations name known parameters and values of them.
+    fn forbidden(
+        &self,
+        raw: &[Spanned<BTreeMap<String, RawScalar>>],
+        params: &[Param],
+    ) -> Result<Vec<Vec<(usize, f64)>>, Error> {
+        raw.iter().map(|f| self.combination(f, params)).collect()
+    }
+
+    /// One forbidden combination names known parameters and values of them.
+    fn combination(
+        &self,
+        f: &Spanned<BTreeMap<String, RawScalar>>,
+        params: &[Param],
+    ) -> Result<Vec<(usize, f64)>, Error> {
         let mut combo = Vec::new();
         for (k, v) in &f.value {
-            let Some(i) = lookup(k) else {
-                return cx.err(
+            let Some(i) = index_of(params, k) else {
+                return self.err(
                     &f.referenced,
                     format!("forbidden combination names unknown parameter `{k}`"),
                     None,
                 );
             };
-            let s: Scalar = v.clone().into();
-            match params[i].coord_of(&s) {
-                Some(c) => combo.push((i, c)),
-                None => {
-                    return cx.err(
-                        &f.referenced,
-                        format!("`{s}` is not a value of `{k}`"),
-                        None,
-                    )
-                }
-            }
+            combo.push((i, self.coord_in(&f.referenced, &params[i], v)?));
         }
-        forbidden.push(combo);
+        Ok(combo)
     }
-    let mut constraints = Vec::new();
-    for c in &raw.constraints {
-        match expr::parse(&c.value, &lookup) {
-            Ok(e) => constraints.push(Constraint {
-                text: c.value.clone(),
-                expr: e,
-            }),
-            Err(pe) => {
-                let mut loc = cx.span(&c.referenced);
-                // The YAML position is the scalar's start; a quoted scalar starts one earlier.
-                loc.col += pe.col as u32 + 1;
-                return Err(Error::Config {
-                    span: loc,
-                    message: format!("in constraint `{}`: {}", c.value, pe.message),
-                    hint: Some(format!(
-                        "parameters are {}",
-                        params
-                            .iter()
-                            .map(|p| format!("`{}`", p.name))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )),
-                });
-            }
-        }
-    }
-    let space = Space {
-        params,
-        order,
-        forbidden,
-        constraints,
-    };
 
-    // The default configuration is the baseline and the reference: it must be valid. (This
-    // also proves that the constraints leave something to search.)
-    let default = space.default_config();
-    if !space.is_valid(&default) {
-        let broken = space
-            .constraints
-            .iter()
-            .zip(&raw.constraints)
-            .find(|(k, _)| {
-                let one = Space {
-                    constraints: vec![(*k).clone()],
-                    forbidden: vec![],
-                    ..space.clone()
-                };
-                !one.is_valid(&default)
-            });
+    /// The coordinate of the YAML value `v` of parameter `p`; an error at `loc` when `v` is
+    /// not one of its values.
+    fn coord_in(&self, loc: &Location, p: &Param, v: &RawScalar) -> Result<f64, Error> {
+        let s: Scalar = v.clone().into();
+        match p.coord_of(&s) {
+            Some(c) => Ok(c),
+            None => self.err(loc, format!("`{s}` is not a value of `{}`", p.name), None),
+        }
+    }
+
+    /// Constraint expressions parse and name only known parameters.
+    fn constraints(
+        &self,
+        raw: &[Spanned<String>],
+        params: &[Param],
+    ) -> Result<Vec<Constraint>, Error> {
+        let lookup = |n: &str| index_of(params, n);
+        raw.iter()
+            .map(|c| match expr::parse(&c.value, &lookup) {
+                Ok(e) => Ok(Constraint {
+                    text: c.value.clone(),
+                    expr: e,
+                }),
+                Err(pe) => Err(self.constraint_error(c, pe, params)),
+            })
+            .collect()
+    }
+
+    /// A constraint's parse error, at its column within the YAML scalar.
+    fn constraint_error(&self, c: &Spanned<String>, pe: ParseError, params: &[Param]) -> Error {
+        let mut span = self.span(&c.referenced);
+        // The YAML position is the scalar's start; a quoted scalar starts one earlier.
+        span.col += pe.col as u32 + 1;
+        let names: Vec<String> = params.iter().map(|p| format!("`{}`", p.name)).collect();
+        Error::Config {
+            span,
+            message: format!("in constraint `{}`: {}", c.value, pe.message),
+            hint: Some(format!("parameters are {}", names.join(", "))),
+        }
+    }
+
+    /// The default configuration is the baseline and the reference, so it must be valid.
+    /// (This also proves that the constraints leave something to search.)
+    fn check_default_is_valid(&self, space: &Space, raw: &[Spanned<String>]) -> Result<(), Error> {
+        let default = space.default_config();
+        if space.is_valid(&default) {
+            return Ok(());
+        }
         let message = format!(
             "the default configuration ({}) is excluded by the constraints",
             space.describe(&default)
         );
-        return match broken {
-            Some((k, raw_k)) => cx.err(
+        match first_false_constraint(space, &default, raw) {
+            Some((k, raw_k)) => self.err(
                 &raw_k.referenced,
                 format!("{message}: `{}` is false for it", k.text),
                 Some("change a parameter's `default` or relax the constraint"),
             ),
             None => Err(Error::ConfigFile {
-                file: cx.file.to_path_buf(),
+                file: self.file.to_path_buf(),
                 message: format!("{message} (a forbidden combination)"),
                 hint: Some("change a parameter's `default`".into()),
             }),
-        };
+        }
     }
-
-    Ok(space)
 }
 
-impl Problem {
-    pub fn default_config(&self) -> Config {
-        self.space.default_config()
+/// `[A-Za-z_][A-Za-z0-9_]*`: usable as a mold marker, a template variable and in a
+/// constraint.
+fn is_identifier(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The default coordinate when none is given: an integer's `low`, the middle of a real range
+/// (geometric on a log scale), otherwise the first value (`false` for a boolean).
+fn implicit_default(kind: &Kind) -> f64 {
+    match kind {
+        Kind::Integer { low, .. } => *low as f64,
+        Kind::Real { low, high, log } => {
+            if *log {
+                (low * high).sqrt()
+            } else {
+                (low + high) / 2.0
+            }
+        }
+        _ => 0.0,
+    }
+}
+
+/// "choose one of `a`, `b`" for a default that is not among the values.
+fn one_of<T: std::fmt::Display>(values: &[T]) -> String {
+    let shown: Vec<String> = values.iter().map(|x| format!("`{x}`")).collect();
+    format!("choose one of {}", shown.join(", "))
+}
+
+fn index_of(params: &[Param], name: &str) -> Option<usize> {
+    params.iter().position(|p| p.name == name)
+}
+
+/// One pass of the dependency order: places every parameter whose parent, if any, is placed.
+fn place_ready(params: &[Param], placed: &mut [bool], order: &mut Vec<usize>) {
+    let n = params.len();
+    for i in 0..n {
+        if !placed[i]
+            && params[i]
+                .condition
+                .as_ref()
+                .is_none_or(|c| placed[c.parent])
+        {
+            placed[i] = true;
+            order.push(i);
+        }
+    }
+}
+
+/// The first constraint that on its own excludes `c`, with its YAML entry; `None` when only
+/// a forbidden combination does.
+fn first_false_constraint<'s>(
+    space: &'s Space,
+    c: &Config,
+    raw: &'s [Spanned<String>],
+) -> Option<(&'s Constraint, &'s Spanned<String>)> {
+    space.constraints.iter().zip(raw).find(|(k, _)| {
+        let one = Space {
+            constraints: vec![(*k).clone()],
+            forbidden: vec![],
+            ..space.clone()
+        };
+        !one.is_valid(c)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the evaluations need, and how they are measured and checked
+// ---------------------------------------------------------------------------------------------
+
+/// A template with where it is written and what to call it in an error.
+struct NamedTemplate<'a> {
+    template: &'a Template,
+    loc: &'a Location,
+    what: String,
+}
+
+impl<'a> NamedTemplate<'a> {
+    fn new(template: &'a Template, loc: &'a Location, what: String) -> Self {
+        NamedTemplate {
+            template,
+            loc,
+            what,
+        }
+    }
+}
+
+fn env_templates(env: &BTreeMap<String, Spanned<String>>) -> Vec<(String, Template)> {
+    env.iter()
+        .map(|(k, v)| (k.clone(), Template::new(v.value.clone())))
+        .collect()
+}
+
+/// compile, run and each `env.NAME`, in that order (the order their errors are reported in).
+fn named_templates<'a>(
+    raw: &'a RawProblem,
+    compile: &'a Template,
+    run: &'a Template,
+    env: &'a [(String, Template)],
+) -> Vec<NamedTemplate<'a>> {
+    let mut out = vec![
+        NamedTemplate::new(compile, &raw.compile.referenced, "compile".into()),
+        NamedTemplate::new(run, &raw.run.referenced, "run".into()),
+    ];
+    for ((k, t), (_, sp)) in env.iter().zip(raw.env.iter()) {
+        out.push(NamedTemplate::new(t, &sp.referenced, format!("env.{k}")));
+    }
+    out
+}
+
+/// The problem's name: `name:`, else the file's stem.
+fn problem_name(name: Option<String>, abs: &Path) -> String {
+    name.unwrap_or_else(|| {
+        abs.file_stem()
+            .map_or("problem".into(), |s| s.to_string_lossy().into_owned())
+    })
+}
+
+impl Ctx<'_> {
+    /// The mold file exists (its markers are checked by [`Mold::load`]).
+    fn mold(&self, m: &Spanned<String>, space: &Space) -> Result<Mold, Error> {
+        let path = self.dir.join(&m.value);
+        if !path.is_file() {
+            return self.err(
+                &m.referenced,
+                format!("mold file `{}` does not exist", m.value),
+                Some(&format!("looked for `{}`", path.display())),
+            );
+        }
+        Mold::load(&path, space)
+    }
+
+    /// Every extra source file exists.
+    fn sources(&self, raw: &[Spanned<String>]) -> Result<Vec<PathBuf>, Error> {
+        raw.iter()
+            .map(|s| self.existing_file(s, "source file"))
+            .collect()
+    }
+
+    /// `s`, relative to the problem's directory, is a file.
+    fn existing_file(&self, s: &Spanned<String>, what: &str) -> Result<PathBuf, Error> {
+        let p = self.dir.join(&s.value);
+        if !p.is_file() {
+            return self.err(
+                &s.referenced,
+                format!("{what} `{}` does not exist", s.value),
+                None,
+            );
+        }
+        Ok(p)
+    }
+
+    /// Every template renders with the default configuration: this finds undefined
+    /// variables and syntax errors now rather than at the first evaluation.
+    fn check_templates_render(
+        &self,
+        named: &[NamedTemplate],
+        space: &Space,
+        sources: &[PathBuf],
+    ) -> Result<(), Error> {
+        let default = space.default_config();
+        let builtins = template::Builtins::placeholder(self.dir, sources);
+        let vars = template::context(space, &default, &builtins);
+        for t in named {
+            if let Err(e) = t.template.render(&vars) {
+                return self.err(
+                    t.loc,
+                    format!("the `{}` template does not render: {e}", t.what),
+                    Some("template variables are the parameter names plus source, exe, sources, problem_dir, work_dir"),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Every parameter is used: by a marker in the mold or as a template variable.
+    fn check_every_param_used(
+        &self,
+        named: &[NamedTemplate],
+        space: &Space,
+        mold: &Mold,
+        raw: &RawProblem,
+    ) -> Result<(), Error> {
+        let in_templates: HashSet<String> = named
+            .iter()
+            .flat_map(|t| t.template.identifiers())
+            .collect();
+        for (i, p) in space.params.iter().enumerate() {
+            if !mold.uses(i) && !in_templates.contains(&p.name) {
+                return self.err(
+                    &raw.params.value[i].name.referenced,
+                    format!("parameter `{}` is used nowhere", p.name),
+                    Some(&format!(
+                        "put a `#{}` marker in `{}`, or use `{{{{ {} }}}}` in compile, run or env",
+                        p.name, raw.mold.value, p.name
+                    )),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The metric: `kind: regex` needs a `regex` (and a `regex` alone means that kind), and a
+    /// given regex compiles.
+    fn metric(&self, m: RawMetric) -> Result<Metric, Error> {
+        let kind = m.kind.unwrap_or(if m.regex.is_some() {
+            MetricKind::Regex
+        } else {
+            MetricKind::KernelTime
+        });
+        let regex = match (&kind, &m.regex) {
+            (MetricKind::Regex, None) => {
+                return Err(Error::ConfigFile {
+                    file: self.file.to_path_buf(),
+                    message: "`metric.kind: regex` needs `metric.regex`".into(),
+                    hint: Some(
+                        "e.g. `regex: 'time: ([0-9.eE+-]+)'` (the first group is the number)"
+                            .into(),
+                    ),
+                })
+            }
+            (_, Some(r)) => match regex::Regex::new(&r.value) {
+                Ok(re) => Some(re),
+                Err(e) => {
+                    return self.err(
+                        &r.referenced,
+                        format!("invalid metric regex `{}`: {e}", r.value),
+                        None,
+                    )
+                }
+            },
+            _ => None,
+        };
+        Ok(Metric {
+            kind,
+            goal: m.goal,
+            regex,
+        })
+    }
+
+    /// `repeats` is at least 1 (3 when not given).
+    fn repeats(&self, r: Option<&Spanned<u32>>) -> Result<u32, Error> {
+        match r {
+            Some(r) if r.value == 0 => {
+                self.err(&r.referenced, "`repeats` must be at least 1".into(), None)
+            }
+            Some(r) => Ok(r.value),
+            None => Ok(3),
+        }
+    }
+
+    /// Both timeouts are positive (120 s to compile and 60 s to run when not given).
+    fn timeouts(&self, t: RawTimeouts) -> Result<(f64, f64), Error> {
+        let compile_s = t.compile_s.unwrap_or(120.0);
+        let run_s = t.run_s.unwrap_or(60.0);
+        // Written so that NaN fails too.
+        if !(compile_s > 0.0 && run_s > 0.0) {
+            return Err(Error::ConfigFile {
+                file: self.file.to_path_buf(),
+                message: "timeouts must be positive numbers of seconds".into(),
+                hint: None,
+            });
+        }
+        Ok((compile_s, run_s))
+    }
+
+    /// The output check: its reference source, when given, exists.
+    fn check(&self, c: RawCheck) -> Result<Check, Error> {
+        let reference = c
+            .reference
+            .as_ref()
+            .map(|r| self.existing_file(r, "reference source"))
+            .transpose()?;
+        Ok(Check {
+            mode: c.mode,
+            stream: c.stream,
+            env: c.env.into_iter().collect(),
+            rtol: c.rtol.unwrap_or(1e-6),
+            atol: c.atol.unwrap_or(1e-9),
+            reference,
+        })
     }
 }

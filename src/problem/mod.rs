@@ -5,6 +5,7 @@
 pub mod expr;
 pub mod file;
 pub mod mold;
+mod raw;
 pub mod space;
 pub mod template;
 

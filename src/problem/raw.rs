@@ -1,0 +1,172 @@
+//! The problem file as written: the serde types the YAML is read into, with the position of
+//! every value a later check may point at, and the YAML parser's errors as `file:line:col`.
+//!
+//! Nothing here is validated beyond what serde checks (keys and types); [`file`](super::file)
+//! turns a [`RawProblem`] into a [`Problem`](super::Problem).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+use crate::error::{Error, Span};
+use crate::problem::file::{CheckMode, Goal, MetricKind, Reduce, SearchDefaults, Stream};
+use crate::problem::space::Scalar;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawScalar {
+    Bool(bool),
+    Int(i64),
+    Real(f64),
+    Str(String),
+}
+
+impl From<RawScalar> for Scalar {
+    fn from(r: RawScalar) -> Scalar {
+        match r {
+            RawScalar::Bool(b) => Scalar::Bool(b),
+            RawScalar::Int(i) => Scalar::Int(i),
+            RawScalar::Real(x) => Scalar::Real(x),
+            RawScalar::Str(s) => Scalar::Str(s),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum ParamType {
+    Ordinal,
+    Categorical,
+    Integer,
+    Real,
+    Boolean,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawParam {
+    pub name: Spanned<String>,
+    #[serde(rename = "type")]
+    pub kind: Spanned<ParamType>,
+    pub values: Option<Spanned<Vec<RawScalar>>>,
+    pub choices: Option<Spanned<Vec<String>>>,
+    pub low: Option<Spanned<f64>>,
+    pub high: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub log: bool,
+    pub default: Option<Spanned<RawScalar>>,
+    pub when: Option<Spanned<BTreeMap<String, Vec<RawScalar>>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RawCommand {
+    Line(String),
+    Args(Vec<String>),
+}
+
+impl RawCommand {
+    /// The command as one template text (a list is joined with spaces).
+    pub fn text(&self) -> String {
+        match self {
+            RawCommand::Line(s) => s.clone(),
+            RawCommand::Args(v) => v.join(" "),
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMetric {
+    pub kind: Option<MetricKind>,
+    #[serde(default)]
+    pub goal: Goal,
+    pub regex: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTimeouts {
+    pub compile_s: Option<f64>,
+    pub run_s: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCheck {
+    #[serde(default)]
+    pub mode: CheckMode,
+    #[serde(default)]
+    pub stream: Stream,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub rtol: Option<f64>,
+    pub atol: Option<f64>,
+    pub reference: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProblem {
+    pub name: Option<String>,
+    pub mold: Spanned<String>,
+    #[serde(default)]
+    pub sources: Vec<Spanned<String>>,
+    pub params: Spanned<Vec<RawParam>>,
+    #[serde(default)]
+    pub constraints: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub forbidden: Vec<Spanned<BTreeMap<String, RawScalar>>>,
+    pub compile: Spanned<RawCommand>,
+    pub run: Spanned<RawCommand>,
+    #[serde(default)]
+    pub env: BTreeMap<String, Spanned<String>>,
+    pub metric: Option<RawMetric>,
+    pub repeats: Option<Spanned<u32>>,
+    pub reduce: Option<Reduce>,
+    pub timeouts: Option<RawTimeouts>,
+    pub check: Option<RawCheck>,
+    pub search: Option<SearchDefaults>,
+}
+
+/// Parses the problem file's text; unknown keys and wrong types are errors at their position.
+pub fn parse(file: &Path, text: &str) -> Result<RawProblem, Error> {
+    serde_saphyr::from_str(text).map_err(|e| yaml_error(file, e))
+}
+
+/// Converts a serde-saphyr error into `file:line:col: message` plus a hint.
+fn yaml_error(file: &Path, e: serde_saphyr::Error) -> Error {
+    let text = e.to_string();
+    // The rendered message may carry a source snippet; keep its first line, which says what.
+    let first = text.lines().next().unwrap_or("invalid YAML").trim();
+    // Drop the parser's own "error: line N column M:" prefix: we print file:line:col.
+    let first = regex::Regex::new(r"^(error:\s*)?(line \d+ column \d+:\s*)?")
+        .expect("valid regex")
+        .replace(first, "")
+        .to_string();
+    let hint = if first.contains("unknown field") {
+        Some("see the README's \"Problem file\" section for the allowed keys".to_string())
+    } else if first.contains("invalid type") || first.contains("expected") {
+        Some("check the value's type against the README's \"Problem file\" section".to_string())
+    } else {
+        None
+    };
+    match e.location() {
+        Some(loc) if loc.line() > 0 => Error::Config {
+            span: Span {
+                file: file.to_path_buf(),
+                line: loc.line() as u32,
+                col: loc.column() as u32,
+            },
+            message: first,
+            hint,
+        },
+        _ => Error::ConfigFile {
+            file: file.to_path_buf(),
+            message: first,
+            hint,
+        },
+    }
+}
