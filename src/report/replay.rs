@@ -107,6 +107,9 @@ pub struct Protocol {
     pub kappa: f64,
 }
 
+/// Simulates `pr.seeds` searches of `learner` on `table` (seeds 0, 1, ...) and summarises
+/// them: best-so-far quantiles at each of `checkpoints`, evaluations to come within 5% of the
+/// optimum, failures.
 pub fn evaluate_learner(
     table: &Table,
     learner: Learner,
@@ -114,13 +117,24 @@ pub fn evaluate_learner(
     pr: &Protocol,
     checkpoints: &[usize],
 ) -> LearnerReport {
-    let (seeds, budget) = (pr.seeds, pr.budget);
-    let opt = table.optimum();
-    let within = |v: f64| match table.goal {
-        Goal::Minimize => v <= opt * 1.05 + 1e-300,
-        Goal::Maximize => v >= opt * 0.95,
-    };
-    let traces: Vec<Trace> = (0..seeds)
+    let traces = simulate_seeds(table, learner, feasibility, pr);
+    let mut hits = evals_to_5pct(table, &traces, pr.budget);
+    let reached = hits.iter().filter(|&&h| h <= pr.budget as f64).count();
+    let mut fails: Vec<f64> = traces.iter().map(|t| t.failures as f64).collect();
+    LearnerReport {
+        learner,
+        feasibility,
+        curve: curve(&traces, checkpoints, pr.budget),
+        to_5pct: quantile(&mut hits, 0.5),
+        reached,
+        failures_median: quantile(&mut fails, 0.5),
+        seeds: pr.seeds,
+    }
+}
+
+/// One simulated search per seed.
+fn simulate_seeds(table: &Table, learner: Learner, feasibility: bool, pr: &Protocol) -> Vec<Trace> {
+    (0..pr.seeds)
         .map(|seed| {
             let s = Settings {
                 initial: pr.initial,
@@ -129,16 +143,22 @@ pub fn evaluate_learner(
                 kappa: pr.kappa,
                 ..Settings::new(learner, seed as u64, table.goal)
             };
-            simulate(table, s, budget)
+            simulate(table, s, pr.budget)
         })
-        .collect();
-    let curve = checkpoints
+        .collect()
+}
+
+/// (k, q25, median, q75) of the best-so-far after k evaluations, for each checkpoint k within
+/// the budget; a search that found no success yet counts as infinitely bad.
+fn curve(traces: &[Trace], checkpoints: &[usize], budget: usize) -> Vec<(usize, f64, f64, f64)> {
+    checkpoints
         .iter()
         .filter(|&&k| k <= budget)
         .map(|&k| {
             let mut v: Vec<f64> = traces
                 .iter()
                 .map(|t| {
+                    // A search that stopped early (nothing left) keeps its last value.
                     t.best
                         .get(k - 1)
                         .or(t.best.last())
@@ -154,8 +174,18 @@ pub fn evaluate_learner(
                 quantile(&mut v, 0.75),
             )
         })
-        .collect();
-    let mut hits: Vec<f64> = traces
+        .collect()
+}
+
+/// Per search, the evaluations it took to come within 5% of the table's optimum
+/// (`budget + 1` when it never did).
+fn evals_to_5pct(table: &Table, traces: &[Trace], budget: usize) -> Vec<f64> {
+    let opt = table.optimum();
+    let within = |v: f64| match table.goal {
+        Goal::Minimize => v <= opt * 1.05 + 1e-300,
+        Goal::Maximize => v >= opt * 0.95,
+    };
+    traces
         .iter()
         .map(|t| {
             t.best
@@ -163,18 +193,7 @@ pub fn evaluate_learner(
                 .position(|&v| !v.is_nan() && within(v))
                 .map_or(budget as f64 + 1.0, |p| p as f64 + 1.0)
         })
-        .collect();
-    let reached = hits.iter().filter(|&&h| h <= budget as f64).count();
-    let mut fails: Vec<f64> = traces.iter().map(|t| t.failures as f64).collect();
-    LearnerReport {
-        learner,
-        feasibility,
-        curve,
-        to_5pct: quantile(&mut hits, 0.5),
-        reached,
-        failures_median: quantile(&mut fails, 0.5),
-        seeds,
-    }
+        .collect()
 }
 
 fn ordinal(name: &str, n: usize) -> Param {
@@ -333,41 +352,53 @@ pub fn report_table(
         .copied()
         .filter(|&k| k <= budget)
         .collect();
-    out.push_str("| learner |");
-    for k in &cps {
-        out.push_str(&format!(" best@{k} median [q25, q75] |"));
-    }
-    out.push_str(" evals to within 5% of optimum (median) | seeds within 5% | failed evals (median) |\n|---|");
-    for _ in &cps {
-        out.push_str("---|");
-    }
-    out.push_str("---|---|---|\n");
+    out.push_str(&table_header(&cps));
     let mut runs: Vec<(Learner, bool)> = learners.iter().map(|&l| (l, true)).collect();
     if feasibility_ablation {
         runs.push((Learner::Rf, false));
     }
     for (l, feas) in runs {
         let r = evaluate_learner(table, l, feas, pr, &cps);
-        let label = if feas {
-            l.as_str().to_string()
-        } else {
-            format!("{} (no feasibility model)", l.as_str())
-        };
-        out.push_str(&format!("| {label} |"));
-        for (_, q1, med, q3) in &r.curve {
-            out.push_str(&format!(" {med:.5} [{q1:.5}, {q3:.5}] |"));
-        }
-        let to = if r.to_5pct > budget as f64 {
-            format!("> {budget}")
-        } else {
-            format!("{:.0}", r.to_5pct)
-        };
-        out.push_str(&format!(
-            " {to} | {}/{} | {:.0} |\n",
-            r.reached, r.seeds, r.failures_median
-        ));
+        out.push_str(&table_row(&r, budget));
     }
     out.push('\n');
+    out
+}
+
+/// The header of the learners' table, with a column per checkpoint in `cps`.
+fn table_header(cps: &[usize]) -> String {
+    let mut out = String::from("| learner |");
+    for k in cps {
+        out.push_str(&format!(" best@{k} median [q25, q75] |"));
+    }
+    out.push_str(" evals to within 5% of optimum (median) | seeds within 5% | failed evals (median) |\n|---|");
+    for _ in cps {
+        out.push_str("---|");
+    }
+    out.push_str("---|---|---|\n");
+    out
+}
+
+/// One learner's row of the table.
+fn table_row(r: &LearnerReport, budget: usize) -> String {
+    let label = if r.feasibility {
+        r.learner.as_str().to_string()
+    } else {
+        format!("{} (no feasibility model)", r.learner.as_str())
+    };
+    let mut out = format!("| {label} |");
+    for (_, q1, med, q3) in &r.curve {
+        out.push_str(&format!(" {med:.5} [{q1:.5}, {q3:.5}] |"));
+    }
+    let to = if r.to_5pct > budget as f64 {
+        format!("> {budget}")
+    } else {
+        format!("{:.0}", r.to_5pct)
+    };
+    out.push_str(&format!(
+        " {to} | {}/{} | {:.0} |\n",
+        r.reached, r.seeds, r.failures_median
+    ));
     out
 }
 

@@ -1,7 +1,11 @@
-//! Stage 3, search: which configuration to evaluate next. The ask/tell [`searcher`] and the
+//! Stage 3, search: which configuration to evaluate next. The ask/tell [`searcher`] with its
+//! [`settings`], the acquisition functions that rank candidates (`acquisition`) and the
 //! [`surrogate`] models it fits.
 
+mod acquisition;
 pub mod searcher;
+pub mod settings;
 pub mod surrogate;
 
-pub use searcher::{Acquisition, Design, Learner, Searcher, Settings};
+pub use searcher::Searcher;
+pub use settings::{Acquisition, Design, Learner, Settings};

@@ -30,142 +30,11 @@ use crate::evaluate::outcome::{Measurement, Source, Status};
 use crate::problem::space::{Config, Space};
 use crate::problem::Goal;
 use crate::rng::Rng;
+use crate::search::acquisition::Scorer;
+// Re-exported so that `search::searcher::{Learner, ...}`, their home before the settings had
+// a module of their own, keeps working.
+pub use crate::search::settings::{Acquisition, Design, Learner, Settings};
 use crate::search::surrogate::{Forest, ForestParams, Gbrt, Gp};
-
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Learner {
-    /// Random forest (default).
-    Rf,
-    /// Extra trees.
-    Et,
-    /// Gradient-boosted trees, quantile loss.
-    Gbrt,
-    /// Gaussian process (Matérn 5/2 × categorical overlap).
-    Gp,
-    /// Random search over valid configurations.
-    Random,
-}
-
-impl Learner {
-    pub const ALL: [Learner; 5] = [
-        Learner::Rf,
-        Learner::Et,
-        Learner::Gbrt,
-        Learner::Gp,
-        Learner::Random,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Learner::Rf => "rf",
-            Learner::Et => "et",
-            Learner::Gbrt => "gbrt",
-            Learner::Gp => "gp",
-            Learner::Random => "random",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Learner> {
-        Learner::ALL.into_iter().find(|l| l.as_str() == s)
-    }
-}
-
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    clap::ValueEnum,
-    serde::Serialize,
-    serde::Deserialize,
-    Default,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Acquisition {
-    /// Lower confidence bound μ − κσ.
-    #[default]
-    Lcb,
-    /// Expected improvement.
-    Ei,
-    /// Probability of improvement.
-    Pi,
-}
-
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    clap::ValueEnum,
-    serde::Serialize,
-    serde::Deserialize,
-    Default,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Design {
-    /// Uniformly random valid configurations.
-    #[default]
-    Random,
-    /// A Latin hypercube (invalid or repeated points replaced by random ones).
-    Lhs,
-}
-
-#[derive(Debug, Clone)]
-pub struct Settings {
-    pub learner: Learner,
-    pub seed: u64,
-    pub initial: usize,
-    pub design: Design,
-    pub acquisition: Acquisition,
-    pub kappa: f64,
-    /// Exploration margin of EI/PI, in transformed (log) units.
-    pub xi: f64,
-    /// Candidate pool size per model step.
-    pub pool: usize,
-    pub goal: Goal,
-    /// Learn which configurations fail (see the module documentation).
-    pub feasibility: bool,
-    /// Treat run timeouts as "at least this slow" (the metric is a time being minimised).
-    pub censor_timeouts: bool,
-    /// Every `interleave`-th proposal after the initial design is random (0: never), as SMAC
-    /// interleaves random configurations (Hutter et al. 2011): tree ensembles extrapolate
-    /// flat and under-estimate their uncertainty in unexplored corners, so without this they
-    /// can settle on a local plateau (measured on the recorded gemm table: results/search/).
-    pub interleave: usize,
-}
-
-impl Settings {
-    /// Random interleaving for the tree learners; the GP's uncertainty does not need it.
-    pub fn default_interleave(learner: Learner) -> usize {
-        match learner {
-            Learner::Rf | Learner::Et | Learner::Gbrt => 3,
-            Learner::Gp | Learner::Random => 0,
-        }
-    }
-
-    /// Defaults for everything but the learner, seed and goal.
-    pub fn new(learner: Learner, seed: u64, goal: Goal) -> Settings {
-        Settings {
-            learner,
-            seed,
-            initial: 10,
-            design: Design::Random,
-            acquisition: Acquisition::Lcb,
-            kappa: 1.96,
-            xi: 0.01,
-            pool: 10_000,
-            goal,
-            feasibility: true,
-            censor_timeouts: goal == Goal::Minimize,
-            interleave: Settings::default_interleave(learner),
-        }
-    }
-}
 
 #[derive(Debug, Clone)]
 struct Observation {
@@ -231,34 +100,66 @@ const STREAM_LHS: u64 = 4;
 /// Rejection-sampling budget per wanted configuration.
 const TRIES: usize = 200;
 
-/// Standard normal density and distribution function.
-fn phi(z: f64) -> f64 {
-    (-0.5 * z * z).exp() / (2.0 * std::f64::consts::PI).sqrt()
+/// The `initial` points of a Latin hypercube design: per parameter, one uniform draw in
+/// each of `initial` equal strata, shuffled.
+fn latin_hypercube(space: &Space, s: &Settings) -> Vec<Config> {
+    let mut rng = Rng::for_step(s.seed, STREAM_LHS, 0);
+    let n = s.initial;
+    let d = space.params.len();
+    let mut cols: Vec<Vec<f64>> = (0..d)
+        .map(|_| {
+            let mut v: Vec<f64> = (0..n).map(|k| (k as f64 + rng.f64()) / n as f64).collect();
+            rng.shuffle(&mut v);
+            v
+        })
+        .collect();
+    (0..n)
+        .map(|k| space.from_unit(&cols.iter_mut().map(|c| c[k]).collect::<Vec<_>>()))
+        .collect()
 }
 
-fn big_phi(z: f64) -> f64 {
-    0.5 * erfc(-z / std::f64::consts::SQRT_2)
+/// The feasibility classifier's verdict on a pool: each candidate's probability of
+/// succeeding, or `None` when there are no failures to learn from.
+struct Feasible(Option<Vec<f64>>);
+
+impl Feasible {
+    /// Probability that candidate `i` succeeds.
+    fn p(&self, i: usize) -> f64 {
+        self.0.as_ref().map_or(1.0, |p| p[i])
+    }
+
+    /// The candidates predicted feasible (p ≥ 0.5) or, if none is, the most feasible ones.
+    fn eligible(&self, n: usize) -> Vec<usize> {
+        let cutoff = self.0.as_ref().map_or(0.0, |p| {
+            let max = p.iter().copied().fold(0.0, f64::max);
+            if max >= 0.5 {
+                0.5
+            } else {
+                max
+            }
+        });
+        (0..n).filter(|&i| self.p(i) >= cutoff).collect()
+    }
+
+    /// The most feasible of `n` candidates (the first without a classifier).
+    fn most_likely(&self, n: usize) -> usize {
+        self.0.as_ref().map_or(0, |p| {
+            (0..n).max_by(|&a, &b| p[a].total_cmp(&p[b])).unwrap_or(0)
+        })
+    }
 }
 
-/// Complementary error function (Chebyshev fit, relative error < 1.2e-7; Press et al.).
-fn erfc(x: f64) -> f64 {
-    let z = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let r = t
-        * (-z * z - 1.265_512_23
-            + t * (1.000_023_68
-                + t * (0.374_091_96
-                    + t * (0.096_784_18
-                        + t * (-0.186_288_06
-                            + t * (0.278_868_07
-                                + t * (-1.135_203_98
-                                    + t * (1.488_515_87
-                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
-            .exp();
-    if x >= 0.0 {
-        r
-    } else {
-        2.0 - r
+/// How a model step ranks its pool: the candidates it may pick and their acquisition.
+struct Ranking {
+    eligible: Vec<usize>,
+    feasible: Feasible,
+    acq: Scorer,
+}
+
+impl Ranking {
+    /// Acquisition of candidate `i` predicted at mean `mu` and standard deviation `sd`.
+    fn score(&self, i: usize, mu: f64, sd: f64) -> f64 {
+        self.acq.score(mu, sd, self.feasible.p(i))
     }
 }
 
@@ -275,20 +176,7 @@ impl<'s> Searcher<'s> {
         candidates: Option<Vec<Config>>,
     ) -> Searcher<'s> {
         let lhs = if s.design == Design::Lhs && s.initial > 0 {
-            let mut rng = Rng::for_step(s.seed, STREAM_LHS, 0);
-            let n = s.initial;
-            let d = space.params.len();
-            let mut cols: Vec<Vec<f64>> = (0..d)
-                .map(|_| {
-                    let mut v: Vec<f64> =
-                        (0..n).map(|k| (k as f64 + rng.f64()) / n as f64).collect();
-                    rng.shuffle(&mut v);
-                    v
-                })
-                .collect();
-            (0..n)
-                .map(|k| space.from_unit(&cols.iter_mut().map(|c| c[k]).collect::<Vec<_>>()))
-                .collect()
+            latin_hypercube(space, &s)
         } else {
             Vec::new()
         };
@@ -343,11 +231,8 @@ impl<'s> Searcher<'s> {
     /// The next configuration, or `None` when every valid configuration has been evaluated
     /// (or none new can be found).
     pub fn ask(&mut self, step: usize) -> Option<(Config, Source)> {
-        if self.default_allowed && self.history.iter().all(|o| o.source != Source::Default) {
-            let default = self.space.default_config();
-            if !self.is_seen(&default) {
-                return Some((default, Source::Default));
-            }
+        if let Some(default) = self.default_due() {
+            return Some((default, Source::Default));
         }
         let n_initial = self
             .history
@@ -355,25 +240,50 @@ impl<'s> Searcher<'s> {
             .filter(|o| o.source == Source::Initial)
             .count();
         if n_initial < self.s.initial {
-            let mut rng = Rng::for_step(self.s.seed, STREAM_INITIAL, step as u64);
-            if let Some(c) = self.lhs.get(n_initial) {
-                if self.candidate_ok(c) && !self.is_seen(c) {
-                    return Some((c.clone(), Source::Initial));
-                }
-            }
-            return self.random_new(&mut rng).map(|c| (c, Source::Initial));
+            return self
+                .initial_point(step, n_initial)
+                .map(|c| (c, Source::Initial));
         }
+        if self.random_due(step) {
+            let mut rng = Rng::for_step(self.s.seed, STREAM_INITIAL, step as u64);
+            return self.random_new(&mut rng).map(|c| (c, Source::Random));
+        }
+        self.model_step(step).map(|c| (c, Source::Model))
+    }
+
+    /// The default configuration, while it is allowed and not yet proposed or evaluated.
+    fn default_due(&self) -> Option<Config> {
+        if self.default_allowed && self.history.iter().all(|o| o.source != Source::Default) {
+            let default = self.space.default_config();
+            if !self.is_seen(&default) {
+                return Some(default);
+            }
+        }
+        None
+    }
+
+    /// Point `k` of the initial design: the Latin hypercube's, when it is a new candidate,
+    /// else a random one.
+    fn initial_point(&self, step: usize, k: usize) -> Option<Config> {
+        let mut rng = Rng::for_step(self.s.seed, STREAM_INITIAL, step as u64);
+        if let Some(c) = self.lhs.get(k) {
+            if self.candidate_ok(c) && !self.is_seen(c) {
+                return Some(c.clone());
+            }
+        }
+        self.random_new(&mut rng)
+    }
+
+    /// Whether this step after the initial design is random: random search, fewer than two
+    /// successes to learn from, or an interleaved random step.
+    fn random_due(&self, step: usize) -> bool {
         let ok = self
             .history
             .iter()
             .filter(|o| o.status == Status::Ok)
             .count();
         let every = self.s.interleave;
-        if self.s.learner == Learner::Random || ok < 2 || (every > 0 && step % every == 0) {
-            let mut rng = Rng::for_step(self.s.seed, STREAM_INITIAL, step as u64);
-            return self.random_new(&mut rng).map(|c| (c, Source::Random));
-        }
-        self.model_step(step).map(|c| (c, Source::Model))
+        self.s.learner == Learner::Random || ok < 2 || (every > 0 && step % every == 0)
     }
 
     fn random_new(&self, rng: &mut Rng) -> Option<Config> {
@@ -490,6 +400,9 @@ impl<'s> Searcher<'s> {
         Forest::fit(&x, d, &y, params, rng).predict(xt).0
     }
 
+    /// A proposal of the surrogate model, in phases: draw the pool, predict which of it is
+    /// feasible, fit the regression on the (censored) targets, score the feasible candidates
+    /// by the acquisition and take the best.
     fn model_step(&self, step: usize) -> Option<Config> {
         let mut rng = Rng::for_step(self.s.seed, STREAM_POOL, step as u64);
         let pool = self.pool(&mut rng);
@@ -497,110 +410,95 @@ impl<'s> Searcher<'s> {
             return None;
         }
         let gp = self.s.learner == Learner::Gp;
-        let d = if gp {
-            self.space.params.len()
-        } else {
-            self.space.tree_width()
-        };
         let (x, y) = self.training_set(gp);
+        // One stream for every fit of the step; the feasibility classifier draws first.
         let mut fit_rng = Rng::for_step(self.s.seed, STREAM_FIT, step as u64);
-        // Tree features of the pool: for the tree learners and the feasibility classifier.
-        let xt = (!gp || self.learns_failures()).then(|| {
-            let mut xt = Vec::with_capacity(pool.len() * self.space.tree_width());
-            for c in &pool {
-                self.space.push_tree_features(c, &mut xt);
-            }
-            xt
-        });
-        let p_ok = match &xt {
+        let xt = self.pool_tree_features(&pool, gp);
+        let feasible = Feasible(match &xt {
             Some(xt) if self.learns_failures() => Some(self.feasibility(xt, &mut fit_rng)),
             _ => None,
-        };
-        let xp = match xt {
-            Some(xt) if !gp => xt,
-            _ => pool.iter().flat_map(|c| self.space.encode(c)).collect(),
-        };
+        });
         if y.len() < 2 {
             // Too few usable observations for a model: the most feasible candidate, else random.
-            let k = p_ok.as_ref().map_or(0, |p| {
-                (0..pool.len())
-                    .max_by(|&a, &b| p[a].total_cmp(&p[b]))
-                    .unwrap_or(0)
-            });
+            let k = feasible.most_likely(pool.len());
             return pool.into_iter().nth(k);
         }
-        let y_best = y.iter().copied().fold(f64::INFINITY, f64::min);
-        let score = |mu: f64, sd: f64, p: f64| -> f64 {
-            match self.s.acquisition {
-                Acquisition::Lcb => mu - self.s.kappa * sd,
-                Acquisition::Ei | Acquisition::Pi => {
-                    let imp = y_best - mu - self.s.xi;
-                    let s = sd.max(1e-12);
-                    let z = imp / s;
-                    let v = if self.s.acquisition == Acquisition::Ei {
-                        imp * big_phi(z) + s * phi(z)
-                    } else {
-                        big_phi(z)
-                    };
-                    -(v.max(0.0) * p)
-                }
-            }
+        let ranking = Ranking {
+            eligible: feasible.eligible(pool.len()),
+            feasible,
+            acq: Scorer::new(&self.s, &y),
         };
-        // Candidates predicted feasible (or, if none is, the most feasible ones).
-        let p_at = |i: usize| p_ok.as_ref().map_or(1.0, |p| p[i]);
-        let cutoff = p_ok.as_ref().map_or(0.0, |p| {
-            let max = p.iter().copied().fold(0.0, f64::max);
-            if max >= 0.5 {
-                0.5
-            } else {
-                max
-            }
-        });
-        let eligible: Vec<usize> = (0..pool.len()).filter(|&i| p_at(i) >= cutoff).collect();
-        let best = match self.s.learner {
-            Learner::Gp => {
-                // The posterior std costs a triangular solve per candidate, so it is computed
-                // only where it can matter: every acquisition here is monotone in σ, hence
-                // bounded by its values at σ = 0 and at the prior σ; candidates are visited by
-                // that bound and the search stops once no remaining one can win. Exact.
-                let gp = Gp::fit(&x, d, &y, &self.space.categorical_mask());
-                let mu = gp.mean(&xp);
-                let smax = gp.prior_std();
-                let bound = |i: usize| score(mu[i], 0.0, p_at(i)).min(score(mu[i], smax, p_at(i)));
-                let mut order: Vec<(f64, usize)> =
-                    eligible.iter().map(|&i| (bound(i), i)).collect();
-                order.sort_by(|a, b| a.0.total_cmp(&b.0));
-                let mut best: Option<(f64, usize)> = None;
-                for (lb, i) in order {
-                    if best.is_some_and(|b| b.0 <= lb) {
-                        break;
-                    }
-                    let v = score(mu[i], gp.std_at(&xp[i * d..(i + 1) * d]), p_at(i));
-                    if best.is_none_or(|b| v < b.0) {
-                        best = Some((v, i));
-                    }
-                }
-                best.map(|b| b.1)
-            }
-            _ => {
-                let (mu, sd) = match self.s.learner {
-                    Learner::Gbrt => Gbrt::fit(&x, d, &y, &mut fit_rng).predict(&xp),
-                    _ => {
-                        let params = if self.s.learner == Learner::Et {
-                            ForestParams::extra_trees()
-                        } else {
-                            ForestParams::random_forest()
-                        };
-                        Forest::fit(&x, d, &y, params, &mut fit_rng).predict(&xp)
-                    }
-                };
-                eligible.into_iter().min_by(|&a, &b| {
-                    score(mu[a], sd[a], p_at(a)).total_cmp(&score(mu[b], sd[b], p_at(b)))
-                })
-            }
+        let best = if gp {
+            let xp: Vec<f64> = pool.iter().flat_map(|c| self.space.encode(c)).collect();
+            self.best_by_gp(&x, &y, &xp, &ranking)
+        } else {
+            let xp = xt.expect("the tree learners always have tree features");
+            self.best_by_trees(&x, &y, &xp, &ranking, &mut fit_rng)
         };
         let best = best.expect("the most feasible candidate passes the cutoff");
         pool.into_iter().nth(best)
+    }
+
+    /// Tree features of the pool, when a model needs them: the tree learners and the
+    /// feasibility classifier.
+    fn pool_tree_features(&self, pool: &[Config], gp: bool) -> Option<Vec<f64>> {
+        (!gp || self.learns_failures()).then(|| {
+            let mut xt = Vec::with_capacity(pool.len() * self.space.tree_width());
+            for c in pool {
+                self.space.push_tree_features(c, &mut xt);
+            }
+            xt
+        })
+    }
+
+    /// The best eligible candidate by a tree ensemble fitted on (`x`, `y`), predicting the
+    /// pool's rows `xp` of tree features.
+    fn best_by_trees(
+        &self,
+        x: &[f64],
+        y: &[f64],
+        xp: &[f64],
+        r: &Ranking,
+        rng: &mut Rng,
+    ) -> Option<usize> {
+        let d = self.space.tree_width();
+        let (mu, sd) = match self.s.learner {
+            Learner::Gbrt => Gbrt::fit(x, d, y, rng).predict(xp),
+            Learner::Et => Forest::fit(x, d, y, ForestParams::extra_trees(), rng).predict(xp),
+            _ => Forest::fit(x, d, y, ForestParams::random_forest(), rng).predict(xp),
+        };
+        r.eligible.iter().copied().min_by(|&a, &b| {
+            r.score(a, mu[a], sd[a])
+                .total_cmp(&r.score(b, mu[b], sd[b]))
+        })
+    }
+
+    /// The best eligible candidate by a GP fitted on (`x`, `y`), predicting the pool's
+    /// encoded rows `xp`.
+    ///
+    /// The posterior std costs a triangular solve per candidate, so it is computed only where
+    /// it can matter: every acquisition here is monotone in σ, hence bounded by its values at
+    /// σ = 0 and at the prior σ; candidates are visited by that bound and the search stops
+    /// once no remaining one can win. Exact.
+    fn best_by_gp(&self, x: &[f64], y: &[f64], xp: &[f64], r: &Ranking) -> Option<usize> {
+        let d = self.space.params.len();
+        let gp = Gp::fit(x, d, y, &self.space.categorical_mask());
+        let mu = gp.mean(xp);
+        let smax = gp.prior_std();
+        let bound = |i: usize| r.score(i, mu[i], 0.0).min(r.score(i, mu[i], smax));
+        let mut order: Vec<(f64, usize)> = r.eligible.iter().map(|&i| (bound(i), i)).collect();
+        order.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut best: Option<(f64, usize)> = None;
+        for (lb, i) in order {
+            if best.is_some_and(|b| b.0 <= lb) {
+                break;
+            }
+            let v = r.score(i, mu[i], gp.std_at(&xp[i * d..(i + 1) * d]));
+            if best.is_none_or(|b| v < b.0) {
+                best = Some((v, i));
+            }
+        }
+        best.map(|b| b.1)
     }
 }
 

@@ -212,7 +212,42 @@ fn mean_var(y: &[f64], idx: &[u32]) -> (f64, f64) {
     (m, v)
 }
 
+/// The best split found so far: (score gain, feature, last bin sent left).
+type Split = (f64, usize, usize);
+
+/// What a split of one node gains: the decrease of the sum of squared errors, computed from
+/// the count and target sum of the left side.
+struct SplitGain {
+    n: usize,
+    total: f64,
+    min_leaf: usize,
+    /// total² / n: the score of not splitting.
+    parent_score: f64,
+}
+
+impl SplitGain {
+    /// The gain of sending `cl` samples summing to `sl` left, or `None` if a side would hold
+    /// fewer than `min_leaf` samples.
+    fn of(&self, cl: f64, sl: f64) -> Option<f64> {
+        let (cr, sr) = (self.n as f64 - cl, self.total - sl);
+        if cl < self.min_leaf as f64 || cr < self.min_leaf as f64 {
+            None
+        } else {
+            Some(sl * sl / cl + sr * sr / cr - self.parent_score)
+        }
+    }
+}
+
+/// Keeps `(g, f, cut)` if it gains strictly more than the best so far (ties keep the first).
+fn consider(best: &mut Option<Split>, g: f64, f: usize, cut: usize) {
+    if best.is_none_or(|b| g > b.0) {
+        *best = Some((g, f, cut));
+    }
+}
+
 impl Builder<'_> {
+    /// Makes node `at` a leaf of the samples `idx`, then splits it if a split is allowed and
+    /// gains enough, growing both children.
     fn build(&mut self, idx: &mut [u32], depth: usize, at: usize) {
         let (mean, var) = mean_var(self.y, idx);
         self.nodes[at] = Node {
@@ -228,71 +263,117 @@ impl Builder<'_> {
             return;
         }
         let total: f64 = idx.iter().map(|&i| self.y[i as usize]).sum();
-        let parent_score = total * total / n as f64;
-        let mut best: Option<(f64, usize, usize)> = None; // (gain, feature, cut bin)
+        let split_gain = SplitGain {
+            n,
+            total,
+            min_leaf,
+            parent_score: total * total / n as f64,
+        };
+        let Some((g, f, cut)) = self.best_split(idx, &split_gain) else {
+            return;
+        };
+        if g <= 1e-12 * split_gain.parent_score.abs().max(1e-300) {
+            return;
+        }
+        self.gain[f] += g;
+        let split = self.partition(idx, f, cut);
+        let left = self.split_node(at, f, cut);
+        let (l, r) = idx.split_at_mut(split);
+        self.build(l, depth + 1, left);
+        self.build(r, depth + 1, left + 1);
+    }
+
+    /// The best split of the samples `idx` over all features, if any is allowed.
+    fn best_split(&mut self, idx: &[u32], split_gain: &SplitGain) -> Option<Split> {
+        let mut best = None;
         for f in 0..self.d {
             let nb = self.b.cuts[f].len() + 1;
             if nb < 2 {
                 continue;
             }
-            let bins = &self.b.bins[f * self.b.n..(f + 1) * self.b.n];
-            self.cnt[..nb].iter_mut().for_each(|c| *c = 0.0);
-            self.sum[..nb].iter_mut().for_each(|c| *c = 0.0);
-            let (mut lo, mut hi) = (usize::MAX, 0);
-            for &i in idx.iter() {
-                let k = bins[i as usize] as usize;
-                self.cnt[k] += 1.0;
-                self.sum[k] += self.y[i as usize];
-                lo = lo.min(k);
-                hi = hi.max(k);
-            }
-            if lo == hi {
+            let Some((lo, hi)) = self.histogram(idx, f, nb) else {
                 continue;
-            }
-            let score = |cl: f64, sl: f64| {
-                let (cr, sr) = (n as f64 - cl, total - sl);
-                if cl < min_leaf as f64 || cr < min_leaf as f64 {
-                    None
-                } else {
-                    Some(sl * sl / cl + sr * sr / cr - parent_score)
-                }
             };
             if self.p.extra {
-                // One uniformly random cut between the node's smallest and largest value.
-                let cut = lo + self.rng.below(hi - lo);
-                let (cl, sl) =
-                    (0..=cut).fold((0.0, 0.0), |(c, s), k| (c + self.cnt[k], s + self.sum[k]));
-                if let Some(g) = score(cl, sl) {
-                    if best.is_none_or(|b| g > b.0) {
-                        best = Some((g, f, cut));
-                    }
-                }
+                self.random_cut(f, lo, hi, split_gain, &mut best);
             } else {
-                let (mut cl, mut sl) = (0.0, 0.0);
-                for k in lo..hi {
-                    cl += self.cnt[k];
-                    sl += self.sum[k];
-                    if let Some(g) = score(cl, sl) {
-                        if best.is_none_or(|b| g > b.0) {
-                            best = Some((g, f, k));
-                        }
-                    }
-                }
+                self.every_cut(f, lo, hi, split_gain, &mut best);
             }
         }
-        let Some((gain, f, cut)) = best else { return };
-        if gain <= 1e-12 * parent_score.abs().max(1e-300) {
-            return;
+        best
+    }
+
+    /// Fills the scratch histograms with the count and target sum of the samples `idx` in
+    /// each of the `nb` bins of feature `f`; returns the lowest and highest occupied bins, or
+    /// `None` if they are the same (nothing to split).
+    fn histogram(&mut self, idx: &[u32], f: usize, nb: usize) -> Option<(usize, usize)> {
+        let bins = &self.b.bins[f * self.b.n..(f + 1) * self.b.n];
+        self.cnt[..nb].iter_mut().for_each(|c| *c = 0.0);
+        self.sum[..nb].iter_mut().for_each(|c| *c = 0.0);
+        let (mut lo, mut hi) = (usize::MAX, 0);
+        for &i in idx.iter() {
+            let k = bins[i as usize] as usize;
+            self.cnt[k] += 1.0;
+            self.sum[k] += self.y[i as usize];
+            lo = lo.min(k);
+            hi = hi.max(k);
         }
-        self.gain[f] += gain;
+        (lo != hi).then_some((lo, hi))
+    }
+
+    /// Extra trees: one uniformly random cut of feature `f` between the node's smallest and
+    /// largest value.
+    fn random_cut(
+        &mut self,
+        f: usize,
+        lo: usize,
+        hi: usize,
+        split_gain: &SplitGain,
+        best: &mut Option<Split>,
+    ) {
+        let cut = lo + self.rng.below(hi - lo);
+        let (cl, sl) = (0..=cut).fold((0.0, 0.0), |(c, s), k| (c + self.cnt[k], s + self.sum[k]));
+        if let Some(g) = split_gain.of(cl, sl) {
+            consider(best, g, f, cut);
+        }
+    }
+
+    /// Random forest: every cut of feature `f` between the occupied bins.
+    fn every_cut(
+        &self,
+        f: usize,
+        lo: usize,
+        hi: usize,
+        split_gain: &SplitGain,
+        best: &mut Option<Split>,
+    ) {
+        let (mut cl, mut sl) = (0.0, 0.0);
+        for k in lo..hi {
+            cl += self.cnt[k];
+            sl += self.sum[k];
+            if let Some(g) = split_gain.of(cl, sl) {
+                consider(best, g, f, k);
+            }
+        }
+    }
+
+    /// Moves the samples of `idx` whose feature `f` falls in a bin up to `cut` to the front;
+    /// returns how many there are.
+    fn partition(&self, idx: &mut [u32], f: usize, cut: usize) -> usize {
         let bins = &self.b.bins[f * self.b.n..(f + 1) * self.b.n];
         let mut split = 0;
-        for j in 0..n {
+        for j in 0..idx.len() {
             if (bins[idx[j] as usize] as usize) <= cut {
                 idx.swap(j, split);
                 split += 1;
             }
         }
+        split
+    }
+
+    /// Turns leaf `at` into a split on feature `f` at `cut` (keeping its mean and variance)
+    /// with two new leaves as children; returns the index of the left one.
+    fn split_node(&mut self, at: usize, f: usize, cut: usize) -> usize {
         let left = self.nodes.len();
         self.nodes.push(self.nodes[at]);
         self.nodes.push(self.nodes[at]);
@@ -300,12 +381,9 @@ impl Builder<'_> {
             feature: f as u32,
             threshold: self.b.cuts[f][cut],
             left: left as u32,
-            mean,
-            var,
+            ..self.nodes[at]
         };
-        let (l, r) = idx.split_at_mut(split);
-        self.build(l, depth + 1, left);
-        self.build(r, depth + 1, left + 1);
+        left
     }
 }
 

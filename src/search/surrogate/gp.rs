@@ -162,30 +162,64 @@ fn evaluate(x: &[f64], n: usize, d: usize, cat: &[bool], y: &[f64], theta: &[f64
     })
 }
 
-impl Gp {
-    /// `cat[k]` marks categorical features (compared by equality only).
-    pub fn fit(x: &[f64], d: usize, y: &[f64], cat: &[bool]) -> Gp {
-        let n = y.len();
-        let y_mean = y.iter().sum::<f64>() / n as f64;
-        let var = y.iter().map(|v| (v - y_mean).powi(2)).sum::<f64>() / n as f64;
-        let y_std = if var > 1e-24 { var.sqrt() } else { 1.0 };
-        let ys: Vec<f64> = y.iter().map(|v| (v - y_mean) / y_std).collect();
+/// Standardised targets with the mean and standard deviation they were standardised by (a
+/// standard deviation of 1 for constant targets).
+fn standardise(y: &[f64]) -> (Vec<f64>, f64, f64) {
+    let n = y.len();
+    let y_mean = y.iter().sum::<f64>() / n as f64;
+    let var = y.iter().map(|v| (v - y_mean).powi(2)).sum::<f64>() / n as f64;
+    let y_std = if var > 1e-24 { var.sqrt() } else { 1.0 };
+    let ys = y.iter().map(|v| (v - y_mean) / y_std).collect();
+    (ys, y_mean, y_std)
+}
 
-        let mut theta: Vec<f64> = (0..d)
-            .map(|k| if cat[k] { 0.0 } else { 0.5f64.ln() })
-            .collect();
-        theta.push(0.0); // signal variance 1 (standardised targets)
-        theta.push(0.01f64.ln()); // noise variance
-        let lo: Vec<f64> = (0..d)
-            .map(|_| 0.01f64.ln())
-            .chain([0.05f64.ln(), 1e-6f64.ln()])
-            .collect();
-        let hi: Vec<f64> = (0..d)
-            .map(|_| 20f64.ln())
-            .chain([20f64.ln(), 1f64.ln()])
-            .collect();
+/// Where the hyperparameter search starts (log space): length scale 0.5, categorical rate 1,
+/// signal variance 1 (the targets are standardised), noise variance 0.01.
+fn initial_theta(d: usize, cat: &[bool]) -> Vec<f64> {
+    let mut theta: Vec<f64> = (0..d)
+        .map(|k| if cat[k] { 0.0 } else { 0.5f64.ln() })
+        .collect();
+    theta.push(0.0); // signal variance 1 (standardised targets)
+    theta.push(0.01f64.ln()); // noise variance
+    theta
+}
 
-        let mut best = evaluate(x, n, d, cat, &ys, &theta);
+/// Lower and upper bounds of the hyperparameters (log space), in the order of `theta`.
+fn theta_bounds(d: usize) -> (Vec<f64>, Vec<f64>) {
+    let lo: Vec<f64> = (0..d)
+        .map(|_| 0.01f64.ln())
+        .chain([0.05f64.ln(), 1e-6f64.ln()])
+        .collect();
+    let hi: Vec<f64> = (0..d)
+        .map(|_| 20f64.ln())
+        .chain([20f64.ln(), 1f64.ln()])
+        .collect();
+    (lo, hi)
+}
+
+/// The training data of a fit, with standardised targets.
+struct Data<'a> {
+    x: &'a [f64],
+    n: usize,
+    d: usize,
+    cat: &'a [bool],
+    ys: &'a [f64],
+}
+
+impl Data<'_> {
+    /// The fit at hyperparameters `theta`, or `None` if the kernel matrix is not positive
+    /// definite.
+    fn evaluate(&self, theta: &[f64]) -> Option<Fit> {
+        evaluate(self.x, self.n, self.d, self.cat, self.ys, theta)
+    }
+
+    /// Coordinate pattern search from `theta` within the bounds: the first move of one
+    /// coordinate by ±step that lowers the negative log marginal likelihood is taken; a sweep
+    /// without one halves the step. Stops below a step of 0.2 or after `MAX_NLL_EVALS` fits.
+    /// Leaves `theta` at the best fit found, which it returns (`None` if every fit failed).
+    fn pattern_search(&self, theta: &mut Vec<f64>) -> Option<Fit> {
+        let (lo, hi) = theta_bounds(self.d);
+        let mut best = self.evaluate(theta);
         let mut evals = 1;
         let mut step = 1.0;
         'search: while step > 0.2 {
@@ -201,10 +235,10 @@ impl Gp {
                         continue;
                     }
                     evals += 1;
-                    if let Some(f) = evaluate(x, n, d, cat, &ys, &t) {
+                    if let Some(f) = self.evaluate(&t) {
                         if best.as_ref().is_none_or(|b| f.nll < b.nll) {
                             best = Some(f);
-                            theta = t;
+                            *theta = t;
                             improved = true;
                             break;
                         }
@@ -215,10 +249,29 @@ impl Gp {
                 step /= 2.0;
             }
         }
+        best
+    }
+}
+
+impl Gp {
+    /// `cat[k]` marks categorical features (compared by equality only).
+    pub fn fit(x: &[f64], d: usize, y: &[f64], cat: &[bool]) -> Gp {
+        let n = y.len();
+        let (ys, y_mean, y_std) = standardise(y);
+        let data = Data {
+            x,
+            n,
+            d,
+            cat,
+            ys: &ys,
+        };
+        let mut theta = initial_theta(d, cat);
+        let best = data.pattern_search(&mut theta);
         // A jittered fallback keeps the model usable if every Cholesky failed.
         let fit = best.unwrap_or_else(|| {
             theta[d + 1] = 0.0;
-            evaluate(x, n, d, cat, &ys, &theta).expect("noise variance 1 is positive definite")
+            data.evaluate(&theta)
+                .expect("noise variance 1 is positive definite")
         });
         Gp {
             x: scale_inputs(x, d, cat, &theta),

@@ -1,0 +1,144 @@
+//! What a search is configured with: the learner, the initial design, the acquisition
+//! function and the failure policy (see the [`searcher`](super::searcher) module
+//! documentation).
+
+use crate::problem::Goal;
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Learner {
+    /// Random forest (default).
+    Rf,
+    /// Extra trees.
+    Et,
+    /// Gradient-boosted trees, quantile loss.
+    Gbrt,
+    /// Gaussian process (Matérn 5/2 × categorical overlap).
+    Gp,
+    /// Random search over valid configurations.
+    Random,
+}
+
+impl Learner {
+    pub const ALL: [Learner; 5] = [
+        Learner::Rf,
+        Learner::Et,
+        Learner::Gbrt,
+        Learner::Gp,
+        Learner::Random,
+    ];
+
+    /// The lowercase name, as on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Learner::Rf => "rf",
+            Learner::Et => "et",
+            Learner::Gbrt => "gbrt",
+            Learner::Gp => "gp",
+            Learner::Random => "random",
+        }
+    }
+
+    /// The learner named `s` (see [`Learner::as_str`]).
+    pub fn parse(s: &str) -> Option<Learner> {
+        Learner::ALL.into_iter().find(|l| l.as_str() == s)
+    }
+}
+
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+    Default,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Acquisition {
+    /// Lower confidence bound μ − κσ.
+    #[default]
+    Lcb,
+    /// Expected improvement.
+    Ei,
+    /// Probability of improvement.
+    Pi,
+}
+
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+    Default,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Design {
+    /// Uniformly random valid configurations.
+    #[default]
+    Random,
+    /// A Latin hypercube (invalid or repeated points replaced by random ones).
+    Lhs,
+}
+
+/// How a search proposes: with the space and the measurements told so far, these settings
+/// determine every proposal.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub learner: Learner,
+    pub seed: u64,
+    pub initial: usize,
+    pub design: Design,
+    pub acquisition: Acquisition,
+    pub kappa: f64,
+    /// Exploration margin of EI/PI, in transformed (log) units.
+    pub xi: f64,
+    /// Candidate pool size per model step.
+    pub pool: usize,
+    pub goal: Goal,
+    /// Learn which configurations fail (see the module documentation).
+    pub feasibility: bool,
+    /// Treat run timeouts as "at least this slow" (the metric is a time being minimised).
+    pub censor_timeouts: bool,
+    /// Every `interleave`-th proposal after the initial design is random (0: never), as SMAC
+    /// interleaves random configurations (Hutter et al. 2011): tree ensembles extrapolate
+    /// flat and under-estimate their uncertainty in unexplored corners, so without this they
+    /// can settle on a local plateau (measured on the recorded gemm table: results/search/).
+    pub interleave: usize,
+}
+
+impl Settings {
+    /// Random interleaving for the tree learners; the GP's uncertainty does not need it.
+    pub fn default_interleave(learner: Learner) -> usize {
+        match learner {
+            Learner::Rf | Learner::Et | Learner::Gbrt => 3,
+            Learner::Gp | Learner::Random => 0,
+        }
+    }
+
+    /// Defaults for everything but the learner, seed and goal.
+    pub fn new(learner: Learner, seed: u64, goal: Goal) -> Settings {
+        Settings {
+            learner,
+            seed,
+            initial: 10,
+            design: Design::Random,
+            acquisition: Acquisition::Lcb,
+            kappa: 1.96,
+            xi: 0.01,
+            pool: 10_000,
+            goal,
+            feasibility: true,
+            censor_timeouts: goal == Goal::Minimize,
+            interleave: Settings::default_interleave(learner),
+        }
+    }
+}
