@@ -13,7 +13,6 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
 use serde_saphyr::{Location, Spanned};
 
 use crate::error::{Error, Span};
@@ -22,61 +21,10 @@ use crate::problem::mold::Mold;
 use crate::problem::raw::{
     self, ParamType, RawCheck, RawMetric, RawParam, RawProblem, RawScalar, RawTimeouts,
 };
+pub use crate::problem::raw::{CheckMode, Goal, MetricKind, Reduce, SearchDefaults, Stream};
 use crate::problem::space::{Condition, Config, Constraint, Kind, Param, Scalar, Space};
 use crate::problem::template::{self, Template};
 use crate::rng::hex_hash;
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MetricKind {
-    KernelTime,
-    WallTime,
-    CpuTime,
-    Regex,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, serde::Serialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Goal {
-    #[default]
-    Minimize,
-    Maximize,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, serde::Serialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Reduce {
-    Min,
-    #[default]
-    Median,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum CheckMode {
-    #[default]
-    Output,
-    None,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Stream {
-    Stdout,
-    #[default]
-    Stderr,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SearchDefaults {
-    pub learner: Option<String>,
-    pub max_evals: Option<usize>,
-    pub initial: Option<usize>,
-    pub kappa: Option<f64>,
-    pub seed: Option<u64>,
-    pub pool: Option<usize>,
-}
 
 #[derive(Debug, Clone)]
 pub struct Metric {

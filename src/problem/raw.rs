@@ -11,8 +11,61 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::error::{Error, Span};
-use crate::problem::file::{CheckMode, Goal, MetricKind, Reduce, SearchDefaults, Stream};
 use crate::problem::space::Scalar;
+
+// The vocabulary of the file, the same as written and as validated.
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricKind {
+    KernelTime,
+    WallTime,
+    CpuTime,
+    Regex,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, serde::Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Goal {
+    #[default]
+    Minimize,
+    Maximize,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, serde::Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Reduce {
+    Min,
+    #[default]
+    Median,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckMode {
+    #[default]
+    Output,
+    None,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Stream {
+    Stdout,
+    #[default]
+    Stderr,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchDefaults {
+    pub learner: Option<String>,
+    pub max_evals: Option<usize>,
+    pub initial: Option<usize>,
+    pub kappa: Option<f64>,
+    pub seed: Option<u64>,
+    pub pool: Option<usize>,
+}
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
