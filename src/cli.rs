@@ -145,6 +145,10 @@ pub struct RunArgs {
     /// Keep each variant's build directory under DIR/work.
     #[arg(long)]
     pub keep_builds: bool,
+    /// With `--resume`: continue although the mold changed since the run started (the
+    /// change and the evaluation it happened at are recorded in run.json).
+    #[arg(long, requires = "resume")]
+    pub accept_changed_mold: bool,
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
@@ -244,6 +248,7 @@ fn run_command(a: RunArgs, args: Vec<String>) -> Result<u8, Error> {
         run_timeout: a.run_timeout,
         mock: a.mock,
         keep_builds: a.keep_builds,
+        accept_changed_mold: a.accept_changed_mold,
         quiet: a.quiet,
         command_line: args,
     })?;

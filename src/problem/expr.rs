@@ -8,6 +8,8 @@
 //! `+ - * / %`, unary `-`, parentheses, numbers, `"strings"` or `'strings'`, `true`/`false`,
 //! and parameter names.
 
+use crate::problem::limits::MAX_EXPR_DEPTH;
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Val {
     Num(f64),
@@ -169,6 +171,9 @@ struct Parser<'a, F: Fn(&str) -> Option<usize>> {
     pos: usize,
     end: usize,
     lookup: &'a F,
+    /// Current nesting (parentheses, `not`, unary minus), bounded by
+    /// [`MAX_EXPR_DEPTH`] so that no input can overflow the stack.
+    depth: usize,
 }
 
 impl<F: Fn(&str) -> Option<usize>> Parser<'_, F> {
@@ -215,9 +220,25 @@ impl<F: Fn(&str) -> Option<usize>> Parser<'_, F> {
     }
     fn not(&mut self) -> Result<Expr, ParseError> {
         if self.eat_op(&["!", "not"]).is_some() {
-            return Ok(Expr::Not(Box::new(self.not()?)));
+            let e = self.nested(|p| p.not())?;
+            return Ok(Expr::Not(Box::new(e)));
         }
         self.cmp()
+    }
+    /// Parses one level deeper, refusing to go past [`MAX_EXPR_DEPTH`].
+    fn nested(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<Expr, ParseError>,
+    ) -> Result<Expr, ParseError> {
+        if self.depth >= MAX_EXPR_DEPTH {
+            return self.err(format!(
+                "the expression nests more than {MAX_EXPR_DEPTH} levels deep"
+            ));
+        }
+        self.depth += 1;
+        let e = f(self);
+        self.depth -= 1;
+        e
     }
     fn cmp(&mut self) -> Result<Expr, ParseError> {
         let l = self.sum()?;
@@ -257,7 +278,8 @@ impl<F: Fn(&str) -> Option<usize>> Parser<'_, F> {
     }
     fn unary(&mut self) -> Result<Expr, ParseError> {
         if self.eat_op(&["-"]).is_some() {
-            return Ok(Expr::Neg(Box::new(self.unary()?)));
+            let e = self.nested(|p| p.unary())?;
+            return Ok(Expr::Neg(Box::new(e)));
         }
         self.atom()
     }
@@ -281,7 +303,7 @@ impl<F: Fn(&str) -> Option<usize>> Parser<'_, F> {
                 }),
             },
             Tok::LParen => {
-                let e = self.or()?;
+                let e = self.nested(|p| p.or())?;
                 if self.peek() != Some(&Tok::RParen) {
                     return self.err("expected `)`");
                 }
@@ -300,14 +322,25 @@ impl<F: Fn(&str) -> Option<usize>> Parser<'_, F> {
     }
 }
 
+/// The most tokens in one expression: with this bound and [`MAX_EXPR_DEPTH`], neither the
+/// parser nor the evaluator can recurse deeply enough to overflow a stack.
+const MAX_EXPR_TOKENS: usize = 1000;
+
 /// Parses `src`, resolving parameter names with `lookup`.
 pub fn parse(src: &str, lookup: &impl Fn(&str) -> Option<usize>) -> Result<Expr, ParseError> {
     let toks = lex(src)?;
+    if let Some((col, _)) = toks.get(MAX_EXPR_TOKENS) {
+        return Err(ParseError {
+            col: *col,
+            message: format!("the expression is longer than {MAX_EXPR_TOKENS} tokens"),
+        });
+    }
     let mut p = Parser {
         toks,
         pos: 0,
         end: src.chars().count(),
         lookup,
+        depth: 0,
     };
     let e = p.or()?;
     if p.pos < p.toks.len() {
@@ -412,6 +445,26 @@ mod tests {
     fn ev(src: &str, vals: &[Val]) -> Val {
         let e = parse(src, &names).unwrap();
         e.eval(&|i| vals.get(i).cloned()).unwrap()
+    }
+
+    #[test]
+    fn deep_or_long_expressions_are_refused_not_overflowed() {
+        let look = |n: &str| (n == "P0").then_some(0);
+        let deep = format!("{}P0{}", "(".repeat(300), ")".repeat(300));
+        let e = parse(&deep, &look).unwrap_err();
+        assert!(e.message.contains("nests more than"), "{}", e.message);
+        let deeper = format!("{}P0{}", "(".repeat(7000), ")".repeat(7000));
+        assert!(parse(&deeper, &look).is_err());
+        let nots = format!("{}true", "not ".repeat(5000));
+        assert!(parse(&nots, &look).is_err());
+        let long = vec!["P0"; 3000].join(" + ");
+        let e = parse(&long, &look).unwrap_err();
+        assert!(e.message.contains("longer than"), "{}", e.message);
+        assert!(parse(
+            &format!("{}P0{} < 3", "(".repeat(50), ")".repeat(50)),
+            &look
+        )
+        .is_ok());
     }
 
     #[test]

@@ -17,11 +17,12 @@ use serde_saphyr::{Location, Spanned};
 
 use crate::error::{Error, Span};
 use crate::problem::expr::{self, ParseError};
+use crate::problem::limits;
 use crate::problem::mold::Mold;
 use crate::problem::raw::{
-    self, ParamType, RawCheck, RawMetric, RawParam, RawProblem, RawScalar, RawTimeouts,
+    self, ParamType, RawCheck, RawMetric, RawParam, RawProblem, RawScalar, RawSearch, RawTimeouts,
 };
-pub use crate::problem::raw::{CheckMode, Goal, MetricKind, Reduce, SearchDefaults, Stream};
+pub use crate::problem::raw::{CheckMode, Goal, MetricKind, Reduce, Stream};
 use crate::problem::space::{Condition, Config, Constraint, Kind, Param, Scalar, Space};
 use crate::problem::template::{self, Template};
 use crate::rng::hex_hash;
@@ -41,6 +42,18 @@ pub struct Check {
     pub rtol: f64,
     pub atol: f64,
     pub reference: Option<PathBuf>,
+}
+
+/// The problem file's `search:` defaults, validated (the learner's name is checked where
+/// learners are known, in the run's settings, and keeps its position for that message).
+#[derive(Debug, Default, Clone)]
+pub struct SearchDefaults {
+    pub learner: Option<(String, Span)>,
+    pub max_evals: Option<usize>,
+    pub initial: Option<usize>,
+    pub kappa: Option<f64>,
+    pub seed: Option<u64>,
+    pub pool: Option<usize>,
 }
 
 /// A validated problem, ready to run.
@@ -108,13 +121,15 @@ impl Problem {
         let env = env_templates(&raw.env);
         let named = named_templates(&raw, &compile, &run, &env);
         cx.check_templates_render(&named, &space, &sources)?;
+        cx.check_commands_not_empty(&named[..2], &space, &sources)?;
         cx.check_every_param_used(&named, &space, &mold, &raw)?;
-        let metric = cx.metric(raw.metric.unwrap_or_default())?;
+        let metric = cx.metric(raw.metric.as_ref())?;
         let repeats = cx.repeats(raw.repeats.as_ref())?;
         let (compile_timeout_s, run_timeout_s) = cx.timeouts(raw.timeouts.unwrap_or_default())?;
         let check = cx.check(raw.check.unwrap_or_default())?;
+        let search = cx.search(raw.search.unwrap_or_default())?;
         Ok(Problem {
-            name: problem_name(raw.name, abs),
+            name: cx.name(raw.name.as_ref(), abs)?,
             path: abs.to_path_buf(),
             dir,
             hash,
@@ -130,7 +145,7 @@ impl Problem {
             compile_timeout_s,
             run_timeout_s,
             check,
-            search: raw.search.unwrap_or_default(),
+            search,
         })
     }
 }
@@ -191,7 +206,8 @@ fn build_space(cx: &Ctx, raw: &RawProblem) -> Result<Space, Error> {
         forbidden,
         constraints,
     };
-    cx.check_default_is_valid(&space, &raw.constraints)?;
+    cx.check_constraints_evaluate(&space, &raw.constraints)?;
+    cx.check_default_is_valid(&space, &raw.constraints, &raw.forbidden)?;
     Ok(space)
 }
 
@@ -302,9 +318,51 @@ impl Ctx<'_> {
                 None,
             );
         }
-        Ok(Kind::Ordinal(
-            v.value.iter().cloned().map(Scalar::from).collect(),
-        ))
+        let values: Vec<Scalar> = v.value.iter().cloned().map(Scalar::from).collect();
+        if let Some(x) = values
+            .iter()
+            .find(|x| matches!(x, Scalar::Real(r) if !r.is_finite()))
+        {
+            return self.err(
+                &v.referenced,
+                format!("`values` of `{name}` holds `{x}`, which is not a finite number"),
+                None,
+            );
+        }
+        self.check_unique(&v.referenced, name, "values", &Kind::Ordinal(values))
+    }
+
+    /// No two values of a parameter are equal (`2` and `2.0` are): one configuration
+    /// would otherwise have two names and be evaluated twice.
+    fn check_unique(
+        &self,
+        loc: &Location,
+        name: &str,
+        key: &str,
+        kind: &Kind,
+    ) -> Result<Kind, Error> {
+        let probe = Param {
+            name: name.to_string(),
+            kind: kind.clone(),
+            default: 0.0,
+            condition: None,
+        };
+        let shown: Vec<Scalar> = match kind {
+            Kind::Ordinal(v) => v.clone(),
+            Kind::Categorical(v) => v.iter().cloned().map(Scalar::Str).collect(),
+            _ => vec![],
+        };
+        // coord_of finds the first equal value: a later index means an earlier duplicate.
+        for (i, x) in shown.iter().enumerate() {
+            if let Some(first) = probe.coord_of(x).filter(|&c| c as usize != i) {
+                let message = format!(
+                    "`{key}` of `{name}` lists `{x}` twice (as `{}` and `{x}`)",
+                    shown[first as usize]
+                );
+                return self.err(loc, message, Some("remove the repeated value"));
+            }
+        }
+        Ok(kind.clone())
     }
 
     /// A categorical's `choices` are given and not empty.
@@ -324,25 +382,23 @@ impl Ctx<'_> {
                 None,
             );
         }
-        Ok(Kind::Categorical(v.value.clone()))
+        self.check_unique(
+            &v.referenced,
+            name,
+            "choices",
+            &Kind::Categorical(v.value.clone()),
+        )
     }
 
-    /// An integer range is a valid range with whole-number bounds.
+    /// An integer range is a valid range with whole-number bounds within ±2^53.
     fn integer(&self, rp: &RawParam) -> Result<Kind, Error> {
         let (lo, hi) = self.range(rp)?;
-        if lo.value.fract() != 0.0 || hi.value.fract() != 0.0 {
-            return self.err(
-                &lo.referenced,
-                format!(
-                    "integer parameter `{}` needs whole-number bounds",
-                    rp.name.value
-                ),
-                None,
-            );
-        }
+        let name = &rp.name.value;
+        let low = self.valid(lo, &format!("low` of `{name}"), |&x| limits::whole(x))?;
+        let high = self.valid(hi, &format!("high` of `{name}"), |&x| limits::whole(x))?;
         Ok(Kind::Integer {
-            low: lo.value as i64,
-            high: hi.value as i64,
+            low,
+            high,
             log: rp.log,
         })
     }
@@ -367,6 +423,8 @@ impl Ctx<'_> {
                 None,
             );
         };
+        self.valid(lo, &format!("low` of `{name}"), |&x| limits::finite(x))?;
+        self.valid(hi, &format!("high` of `{name}"), |&x| limits::finite(x))?;
         if lo.value > hi.value {
             return self.err(
                 &hi.referenced,
@@ -403,6 +461,7 @@ impl Ctx<'_> {
         let hint = match &p.kind {
             Kind::Ordinal(v) => one_of(v),
             Kind::Categorical(v) => one_of(v),
+            Kind::Boolean => "use `true` or `false`".to_string(),
             _ => "the default must lie within `low`..=`high`".to_string(),
         };
         self.err(
@@ -552,9 +611,53 @@ impl Ctx<'_> {
         }
     }
 
+    /// Every constraint evaluates without a type error (`"a" * 2`) on the default
+    /// configuration and on each one-parameter change of it (every value of a parameter
+    /// with few values, the bounds of a range): a type error would otherwise silently
+    /// reject configurations as if the constraint were false.
+    fn check_constraints_evaluate(
+        &self,
+        space: &Space,
+        raw: &[Spanned<String>],
+    ) -> Result<(), Error> {
+        let default = space.default_config();
+        let mut probes = vec![default.clone()];
+        for (i, p) in space.params.iter().enumerate() {
+            for coord in probe_coords(&p.kind) {
+                let mut c = default.clone();
+                c.0[i] = coord;
+                probes.push(c);
+            }
+        }
+        for (k, r) in space.constraints.iter().zip(raw) {
+            for c in &probes {
+                match k.expr.eval(&|i| space.params[i].val(c.0[i])) {
+                    Err(e) if e != "inactive parameter" => {
+                        return self.err(
+                            &r.referenced,
+                            format!(
+                                "constraint `{}` cannot be evaluated for {}: {e}",
+                                k.text,
+                                space.describe(c)
+                            ),
+                            Some("compare numbers with numbers and strings with strings"),
+                        )
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The default configuration is the baseline and the reference, so it must be valid.
     /// (This also proves that the constraints leave something to search.)
-    fn check_default_is_valid(&self, space: &Space, raw: &[Spanned<String>]) -> Result<(), Error> {
+    fn check_default_is_valid(
+        &self,
+        space: &Space,
+        raw: &[Spanned<String>],
+        forbidden: &[Spanned<BTreeMap<String, RawScalar>>],
+    ) -> Result<(), Error> {
         let default = space.default_config();
         if space.is_valid(&default) {
             return Ok(());
@@ -569,11 +672,24 @@ impl Ctx<'_> {
                 format!("{message}: `{}` is false for it", k.text),
                 Some("change a parameter's `default` or relax the constraint"),
             ),
-            None => Err(Error::ConfigFile {
-                file: self.file.to_path_buf(),
-                message: format!("{message} (a forbidden combination)"),
-                hint: Some("change a parameter's `default`".into()),
-            }),
+            None => {
+                let f = forbidden
+                    .iter()
+                    .zip(&space.forbidden)
+                    .find(|(_, combo)| combo.iter().all(|&(i, v)| default.0[i] == v));
+                let Some((at, _)) = f else {
+                    return Err(Error::ConfigFile {
+                        file: self.file.to_path_buf(),
+                        message,
+                        hint: None,
+                    });
+                };
+                self.err(
+                    &at.referenced,
+                    format!("{message}: it is this forbidden combination"),
+                    Some("change a parameter's `default` or the combination"),
+                )
+            }
         }
     }
 }
@@ -600,6 +716,23 @@ fn implicit_default(kind: &Kind) -> f64 {
             }
         }
         _ => 0.0,
+    }
+}
+
+/// Coordinates worth probing a constraint with: every value of a parameter with at most 64,
+/// else the first and last; the bounds of a range.
+fn probe_coords(kind: &Kind) -> Vec<f64> {
+    let n = match kind {
+        Kind::Ordinal(v) => v.len(),
+        Kind::Categorical(v) => v.len(),
+        Kind::Boolean => 2,
+        Kind::Integer { low, high, .. } => return vec![*low as f64, *high as f64],
+        Kind::Real { low, high, .. } => return vec![*low, *high],
+    };
+    if n <= 64 {
+        (0..n).map(|i| i as f64).collect()
+    } else {
+        vec![0.0, (n - 1) as f64]
     }
 }
 
@@ -690,14 +823,6 @@ fn named_templates<'a>(
     out
 }
 
-/// The problem's name: `name:`, else the file's stem.
-fn problem_name(name: Option<String>, abs: &Path) -> String {
-    name.unwrap_or_else(|| {
-        abs.file_stem()
-            .map_or("problem".into(), |s| s.to_string_lossy().into_owned())
-    })
-}
-
 impl Ctx<'_> {
     /// The mold file exists (its markers are checked by [`Mold::load`]).
     fn mold(&self, m: &Spanned<String>, space: &Space) -> Result<Mold, Error> {
@@ -755,6 +880,31 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// The compile and run commands name a program (with the default configuration).
+    fn check_commands_not_empty(
+        &self,
+        commands: &[NamedTemplate],
+        space: &Space,
+        sources: &[PathBuf],
+    ) -> Result<(), Error> {
+        let builtins = template::Builtins::placeholder(self.dir, sources);
+        let vars = template::context(space, &space.default_config(), &builtins);
+        for t in commands {
+            if t.template.argv(&vars).is_ok_and(|a| a.is_empty()) {
+                let example = match t.what.as_str() {
+                    "compile" => "clang-22 -O3 {{ source }} -o {{ exe }}",
+                    _ => "{{ exe }}",
+                };
+                return self.err(
+                    t.loc,
+                    format!("the `{}` command is empty", t.what),
+                    Some(&format!("e.g. `{}: \"{example}\"`", t.what)),
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// Every parameter is used: by a marker in the mold or as a template variable.
     fn check_every_param_used(
         &self,
@@ -784,7 +934,9 @@ impl Ctx<'_> {
 
     /// The metric: `kind: regex` needs a `regex` (and a `regex` alone means that kind), and a
     /// given regex compiles.
-    fn metric(&self, m: RawMetric) -> Result<Metric, Error> {
+    fn metric(&self, metric: Option<&Spanned<RawMetric>>) -> Result<Metric, Error> {
+        let none = RawMetric::default();
+        let m = metric.map_or(&none, |m| &m.value);
         let kind = m.kind.unwrap_or(if m.regex.is_some() {
             MetricKind::Regex
         } else {
@@ -792,14 +944,12 @@ impl Ctx<'_> {
         });
         let regex = match (&kind, &m.regex) {
             (MetricKind::Regex, None) => {
-                return Err(Error::ConfigFile {
-                    file: self.file.to_path_buf(),
-                    message: "`metric.kind: regex` needs `metric.regex`".into(),
-                    hint: Some(
-                        "e.g. `regex: 'time: ([0-9.eE+-]+)'` (the first group is the number)"
-                            .into(),
-                    ),
-                })
+                let at = metric.expect("a kind was given").referenced;
+                return self.err(
+                    &at,
+                    "`metric.kind: regex` needs `metric.regex`".into(),
+                    Some("e.g. `regex: 'time: ([0-9.eE+-]+)'` (the first group is the number)"),
+                );
             }
             (_, Some(r)) => match regex::Regex::new(&r.value) {
                 Ok(re) => Some(re),
@@ -820,30 +970,73 @@ impl Ctx<'_> {
         })
     }
 
-    /// `repeats` is at least 1 (3 when not given).
-    fn repeats(&self, r: Option<&Spanned<u32>>) -> Result<u32, Error> {
-        match r {
-            Some(r) if r.value == 0 => {
-                self.err(&r.referenced, "`repeats` must be at least 1".into(), None)
-            }
-            Some(r) => Ok(r.value),
-            None => Ok(3),
-        }
+    /// `repeats` is within [`limits::repeats`] (3 when not given).
+    fn repeats(&self, r: Option<&Spanned<u64>>) -> Result<u32, Error> {
+        let Some(r) = r else { return Ok(3) };
+        self.valid(r, "repeats", |&n| limits::repeats(n))
     }
 
-    /// Both timeouts are positive (120 s to compile and 60 s to run when not given).
+    /// Both timeouts are within [`limits::timeout`] (120 s to compile and 60 s to run when
+    /// not given).
     fn timeouts(&self, t: RawTimeouts) -> Result<(f64, f64), Error> {
-        let compile_s = t.compile_s.unwrap_or(120.0);
-        let run_s = t.run_s.unwrap_or(60.0);
-        // Written so that NaN fails too.
-        if !(compile_s > 0.0 && run_s > 0.0) {
-            return Err(Error::ConfigFile {
-                file: self.file.to_path_buf(),
-                message: "timeouts must be positive numbers of seconds".into(),
-                hint: None,
-            });
-        }
+        let get = |v: Option<&Spanned<f64>>, key: &str, default: f64| match v {
+            Some(v) => self.valid(v, key, |&x| limits::timeout(x)),
+            None => Ok(default),
+        };
+        let compile_s = get(t.compile_s.as_ref(), "timeouts.compile_s", 120.0)?;
+        let run_s = get(t.run_s.as_ref(), "timeouts.run_s", 60.0)?;
         Ok((compile_s, run_s))
+    }
+
+    /// `check(v)` on a value of the file, or an error at its position naming `key`.
+    fn valid<T, U>(
+        &self,
+        v: &Spanned<T>,
+        key: &str,
+        check: impl Fn(&T) -> Result<U, String>,
+    ) -> Result<U, Error> {
+        check(&v.value).or_else(|why| self.err(&v.referenced, format!("`{key}` {why}"), None))
+    }
+
+    /// The `search:` defaults: counts at least 1, κ a finite number >= 0.
+    fn search(&self, s: RawSearch) -> Result<SearchDefaults, Error> {
+        let count = |v: Option<&Spanned<usize>>, key: &str, min: usize| {
+            v.map(|v| self.valid(v, key, |&n| limits::at_least(n, min)))
+                .transpose()
+        };
+        Ok(SearchDefaults {
+            learner: s.learner.map(|l| (l.value, self.span(&l.referenced))),
+            max_evals: count(s.max_evals.as_ref(), "search.max_evals", 1)?,
+            initial: count(s.initial.as_ref(), "search.initial", 0)?,
+            kappa: (s.kappa.as_ref())
+                .map(|k| self.valid(k, "search.kappa", |&x| limits::non_negative(x)))
+                .transpose()?,
+            seed: s.seed,
+            pool: count(s.pool.as_ref(), "search.pool", 1)?,
+        })
+    }
+
+    /// The problem's name: `name:` (a plain name, see [`limits::name`]), else the file's
+    /// stem.
+    fn name(&self, name: Option<&Spanned<String>>, abs: &Path) -> Result<String, Error> {
+        match name {
+            Some(n) => self.valid(n, "name", |s| limits::name(s).map(str::to_string)),
+            None => {
+                let stem = abs.file_stem().map(|s| s.to_string_lossy().into_owned());
+                // A file name may hold characters a name may not: replace them.
+                let stem = stem.unwrap_or_else(|| "problem".into());
+                Ok(stem
+                    .chars()
+                    .map(|c| {
+                        if limits::name(&c.to_string()).is_ok() {
+                            c
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect())
+            }
+        }
     }
 
     /// The output check: its reference source, when given, exists.
@@ -853,12 +1046,16 @@ impl Ctx<'_> {
             .as_ref()
             .map(|r| self.existing_file(r, "reference source"))
             .transpose()?;
+        let tolerance = |v: Option<&Spanned<f64>>, key: &str, default: f64| match v {
+            Some(v) => self.valid(v, key, |&x| limits::non_negative(x)),
+            None => Ok(default),
+        };
         Ok(Check {
             mode: c.mode,
             stream: c.stream,
             env: c.env.into_iter().collect(),
-            rtol: c.rtol.unwrap_or(1e-6),
-            atol: c.atol.unwrap_or(1e-9),
+            rtol: tolerance(c.rtol.as_ref(), "check.rtol", 1e-6)?,
+            atol: tolerance(c.atol.as_ref(), "check.atol", 1e-9)?,
             reference,
         })
     }

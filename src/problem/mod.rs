@@ -4,6 +4,7 @@
 
 pub mod expr;
 pub mod file;
+pub mod limits;
 pub mod mold;
 mod raw;
 pub mod space;

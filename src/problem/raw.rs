@@ -58,13 +58,13 @@ pub enum Stream {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SearchDefaults {
-    pub learner: Option<String>,
-    pub max_evals: Option<usize>,
-    pub initial: Option<usize>,
-    pub kappa: Option<f64>,
+pub struct RawSearch {
+    pub learner: Option<Spanned<String>>,
+    pub max_evals: Option<Spanned<usize>>,
+    pub initial: Option<Spanned<usize>>,
+    pub kappa: Option<Spanned<f64>>,
     pub seed: Option<u64>,
-    pub pool: Option<usize>,
+    pub pool: Option<Spanned<usize>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -142,8 +142,8 @@ pub struct RawMetric {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawTimeouts {
-    pub compile_s: Option<f64>,
-    pub run_s: Option<f64>,
+    pub compile_s: Option<Spanned<f64>>,
+    pub run_s: Option<Spanned<f64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -155,15 +155,15 @@ pub struct RawCheck {
     pub stream: Stream,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
-    pub rtol: Option<f64>,
-    pub atol: Option<f64>,
+    pub rtol: Option<Spanned<f64>>,
+    pub atol: Option<Spanned<f64>>,
     pub reference: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawProblem {
-    pub name: Option<String>,
+    pub name: Option<Spanned<String>>,
     pub mold: Spanned<String>,
     #[serde(default)]
     pub sources: Vec<Spanned<String>>,
@@ -176,12 +176,12 @@ pub struct RawProblem {
     pub run: Spanned<RawCommand>,
     #[serde(default)]
     pub env: BTreeMap<String, Spanned<String>>,
-    pub metric: Option<RawMetric>,
-    pub repeats: Option<Spanned<u32>>,
+    pub metric: Option<Spanned<RawMetric>>,
+    pub repeats: Option<Spanned<u64>>,
     pub reduce: Option<Reduce>,
     pub timeouts: Option<RawTimeouts>,
     pub check: Option<RawCheck>,
-    pub search: Option<SearchDefaults>,
+    pub search: Option<RawSearch>,
 }
 
 /// Parses the problem file's text; unknown keys and wrong types are errors at their position.
@@ -199,6 +199,11 @@ fn yaml_error(file: &Path, e: serde_saphyr::Error) -> Error {
         .expect("valid regex")
         .replace(first, "")
         .to_string();
+    let first = if first.contains("budget breached") {
+        format!("the file is too large or too deeply nested for a problem file ({first})")
+    } else {
+        first
+    };
     let hint = if first.contains("unknown field") {
         Some("see the README's \"Problem file\" section for the allowed keys".to_string())
     } else if first.contains("invalid type") || first.contains("expected") {

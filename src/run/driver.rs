@@ -13,7 +13,6 @@ use crate::evaluate::child;
 use crate::evaluate::outcome::{Source, Status, Stop};
 use crate::evaluate::{Evaluated, Evaluator, MockEvaluator, RealEvaluator};
 use crate::problem::{Goal, Problem};
-use crate::rng::hex_hash;
 use crate::run::log::{self, Record, RunMeta};
 use crate::run::progress::Progress;
 use crate::run::settings::{self, Resolved, RunOptions};
@@ -151,7 +150,10 @@ impl<'p> Session<'p> {
         } else {
             Vec::new()
         };
-        let meta = new_meta(problem, opts, prev, &s, records.len());
+        let changes =
+            settings::check_same_mold(prev, problem, opts.accept_changed_mold, records.len())?;
+        let mut meta = new_meta(problem, opts, prev, &s, records.len());
+        meta.mold_changes = changes;
         log::write_run_json(&dir, &meta)?;
         let log = if continuing {
             log::Log::append_to(&dir)?
@@ -345,7 +347,7 @@ fn new_meta(
         problem: problem.path.clone(),
         problem_name: problem.name.clone(),
         problem_hash: problem.hash.clone(),
-        mold_hash: hex_hash(problem.mold.text.as_bytes()),
+        mold_hash: settings::mold_hash(problem),
         seed: s.seed,
         learner: s.learner.as_str().into(),
         acquisition: s.acquisition,
@@ -371,5 +373,6 @@ fn new_meta(
         evaluations,
         best_objective: None,
         best_eval_id: None,
+        mold_changes: vec![],
     }
 }

@@ -99,6 +99,17 @@ pub struct RunMeta {
     pub evaluations: usize,
     pub best_objective: Option<f64>,
     pub best_eval_id: Option<usize>,
+    /// Mold edits accepted on resume (`--accept-changed-mold`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mold_changes: Vec<MoldChange>,
+}
+
+/// A mold edit a resumed run accepted: evaluations from `from_eval` on used the new mold.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MoldChange {
+    pub from_eval: usize,
+    pub old_hash: String,
+    pub new_hash: String,
 }
 
 fn yes() -> bool {
@@ -247,13 +258,15 @@ fn csv_err(e: csv::Error) -> Error {
 pub fn read_records(dir: &Path, problem: &Problem) -> Result<Vec<Record>, Error> {
     let path = dir.join(RESULTS_CSV);
     let bytes = read_repaired(&path)?;
-    let bad = |msg: String| Error::ConfigFile {
+    let bad = |msg: String| {
+        Error::ConfigFile {
         file: path.clone(),
         message: msg,
         hint: Some(
-            "the results log does not match this problem; start a new run with another `--out`"
+            "results.csv must hold the rows moldtune wrote for this problem: restore it, or start a new run with another `--out`"
                 .into(),
         ),
+    }
     };
     let mut rd = csv::ReaderBuilder::new()
         .has_headers(true)
@@ -272,9 +285,10 @@ pub fn read_records(dir: &Path, problem: &Problem) -> Result<Vec<Record>, Error>
     for (k, rec) in rd.records().enumerate() {
         let rec = rec.map_err(|e| bad(format!("row {}: {e}", k + 2)))?;
         let cells: Vec<&str> = rec.iter().collect();
-        out.push(
-            parse_row(problem, &cells, &extra).map_err(|e| bad(format!("row {}: {e}", k + 2)))?,
-        );
+        let row = |e: String| bad(format!("row {}: {e}", k + 2));
+        let r = parse_row(problem, &cells, &extra).map_err(row)?;
+        check_row(problem, &r, k).map_err(row)?;
+        out.push(r);
     }
     Ok(out)
 }
@@ -306,6 +320,26 @@ fn json_extras(dir: &Path) -> HashMap<usize, JsonRecord> {
         .and_then(|v| serde_json::from_value::<Vec<JsonRecord>>(v).ok())
         .map(|v| v.into_iter().map(|r| (r.eval_id, r)).collect())
         .unwrap_or_default()
+}
+
+/// Row `k` is evaluation `k` (none deleted, repeated or moved) and its configuration is
+/// the one its hash names (not edited by hand): a resumed search replays these rows, so
+/// they must be the ones moldtune wrote.
+fn check_row(problem: &Problem, r: &Record, k: usize) -> Result<(), String> {
+    if r.eval_id != k {
+        return Err(format!(
+            "eval_id is {} where {k} was expected: a row was deleted, repeated or moved",
+            r.eval_id
+        ));
+    }
+    let hash = problem.space.hash(&r.config);
+    if r.config_hash != hash {
+        return Err(format!(
+            "config_hash `{}` does not match the row's parameter values (`{hash}`): the row was edited",
+            r.config_hash
+        ));
+    }
+    Ok(())
 }
 
 /// One CSV row as a record; the CSV is authoritative, results.json fills in the rest.

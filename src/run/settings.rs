@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use crate::error::Error;
-use crate::problem::{Goal, MetricKind, Problem};
-use crate::run::log::RunMeta;
+use crate::problem::{limits, Goal, MetricKind, Problem};
+use crate::run::log::{MoldChange, RunMeta};
 use crate::search::{Acquisition, Design, Learner, Settings};
 
 /// Everything `moldtune run` can be told on the command line (None = from the problem file,
@@ -31,6 +31,7 @@ pub struct RunOptions {
     pub run_timeout: Option<f64>,
     pub mock: bool,
     pub keep_builds: bool,
+    pub accept_changed_mold: bool,
     pub quiet: bool,
     pub command_line: Vec<String>,
 }
@@ -78,21 +79,20 @@ pub fn load_problem(opts: &RunOptions, prev: Option<&RunMeta>) -> Result<Problem
     };
     let mut problem = Problem::load(&path)?;
     if let Some(r) = opts.repeats.or(prev.map(|m| m.repeats)) {
-        if r == 0 {
-            return Err(Error::usage("`--repeats` must be at least 1", None));
-        }
-        problem.repeats = r;
+        problem.repeats = flag("--repeats", limits::repeats(r as u64))?;
     }
     if let Some(t) = opts.compile_timeout.or(prev.map(|m| m.compile_timeout_s)) {
-        problem.compile_timeout_s = t;
+        problem.compile_timeout_s = flag("--compile-timeout", limits::timeout(t))?;
     }
     if let Some(t) = opts.run_timeout.or(prev.map(|m| m.run_timeout_s)) {
-        problem.run_timeout_s = t;
-    }
-    if problem.compile_timeout_s <= 0.0 || problem.run_timeout_s <= 0.0 {
-        return Err(Error::usage("timeouts must be positive", None));
+        problem.run_timeout_s = flag("--run-timeout", limits::timeout(t))?;
     }
     Ok(problem)
+}
+
+/// A command-line value checked by [`limits`]: a usage error naming the flag.
+pub fn flag<T>(name: &str, checked: Result<T, String>) -> Result<T, Error> {
+    checked.map_err(|why| Error::usage(format!("`{name}` {why}"), None))
 }
 
 /// Resolves the search settings (flag, else run.json, else problem file, else default).
@@ -106,17 +106,21 @@ pub fn resolve(
     let pick = |flag: Option<usize>, recorded: Option<usize>, file: Option<usize>, default| {
         flag.or(recorded).or(file).unwrap_or(default)
     };
+    // The problem file's values were checked when it was loaded; a flag's are checked here.
+    if let Some(k) = opts.kappa {
+        flag("--kappa", limits::non_negative(k))?;
+    }
+    if let Some(n) = opts.max_evals {
+        flag("--max-evals", limits::at_least(n, 1))?;
+    }
+    if let Some(n) = opts.pool {
+        flag("--pool", limits::at_least(n, 1))?;
+    }
     let kappa = opts
         .kappa
         .or(prev.map(|m| m.kappa))
         .or(ds.kappa)
         .unwrap_or(1.96);
-    if kappa.is_nan() || kappa < 0.0 {
-        return Err(Error::usage(
-            format!("`--kappa` must be >= 0, got `{kappa}`"),
-            None,
-        ));
-    }
     check_same_problem(prev, problem)?;
     Ok(Resolved {
         learner,
@@ -147,14 +151,19 @@ fn resolve_learner(
     if let Some(l) = opts.learner {
         return Ok(l);
     }
-    let Some(name) = prev
-        .map(|m| m.learner.clone())
-        .or(problem.search.learner.clone())
-    else {
+    if let Some(m) = prev {
+        return Learner::parse(&m.learner).ok_or_else(|| {
+            Error::usage(
+                format!("run.json names an unknown learner `{}`", m.learner),
+                None,
+            )
+        });
+    }
+    let Some((name, span)) = &problem.search.learner else {
         return Ok(Learner::Rf);
     };
-    Learner::parse(&name).ok_or_else(|| Error::ConfigFile {
-        file: problem.path.clone(),
+    Learner::parse(name).ok_or_else(|| Error::Config {
+        span: span.clone(),
         message: format!("unknown learner `{name}` in `search.learner`"),
         hint: Some("use rf, et, gbrt, gp or random".into()),
     })
@@ -172,6 +181,43 @@ fn check_same_problem(prev: Option<&RunMeta>, problem: &Problem) -> Result<(), E
         )),
         _ => Ok(()),
     }
+}
+
+/// A resumed run continues with the mold its rows came from, unless the user accepts the
+/// change knowingly (`--accept-changed-mold`); the accepted change is recorded.
+pub fn check_same_mold(
+    prev: Option<&RunMeta>,
+    problem: &Problem,
+    accept: bool,
+    evaluations: usize,
+) -> Result<Vec<MoldChange>, Error> {
+    let Some(m) = prev else { return Ok(vec![]) };
+    let mut changes = m.mold_changes.clone();
+    let now = mold_hash(problem);
+    if now == m.mold_hash {
+        return Ok(changes);
+    }
+    if !accept {
+        return Err(Error::usage(
+            format!(
+                "the mold `{}` changed since this run started (hash {} → {now}): its {evaluations} recorded evaluations came from the old one",
+                problem.mold.path.display(),
+                m.mold_hash
+            ),
+            Some("start a new run with another `--out`, or continue knowingly with `--accept-changed-mold` (recorded in run.json)"),
+        ));
+    }
+    changes.push(MoldChange {
+        from_eval: evaluations,
+        old_hash: m.mold_hash.clone(),
+        new_hash: now,
+    });
+    Ok(changes)
+}
+
+/// The hash of the mold's text recorded in run.json.
+pub fn mold_hash(problem: &Problem) -> String {
+    crate::rng::hex_hash(problem.mold.text.as_bytes())
 }
 
 impl Resolved {
