@@ -43,11 +43,11 @@ pub enum Command {
         #[arg(long)]
         synthetic: bool,
         /// Seeds per learner.
-        #[arg(long, default_value_t = 20)]
-        seeds: usize,
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..))]
+        seeds: u16,
         /// Evaluations per simulated search.
-        #[arg(long, default_value_t = 100)]
-        budget: usize,
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+        budget: u32,
         /// Learners to compare.
         #[arg(long, value_enum, value_delimiter = ',', default_values_t = Learner::ALL)]
         learners: Vec<Learner>,
@@ -198,8 +198,8 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
             report: out,
         } => {
             let protocol = crate::report::replay::Protocol {
-                seeds,
-                budget,
+                seeds: seeds.into(),
+                budget: budget as usize,
                 initial,
                 acquisition,
                 kappa,

@@ -27,7 +27,7 @@ pub fn time(v: &Variant, build: &Build, timeout_s: f64) -> Step<Measurement> {
         };
         run_s += ran.finished.wall_s;
         if !ran.finished.success() {
-            return run_failure(&ran, build.compile_s, run_s, problem.run_timeout_s);
+            return run_failure(&ran, build.compile_s, run_s, timeout_s);
         }
         let tail = ran.stdout_tail();
         let stdout = String::from_utf8_lossy(&tail);

@@ -355,10 +355,13 @@ impl Ctx<'_> {
         // coord_of finds the first equal value: a later index means an earlier duplicate.
         for (i, x) in shown.iter().enumerate() {
             if let Some(first) = probe.coord_of(x).filter(|&c| c as usize != i) {
-                let message = format!(
-                    "`{key}` of `{name}` lists `{x}` twice (as `{}` and `{x}`)",
-                    shown[first as usize]
-                );
+                let earlier = &shown[first as usize];
+                let message = match earlier.to_string() == x.to_string() {
+                    true => format!("`{key}` of `{name}` lists `{x}` twice"),
+                    false => {
+                        format!("`{key}` of `{name}` lists one value twice: `{earlier}` and `{x}`")
+                    }
+                };
                 return self.err(loc, message, Some("remove the repeated value"));
             }
         }
@@ -606,7 +609,7 @@ impl Ctx<'_> {
         let names: Vec<String> = params.iter().map(|p| format!("`{}`", p.name)).collect();
         Error::Config {
             span,
-            message: format!("in constraint `{}`: {}", c.value, pe.message),
+            message: format!("in constraint `{}`: {}", shorten(&c.value), pe.message),
             hint: Some(format!("parameters are {}", names.join(", "))),
         }
     }
@@ -733,6 +736,14 @@ fn probe_coords(kind: &Kind) -> Vec<f64> {
         (0..n).map(|i| i as f64).collect()
     } else {
         vec![0.0, (n - 1) as f64]
+    }
+}
+
+/// A long text cut for a one-line message.
+fn shorten(text: &str) -> String {
+    match text.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
     }
 }
 

@@ -199,6 +199,8 @@ fn yaml_error(file: &Path, e: serde_saphyr::Error) -> Error {
         .expect("valid regex")
         .replace(first, "")
         .to_string();
+    // The parser's advice to its own API users means nothing to ours.
+    let first = first.replace(", set DuplicateKeyPolicy in Options if acceptable", "");
     let first = if first.contains("budget breached") {
         format!("the file is too large or too deeply nested for a problem file ({first})")
     } else {

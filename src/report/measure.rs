@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::error::Error;
 use crate::evaluate::outcome::Stop;
+use crate::problem::limits;
 use crate::run::log;
 
 #[derive(Debug, serde::Serialize)]
@@ -26,14 +27,11 @@ pub fn measure(
 ) -> Result<Measured, Error> {
     use crate::evaluate::{Evaluated, Evaluator, RealEvaluator};
     let mut problem = crate::problem::Problem::load(problem_path)?;
-    if repeats == 0 {
-        return Err(Error::usage("`--repeats` must be at least 1", None));
-    }
-    problem.repeats = repeats;
+    problem.repeats = crate::run::settings::flag("--repeats", limits::repeats(repeats.into()))?;
     let config = match from {
         None => problem.default_config(),
         Some(dir) => {
-            let records = log::read_records(dir, &problem)?;
+            let records = log::read_run_records(dir, &problem)?;
             let pick = match eval {
                 Some(id) => records.iter().find(|r| r.eval_id == id),
                 None => log::best(&records, problem.metric.goal),

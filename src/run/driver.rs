@@ -96,8 +96,12 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
 /// directories below it — refuses one that holds results unless resuming, and kills what a
 /// SIGKILLed moldtune left running there.
 fn claim_dir(dir: &Path, resume: bool) -> Result<PathBuf, Error> {
-    let dir = std::fs::canonicalize(dir)
-        .map_err(|e| Error::io(format!("cannot resolve `{}`", dir.display()), e))?;
+    let dir = std::fs::canonicalize(dir).map_err(|e| {
+        Error::usage(
+            format!("cannot use `{}` as the run directory: {e}", dir.display()),
+            None,
+        )
+    })?;
     if !resume && log::has_rows(&dir) {
         return Err(Error::usage(
             format!("`{}` already holds results", dir.display()),

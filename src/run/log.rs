@@ -134,8 +134,19 @@ pub struct Lock {
 }
 
 pub fn lock(dir: &Path) -> Result<Lock, Error> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::io(format!("cannot create `{}`", dir.display()), e))?;
+    // A directory that cannot be made or written is a usage error: nothing has run yet.
+    let unusable = |e: std::io::Error| {
+        Error::usage(
+            format!("cannot use `{}` as the run directory: {e}", dir.display()),
+            Some("`--out` must name a directory moldtune may create and write (not a file)"),
+        )
+    };
+    std::fs::create_dir_all(dir).map_err(unusable)?;
+    if !dir.is_dir() {
+        return Err(unusable(std::io::Error::from(
+            std::io::ErrorKind::NotADirectory,
+        )));
+    }
     let path = dir.join(".lock");
     let mut f = OpenOptions::new()
         .read(true)
@@ -143,18 +154,19 @@ pub fn lock(dir: &Path) -> Result<Lock, Error> {
         .create(true)
         .truncate(false)
         .open(&path)
-        .map_err(|e| Error::io(format!("cannot open `{}`", path.display()), e))?;
+        .map_err(unusable)?;
     // SAFETY: flock on a file descriptor we own.
     let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
     if r != 0 {
         let mut pid = String::new();
         let _ = f.read_to_string(&mut pid);
+        // The holder may not have written its pid yet.
+        let pid = match pid.trim() {
+            "" => String::new(),
+            p => format!(" (pid {p})"),
+        };
         return Err(Error::usage(
-            format!(
-                "`{}` is in use by another moldtune run (pid {})",
-                dir.display(),
-                pid.trim()
-            ),
+            format!("`{}` is in use by another moldtune run{pid}", dir.display()),
             Some("wait for it to finish, or choose another directory with `--out`"),
         ));
     }
@@ -443,11 +455,26 @@ pub fn read_run_json(dir: &Path) -> Result<RunMeta, Error> {
     })
 }
 
+/// Reads the log of a run directory the user named: one that is not a run directory is a
+/// usage error.
+pub fn read_run_records(dir: &Path, problem: &Problem) -> Result<Vec<Record>, Error> {
+    if !dir.join(RESULTS_CSV).is_file() {
+        return Err(Error::usage(
+            format!(
+                "`{}` is not a moldtune run directory (it holds no {RESULTS_CSV})",
+                dir.display()
+            ),
+            Some("give a directory a `moldtune run` wrote"),
+        ));
+    }
+    read_records(dir, problem)
+}
+
 /// Loads a run directory's problem and records.
 pub fn load_run(dir: &Path) -> Result<(Problem, Vec<Record>), Error> {
     let meta = read_run_json(dir)?;
     let problem = Problem::load(&meta.problem)?;
-    let records = read_records(dir, &problem)?;
+    let records = read_run_records(dir, &problem)?;
     Ok((problem, records))
 }
 
