@@ -28,8 +28,8 @@ pub struct Command {
     pub max_file_bytes: u64,
 }
 
-/// Default of [`Command::max_file_bytes`]: 1 GiB.
-pub const DEFAULT_MAX_FILE_BYTES: u64 = 1 << 30;
+/// Default of [`Command::max_file_bytes`].
+pub const DEFAULT_MAX_FILE_BYTES: u64 = crate::problem::limits::DEFAULT_OUTPUT_BYTES;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Exit {

@@ -108,7 +108,7 @@ impl<'a> Variant<'a> {
             cwd: self.dir.clone(),
             stdout: self.dir.join(format!("{tag}.out")),
             stderr: self.dir.join(format!("{tag}.err")),
-            max_file_bytes: child::DEFAULT_MAX_FILE_BYTES,
+            max_file_bytes: self.problem.max_output_bytes,
         }
     }
 
@@ -141,8 +141,7 @@ pub fn describe_exit(f: &Finished, stderr: &Path, what: &str) -> String {
     let how = match &f.exit {
         Exit::Code(c) => format!("{what} exited with code {c}"),
         Exit::Signal(libc::SIGXFSZ) => format!(
-            "{what} wrote more than the output limit of {} MiB to one file (killed by SIGXFSZ)",
-            child::DEFAULT_MAX_FILE_BYTES >> 20
+            "{what} wrote more to one file than the output limit allows (`max_output_mb`; killed by SIGXFSZ)"
         ),
         Exit::Signal(s) => format!("{what} was killed by {}", child::signal_name(*s)),
         Exit::Timeout => format!("{what} timed out"),

@@ -75,6 +75,9 @@ pub struct Problem {
     pub reduce: Reduce,
     pub compile_timeout_s: f64,
     pub run_timeout_s: f64,
+    /// The most bytes a compile or run may write to one file (`max_output_mb`, 1 GiB by
+    /// default): past it the writer is killed by SIGXFSZ.
+    pub max_output_bytes: u64,
     pub check: Check,
     pub search: SearchDefaults,
 }
@@ -126,6 +129,10 @@ impl Problem {
         let metric = cx.metric(raw.metric.as_ref())?;
         let repeats = cx.repeats(raw.repeats.as_ref())?;
         let (compile_timeout_s, run_timeout_s) = cx.timeouts(raw.timeouts.unwrap_or_default())?;
+        let max_output_bytes = match &raw.max_output_mb {
+            Some(v) => cx.valid(v, "max_output_mb", |&mb| limits::output_mb(mb))?,
+            None => limits::DEFAULT_OUTPUT_BYTES,
+        };
         let check = cx.check(raw.check.unwrap_or_default())?;
         let search = cx.search(raw.search.unwrap_or_default())?;
         Ok(Problem {
@@ -144,6 +151,7 @@ impl Problem {
             reduce: raw.reduce.unwrap_or_default(),
             compile_timeout_s,
             run_timeout_s,
+            max_output_bytes,
             check,
             search,
         })

@@ -12,6 +12,24 @@ pub const MAX_TIMEOUT_S: f64 = 7.0 * 86_400.0;
 /// The most timed runs per variant.
 pub const MAX_REPEATS: u32 = 10_000;
 
+/// The default of `max_output_mb`: 1 GiB, room for the array dumps of PolyBench's largest
+/// datasets.
+pub const DEFAULT_OUTPUT_BYTES: u64 = 1 << 30;
+
+/// The largest `max_output_mb`: a TiB.
+pub const MAX_OUTPUT_MB: u64 = 1 << 20;
+
+/// The bytes one child may write to any one file: 1..=[`MAX_OUTPUT_MB`] MiB.
+pub fn output_mb(mb: u64) -> Result<u64, String> {
+    if (1..=MAX_OUTPUT_MB).contains(&mb) {
+        Ok(mb << 20)
+    } else {
+        Err(format!(
+            "must be between 1 and {MAX_OUTPUT_MB} (MiB), got `{mb}`"
+        ))
+    }
+}
+
 /// Integer parameters and bounds must be exactly representable as f64 (2^53), the form the
 /// space keeps them in.
 pub const MAX_EXACT_INT: f64 = 9_007_199_254_740_992.0;

@@ -180,6 +180,7 @@ pub struct RawProblem {
     pub repeats: Option<Spanned<u64>>,
     pub reduce: Option<Reduce>,
     pub timeouts: Option<RawTimeouts>,
+    pub max_output_mb: Option<Spanned<u64>>,
     pub check: Option<RawCheck>,
     pub search: Option<RawSearch>,
 }

@@ -1,0 +1,270 @@
+//! Faults a variant or the machine can cause, each asserting the exit code, the message and
+//! that every completed row is intact: runaway output, a grandchild that escapes with
+//! setsid, a full disk (a small tmpfs under `--out`; needs root, as CI runs), corrupted run
+//! directories, and a closed pipe.
+
+mod common;
+use common::fake::*;
+use common::*;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Peak resident memory (VmHWM, KiB) of a running process.
+fn peak_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[test]
+fn a_variant_writing_without_end_is_stopped_by_the_output_limit() {
+    let keys = "check: {mode: none}\nrepeats: 1\ntimeouts: {run_s: 20}\nmax_output_mb: 4\n";
+    let p = FakeProblem::with(&["runaway"], 1, keys);
+    let t0 = Instant::now();
+    let mut child = p.command(&["--max-evals", "1"]).spawn().unwrap();
+    let mut peak = 0;
+    while child.try_wait().unwrap().is_none() {
+        peak = peak.max(peak_kib(child.id()).unwrap_or(0));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(3), "the only variant failed");
+    assert!(t0.elapsed() < Duration::from_secs(15), "{:?}", t0.elapsed());
+    assert!(peak < 100 * 1024, "moldtune peaked at {peak} KiB");
+    let csv = Csv::read(&p.out());
+    assert_eq!(csv.column("status"), ["run_error"]);
+    let cause = &causes(&p.out())["0"];
+    assert!(cause.contains("output limit"), "{cause}");
+}
+
+#[test]
+fn ten_timeouts_of_a_program_whose_grandchild_calls_setsid_leave_nothing() {
+    let keys = "check: {mode: none}\nrepeats: 1\ntimeouts: {run_s: 0.5}\n";
+    let p = FakeProblem::with(&["setsid_sleep"], 10, keys);
+    let o = p.command(&["--max-evals", "10"]).output().unwrap();
+    assert_code(&o, 3);
+    let csv = Csv::read(&p.out());
+    assert_eq!(csv.column("status"), vec!["run_timeout"; 10]);
+    assert_no_leftover("sleep 600.0808");
+    assert_no_leftover("sleep 600.0809");
+}
+
+/// A tmpfs of `kib` KiB mounted at `dir` for the guard's lifetime; `None` when this process
+/// may not mount (not root).
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &Path, kib: u32) -> Option<Tmpfs> {
+        std::fs::create_dir_all(dir).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs"])
+            .arg(dir)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Tmpfs(dir.to_path_buf()))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_stops_the_run_and_resume_completes_it() {
+    let keys = "check: {mode: none}\nrepeats: 2\ntimeouts: {run_s: 20}\n";
+    let p = FakeProblem::with(&["chatty"], 12, keys);
+    let Some(_fs) = Tmpfs::mount(&p.out(), 600) else {
+        eprintln!("note: cannot mount a tmpfs (not root); skipping the disk-full test");
+        return;
+    };
+    let mut child = (p.command(&["--max-evals", "12"]))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Fill the disk once a few evaluations are recorded.
+    let ballast = p.out().join("ballast");
+    while Csv::try_rows(&p.out()) < 3 {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before the disk filled"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = std::fs::write(&ballast, vec![0u8; 600 * 1024]);
+    let o = child.wait_with_output().unwrap();
+    assert_code(&o, 5);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("the machine failed") && err.contains("--resume"),
+        "{err}"
+    );
+    let before = Csv::read(&p.out());
+    let kept = before.rows.len();
+    assert!((3..12).contains(&kept), "{kept} rows");
+    assert!(
+        before.column("status").iter().all(|s| s == "ok"),
+        "{:?}",
+        before.rows
+    );
+
+    std::fs::remove_file(&ballast).unwrap();
+    let o = p
+        .command(&["--max-evals", "12", "--resume"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let after = Csv::read(&p.out());
+    assert_eq!(
+        after.rows[..kept],
+        before.rows[..],
+        "completed rows changed"
+    );
+    let ids: Vec<String> = (0..12).map(|i| i.to_string()).collect();
+    assert_eq!(after.column("eval_id"), ids);
+    let mut hashes = after.hashes();
+    hashes.dedup();
+    assert_eq!(hashes.len(), 12, "a configuration was repeated");
+}
+
+/// A finished mock run of 8 evaluations in `dir/run`.
+fn finished_run(dir: &Path) -> std::path::PathBuf {
+    let yaml = "name: toy\nmold: m.c\nparams:\n  - name: P0\n    type: ordinal\n    values: [1, 2, 4, 8, 16, 32]\n  - name: P2\n    type: integer\n    low: 0\n    high: 100\ncompile: \"cc {{ source }} -o {{ exe }}\"\nrun: \"{{ exe }}\"\n";
+    std::fs::write(dir.join("p.yaml"), yaml).unwrap();
+    std::fs::write(dir.join("m.c"), "int a = #P0, b = #P2;\n").unwrap();
+    let out = dir.join("run");
+    let o = Command::new(BIN)
+        .current_dir(dir)
+        .args([
+            "run",
+            "p.yaml",
+            "--mock",
+            "--quiet",
+            "--max-evals",
+            "8",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    out
+}
+
+fn resume(out: &Path, extra: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .args(["run", "--quiet", "--max-evals", "10", "--resume"])
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn corrupted_run_directories_are_refused_with_what_is_wrong() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = finished_run(tmp.path());
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    // The first row with P0 set to another of its values.
+    let mut cells: Vec<String> = lines[1].split(',').map(str::to_string).collect();
+    cells[0] = if cells[0] == "32" {
+        "16".into()
+    } else {
+        "32".into()
+    };
+    let edited = [&[lines[0]][..], &[cells.join(",").as_str()], &lines[2..]]
+        .concat()
+        .join("\n")
+        + "\n";
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "deleted row",
+            [&lines[..2], &lines[3..]].concat().join("\n") + "\n",
+            "was deleted, repeated or moved",
+        ),
+        (
+            "duplicated row",
+            [&lines[..4], &lines[3..]].concat().join("\n") + "\n",
+            "was deleted, repeated or moved",
+        ),
+        ("edited value", edited, "the row was edited"),
+        (
+            "garbage",
+            "not,a,results\nfile\n".into(),
+            "unexpected header",
+        ),
+    ];
+    for (what, text, expect) in cases {
+        std::fs::write(out.join("results.csv"), &text).unwrap();
+        let o = resume(&out, &[]);
+        assert_code(&o, 2);
+        assert!(text_of(&o).contains(expect), "{what}: {}", describe(&o));
+        let now = std::fs::read_to_string(out.join("results.csv")).unwrap();
+        assert_eq!(now, text, "{what}: the log was changed");
+    }
+    std::fs::write(out.join("results.csv"), &csv).unwrap();
+    std::fs::write(out.join("run.json"), "{ truncated").unwrap();
+    let o = resume(&out, &[]);
+    assert_code(&o, 2);
+    assert!(
+        text_of(&o).contains("unreadable run.json"),
+        "{}",
+        describe(&o)
+    );
+}
+
+fn text_of(o: &std::process::Output) -> String {
+    text(&o.stderr)
+}
+
+#[test]
+fn an_edited_mold_is_refused_on_resume_unless_accepted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = finished_run(tmp.path());
+    std::fs::write(
+        tmp.path().join("m.c"),
+        "int a = #P0, b = #P2; /* edited */\n",
+    )
+    .unwrap();
+    let o = resume(&out, &[]);
+    assert_code(&o, 2);
+    assert!(
+        text_of(&o).contains("the mold") && text_of(&o).contains("changed"),
+        "{}",
+        describe(&o)
+    );
+    assert_eq!(Csv::read(&out).rows.len(), 8);
+    let o = resume(&out, &["--accept-changed-mold"]);
+    assert_code(&o, 0);
+    assert_eq!(Csv::read(&out).rows.len(), 10);
+    let run = read_json(&out.join("run.json"));
+    assert_eq!(run["mold_changes"][0]["from_eval"], 8, "{run}");
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = finished_run(tmp.path());
+    for _ in 0..5 {
+        let mut child = Command::new(BIN)
+            .args(["best"])
+            .arg(&out)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let err = text(&o.stderr);
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe"),
+            "{err}"
+        );
+        assert!(o.status.code() != Some(101), "{err}");
+    }
+}
