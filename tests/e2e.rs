@@ -424,3 +424,91 @@ fn identical_machine_code_is_not_timed_twice() {
         assert!(e["cause"].as_str().unwrap().contains("machine code"), "{e}");
     }
 }
+
+#[test]
+fn a_check_build_keeps_the_dump_code_out_of_the_timed_binary() {
+    if !on_path("clang-22") {
+        eprintln!("note: clang-22 is not on PATH; skipping the check-build test");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // PolyBench's layout: dumping the arrays is a compile-time switch.
+    let mold = r#"#include <stdio.h>
+#include <time.h>
+#define N 200
+static double a[N][N];
+int main(void) {
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      a[i][j] = (i * j) % 7 + #WRONG;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (a[N / 2][N / 3] < 0) return 1; /* keeps the stores in the timed binary */
+  printf("%0.6f\n", (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec));
+#ifdef DUMP_ARRAYS
+  fprintf(stderr, "==BEGIN DUMP_ARRAYS==\n");
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) fprintf(stderr, "%0.2f ", a[i][j]);
+#endif
+  return 0;
+}
+"#;
+    std::fs::write(d.join("k.c"), mold).unwrap();
+    let yaml = r#"name: dumpk
+mold: k.c
+params:
+  - name: WRONG
+    type: ordinal
+    values: [0, 1]
+    default: 0
+  - name: OPT
+    type: categorical
+    choices: ["-O1", "-O2"]
+compile: "clang-22 {{ OPT }} {{ source }} -o {{ exe }}"
+run: "{{ exe }}"
+check:
+  stream: stderr
+  compile_extra: "-DDUMP_ARRAYS"
+repeats: 2
+"#;
+    std::fs::write(d.join("p.yaml"), yaml).unwrap();
+    let out = d.join("run");
+    let o = Command::new(BIN)
+        .current_dir(d)
+        .args([
+            "run",
+            "p.yaml",
+            "--quiet",
+            "--learner",
+            "random",
+            "--max-evals",
+            "4",
+            "--keep-builds",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let csv = Csv::read(&out);
+    for r in &csv.rows {
+        let want = if csv.get(r, "WRONG") == "1" {
+            "wrong_output"
+        } else {
+            "ok"
+        };
+        assert_eq!(csv.get(r, "status"), want, "{r:?}");
+    }
+    let marker = b"==BEGIN DUMP_ARRAYS==";
+    let contains = |p: &Path| {
+        let bytes = std::fs::read(p).unwrap();
+        bytes.windows(marker.len()).any(|w| w == marker)
+    };
+    let timed = out.join("work/eval-0/variant");
+    assert!(!contains(&timed), "the timed binary holds the dump code");
+    assert!(contains(&out.join("work/eval-0/check/variant")));
+    let reference = std::fs::read_to_string(out.join("reference.out")).unwrap();
+    assert!(reference.starts_with("==BEGIN DUMP_ARRAYS=="));
+}

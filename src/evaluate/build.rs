@@ -1,5 +1,6 @@
 //! Building a variant: write the rendered source into its build directory and run the
-//! compile command under the compile timeout.
+//! compile command (plus the variant's extra arguments: those of the check build) under the
+//! compile timeout.
 
 use crate::evaluate::child::Exit;
 use crate::evaluate::environment;
@@ -17,10 +18,11 @@ pub fn build(v: &Variant, source: &str) -> Step<Build> {
     if let Err(e) = written {
         return Step::Stop(Stop::Environment(environment::describe(&v.dir, &e)));
     }
-    let argv = match v.problem.compile.argv(&v.context()) {
+    let mut argv = match v.problem.compile.argv(&v.context()) {
         Ok(a) => a,
         Err(e) => return fail(Status::BuildError, 0.0, format!("compile template: {e}")),
     };
+    argv.extend(v.compile_extra.iter().cloned());
     let cmd = v.command(argv, vec![], "compile");
     let timeout_s = v.problem.compile_timeout_s;
     let f = v.execute(&cmd, timeout_s);

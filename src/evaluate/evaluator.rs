@@ -79,27 +79,55 @@ impl RealEvaluator {
         }
     }
 
-    /// Build → reuse an identical program's outcome, or check and time it.
+    /// Build (the timed binary, then the check build if there is one) → reuse the outcome
+    /// of identical programs, or check and time them.
     fn build_check_time(&self, v: &Variant, source: &str) -> (Evaluated, Option<String>) {
-        let build = match ended(build(v, source)) {
+        let mut timed = match ended(build(v, source)) {
             Ok(b) => b,
             Err(result) => return (result, None),
         };
-        let exe = std::fs::read(v.exe()).unwrap_or_default();
+        let check = match v.check_build() {
+            None => None,
+            Some(cv) => match ended(build(&cv, source)) {
+                Ok(cb) => {
+                    // The check build's compile counts as compile time of the evaluation.
+                    timed.compile_s += cb.compile_s;
+                    Some(cv)
+                }
+                Err(r) => return (check_build_failed(r, timed.compile_s), None),
+            },
+        };
+        // Both programs are part of the key: equal timed binaries may dump different data.
+        let mut exe = std::fs::read(v.exe()).unwrap_or_default();
+        if let Some(cv) = &check {
+            exe.extend(std::fs::read(cv.exe()).unwrap_or_default());
+        }
         let key = reuse::binary_key(v, &exe);
-        if let Some(m) = self.reuse.by_binary(&key, build.compile_s) {
+        if let Some(m) = self.reuse.by_binary(&key, timed.compile_s) {
             return (Evaluated::Done(m), Some(key));
         }
-        (self.check_and_time(v, &build), Some(key))
+        (self.check_and_time(v, &timed, check.as_ref()), Some(key))
     }
 
-    fn check_and_time(&self, v: &Variant, build: &Build) -> Evaluated {
+    /// The output check (of the check build when there is one: the timed binary then never
+    /// holds the output-dumping code), then the timed runs.
+    fn check_and_time(&self, v: &Variant, timed: &Build, check: Option<&Variant>) -> Evaluated {
         if let Some(reference) = &self.reference {
-            if let Err(result) = ended(check_output(v, build, reference)) {
+            let checked = match check {
+                None => check_output(v, timed, reference),
+                Some(cv) => {
+                    let cb = Build {
+                        dir: cv.dir.clone(),
+                        compile_s: timed.compile_s,
+                    };
+                    check_output(cv, &cb, reference)
+                }
+            };
+            if let Err(result) = ended(checked) {
                 return result;
             }
         }
-        match ended(time(v, build, self.run_timeout(v.problem))) {
+        match ended(time(v, timed, self.run_timeout(v.problem))) {
             Ok(m) => Evaluated::Done(m),
             Err(result) => result,
         }
@@ -157,6 +185,21 @@ impl Evaluator for RealEvaluator {
     }
 }
 
+/// A failed check build: recorded as a build failure of the variant, saying which build.
+fn check_build_failed(result: Evaluated, timed_compile_s: f64) -> Evaluated {
+    match result {
+        Evaluated::Done(mut m) => {
+            m.compile_s += timed_compile_s;
+            let cause = m.cause.take().unwrap_or_default();
+            m.cause = Some(format!(
+                "the check build (with `check.compile_extra`) failed: {cause}"
+            ));
+            Evaluated::Done(m)
+        }
+        stopped => stopped,
+    }
+}
+
 /// A failure that a full or unwritable build directory explains is the environment's, not
 /// the variant's (timeouts are not: a full disk does not make a program slow).
 fn blame(result: Evaluated, dir: &Path) -> Evaluated {
@@ -192,7 +235,9 @@ fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result<Pat
             "the mold at its default configuration".to_string(),
         ),
     };
-    let v = Variant::new(problem, &config, dir);
+    let plain = Variant::new(problem, &config, dir);
+    // The reference output comes from the check build when there is one.
+    let v = plain.check_build().unwrap_or(plain);
     match build(&v, &source) {
         Step::Ok(_) => {}
         Step::Fail(m) => {

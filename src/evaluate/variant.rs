@@ -49,6 +49,9 @@ pub struct Variant<'a> {
     pub config: &'a Config,
     /// The build directory: the variant's source, binary and every child's output.
     pub dir: PathBuf,
+    /// Arguments appended to the compile command (`check.compile_extra` for the check
+    /// build; none for the timed one).
+    pub compile_extra: Vec<String>,
 }
 
 impl<'a> Variant<'a> {
@@ -57,7 +60,21 @@ impl<'a> Variant<'a> {
             problem,
             config,
             dir: dir.to_path_buf(),
+            compile_extra: vec![],
         }
+    }
+
+    /// The untimed *check build* of this variant, in `check/` below its directory: the
+    /// same source compiled with `check.compile_extra` added; `None` when the problem has
+    /// no check build (the timed binary is checked itself).
+    pub fn check_build(&self) -> Option<Variant<'a>> {
+        let check = &self.problem.check;
+        let extra = &check.compile_extra;
+        let wanted = check.mode != crate::problem::CheckMode::None && !extra.is_empty();
+        wanted.then(|| Variant {
+            compile_extra: extra.clone(),
+            ..Variant::new(self.problem, self.config, &self.dir.join("check"))
+        })
     }
 
     pub fn builtins(&self) -> Builtins {

@@ -42,6 +42,9 @@ pub struct Check {
     pub rtol: f64,
     pub atol: f64,
     pub reference: Option<PathBuf>,
+    /// Arguments appended to the compile command for a separate, untimed *check build*
+    /// (e.g. `-DPOLYBENCH_DUMP_ARRAYS`); empty: the timed binary is also checked.
+    pub compile_extra: Vec<String>,
 }
 
 /// The problem file's `search:` defaults, validated (the learner's name is checked where
@@ -1076,6 +1079,9 @@ impl Ctx<'_> {
             rtol: tolerance(c.rtol.as_ref(), "check.rtol", 1e-6)?,
             atol: tolerance(c.atol.as_ref(), "check.atol", 1e-9)?,
             reference,
+            compile_extra: (c.compile_extra.as_ref())
+                .map(|x| x.text().split_whitespace().map(str::to_string).collect())
+                .unwrap_or_default(),
         })
     }
 }

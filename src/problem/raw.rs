@@ -157,6 +157,8 @@ pub struct RawCheck {
     pub env: BTreeMap<String, String>,
     pub rtol: Option<Spanned<f64>>,
     pub atol: Option<Spanned<f64>>,
+    /// Extra compile arguments of the check build only (a string or a list).
+    pub compile_extra: Option<RawCommand>,
     pub reference: Option<Spanned<String>>,
 }
 
