@@ -1,7 +1,7 @@
 //! moldtune: an autotuner for compiled code.
 //!
 //! The folders follow the data's path, one stage each; a stage imports only from earlier
-//! stages and from the leaves at the top ([`error`], [`rng`]):
+//! stages and from the leaves at the top ([`error`], [`rng`], [`stats`]):
 //!
 //! 1. [`problem`] — the problem file, its parameter space and constraints, the mold, templates;
 //! 2. [`evaluate`] — one configuration rendered, compiled, checked and timed in child
@@ -21,6 +21,7 @@ pub mod report;
 pub mod rng;
 pub mod run;
 pub mod search;
+pub mod stats;
 
 pub use cli::run;
 pub use error::{exit, Error};

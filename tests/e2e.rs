@@ -304,7 +304,9 @@ fn matmul_with_clang() {
             );
         } else {
             assert_eq!(status, "ok", "a correct variant failed:\n{summary}");
-            assert_eq!(csv.get(r, "repeats"), "3");
+            // 3 as the YAML says, or 3 + 6 when a noisy new best was timed again.
+            let repeats = csv.get(r, "repeats");
+            assert!(repeats == "3" || repeats == "9", "repeats {repeats}");
         }
     }
     if broken > 0 {
@@ -338,12 +340,39 @@ fn matmul_with_clang() {
     assert_code(&b, 0);
     let b: serde_json::Value = serde_json::from_slice(&b.stdout).unwrap();
     let got = b["objective"].as_f64().unwrap();
-    assert!(
-        (got - best_obj).abs() <= 1e-12 * best_obj,
-        "best says {got}, the CSV minimum is {best_obj}"
-    );
     let id = b["eval_id"].as_u64().unwrap() as usize;
-    assert_eq!(csv.rows[id][ob].parse::<f64>().unwrap(), best_obj);
+    assert_eq!(csv.rows[id][ob].parse::<f64>().unwrap(), got);
+    // The claim is the verified winner: one of the re-measured candidates, the best of
+    // them when re-measured; without a verification it would be the CSV minimum.
+    let run = read_json(&out.join("run.json"));
+    let v = &run["verification"];
+    assert_eq!(v["winner_eval_id"].as_u64(), Some(id as u64), "{v}");
+    assert_eq!(v["default_eval_id"], 0, "{v}");
+    let cands = v["candidates"].as_array().unwrap();
+    assert_eq!(cands.len(), 4, "the default and the best 3: {v}");
+    let best_csv_id = csv
+        .rows
+        .iter()
+        .position(|r| r[st] == "ok" && r[ob].parse::<f64>().unwrap() == best_obj)
+        .unwrap();
+    assert!(
+        cands.iter().any(|c| c["eval_id"] == best_csv_id as u64),
+        "the search's best was re-measured"
+    );
+    let medians: Vec<f64> = cands
+        .iter()
+        .map(|c| c["median"].as_f64().unwrap())
+        .collect();
+    let winner = cands.iter().find(|c| c["eval_id"] == id as u64).unwrap()["median"]
+        .as_f64()
+        .unwrap();
+    assert!(medians.iter().all(|&m| winner <= m), "{v}");
+    let s = &v["speedup"];
+    assert!(
+        s["low"].as_f64().unwrap() <= s["ratio"].as_f64().unwrap()
+            && s["ratio"].as_f64().unwrap() <= s["high"].as_f64().unwrap(),
+        "{v}"
+    );
 
     // run.json describes the run; best.c is the best variant's source.
     let run = read_json(&out.join("run.json"));

@@ -18,12 +18,13 @@ use crate::evaluate::build::build;
 use crate::evaluate::check::{check_output, checked_stream};
 use crate::evaluate::child::Exit;
 use crate::evaluate::environment;
+use crate::evaluate::interleave::{self, Remeasured};
 use crate::evaluate::outcome::{Measurement, Status, Stop};
 use crate::evaluate::reuse::{self, Reuse};
 use crate::evaluate::time::{time, ADAPTIVE_FACTOR, ADAPTIVE_FLOOR_S};
 use crate::evaluate::variant::{describe_exit, Build, Step, Variant};
 use crate::problem::space::Config;
-use crate::problem::{CheckMode, Problem, Stream};
+use crate::problem::{CheckMode, Goal, Problem, Stream};
 
 /// The result of asking for an evaluation.
 #[derive(Debug, Clone)]
@@ -51,6 +52,13 @@ pub trait Evaluator {
     fn evaluate(&mut self, problem: &Problem, config: &Config, eval_id: usize) -> Evaluated;
     /// Learns from an evaluation recorded earlier (a resumed run replays its log).
     fn remember(&mut self, _m: &Measurement, _eval_id: usize) {}
+    /// Re-measures `configs` interleaved in `rounds` rounds (see [`interleave`]).
+    fn remeasure(
+        &mut self,
+        problem: &Problem,
+        configs: &[Config],
+        rounds: usize,
+    ) -> Result<Vec<Remeasured>, Stop>;
 }
 
 #[derive(Default)]
@@ -62,6 +70,10 @@ pub struct RealEvaluator {
     reuse: Reuse,
     /// Wall seconds of one run of the fastest successful variant so far.
     best_wall: Option<f64>,
+    /// The best objective so far: a variant that would beat it on noisy samples is timed
+    /// again first (see [`time`]).
+    incumbent: Option<f64>,
+    goal: Goal,
 }
 
 impl RealEvaluator {
@@ -127,7 +139,7 @@ impl RealEvaluator {
                 return result;
             }
         }
-        match ended(time(v, timed, self.run_timeout(v.problem))) {
+        match ended(time(v, timed, self.run_timeout(v.problem), self.incumbent)) {
             Ok(m) => Evaluated::Done(m),
             Err(result) => result,
         }
@@ -137,6 +149,7 @@ impl RealEvaluator {
 impl Evaluator for RealEvaluator {
     fn prepare(&mut self, problem: &Problem, run_dir: &Path) -> Result<(), Error> {
         self.work_root = run_dir.join("work");
+        self.goal = problem.metric.goal;
         if problem.check.mode == CheckMode::None {
             return Ok(());
         }
@@ -176,12 +189,39 @@ impl Evaluator for RealEvaluator {
         Evaluated::Done(m)
     }
 
+    fn remeasure(
+        &mut self,
+        problem: &Problem,
+        configs: &[Config],
+        rounds: usize,
+    ) -> Result<Vec<Remeasured>, Stop> {
+        let reference = self.reference.as_deref();
+        interleave::remeasure(problem, &self.work_root, reference, configs, rounds)
+    }
+
     fn remember(&mut self, m: &Measurement, eval_id: usize) {
         if m.status == Status::Ok && m.repeats > 0 && m.run_s > 0.0 {
             let w = m.run_s / m.repeats as f64;
             self.best_wall = Some(self.best_wall.map_or(w, |b: f64| b.min(w)));
         }
+        self.update_incumbent(m);
         self.reuse.remember(m, eval_id);
+    }
+}
+
+impl RealEvaluator {
+    /// Keeps the best objective so far up to date.
+    fn update_incumbent(&mut self, m: &Measurement) {
+        let (Status::Ok, Some(y)) = (m.status, m.objective) else {
+            return;
+        };
+        let better = |a: f64, b: f64| match self.goal {
+            Goal::Minimize => a < b,
+            Goal::Maximize => a > b,
+        };
+        if self.incumbent.is_none_or(|b| better(y, b)) {
+            self.incumbent = Some(y);
+        }
     }
 }
 
@@ -276,8 +316,5 @@ fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result<Pat
 }
 
 fn stopped(s: Stop, run_dir: &Path) -> Error {
-    match s {
-        Stop::Interrupted => Error::Interrupted(run_dir.to_path_buf()),
-        Stop::Environment(why) => Error::Environment(why),
-    }
+    s.into_error(run_dir)
 }

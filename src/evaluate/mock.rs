@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::error::Error;
 use crate::evaluate::child;
 use crate::evaluate::evaluator::{Evaluated, Evaluator};
+use crate::evaluate::interleave::Remeasured;
 use crate::evaluate::outcome::{Measurement, Status, Stop};
 use crate::problem::space::Config;
 use crate::problem::Problem;
@@ -49,6 +50,24 @@ impl Default for MockEvaluator {
 impl Evaluator for MockEvaluator {
     fn prepare(&mut self, _problem: &Problem, _run_dir: &Path) -> Result<(), Error> {
         Ok(())
+    }
+
+    /// The mock objective with a deterministic ±2% "noise" per configuration and round.
+    fn remeasure(
+        &mut self,
+        problem: &Problem,
+        configs: &[Config],
+        rounds: usize,
+    ) -> Result<Vec<Remeasured>, Stop> {
+        let noisy = |c: &Config, round: usize| {
+            let h = crate::rng::fnv1a(problem.space.hash(c).as_bytes());
+            let u = crate::rng::Rng::for_step(h, 11, round as u64).f64();
+            Self::objective(problem, c) * (1.0 + 0.04 * (u - 0.5))
+        };
+        Ok(configs
+            .iter()
+            .map(|c| Ok((0..rounds).map(|r| noisy(c, r)).collect()))
+            .collect())
     }
 
     fn evaluate(&mut self, problem: &Problem, config: &Config, _eval_id: usize) -> Evaluated {

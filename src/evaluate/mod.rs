@@ -10,6 +10,7 @@ pub mod check;
 pub mod child;
 pub mod environment;
 pub mod evaluator;
+pub mod interleave;
 pub mod mock;
 pub mod outcome;
 pub mod reuse;

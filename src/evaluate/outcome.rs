@@ -59,6 +59,16 @@ pub enum Stop {
     Environment(String),
 }
 
+impl Stop {
+    /// The command's error for a stop while working in `dir`.
+    pub fn into_error(self, dir: &std::path::Path) -> crate::error::Error {
+        match self {
+            Stop::Interrupted => crate::error::Error::Interrupted(dir.to_path_buf()),
+            Stop::Environment(why) => crate::error::Error::Environment(why),
+        }
+    }
+}
+
 /// Why a configuration was proposed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -12,39 +12,89 @@ use crate::problem::{MetricKind, Reduce};
 pub const ADAPTIVE_FACTOR: f64 = 10.0;
 pub const ADAPTIVE_FLOOR_S: f64 = 1.0;
 
-/// The timed runs of a built, checked variant, each cut at `timeout_s`.
-pub fn time(v: &Variant, build: &Build, timeout_s: f64) -> Step<Measurement> {
+/// A timed run whose spread is above this may not become the best on its first samples
+/// alone: it gets [`EXTRA_REPEATS_FACTOR`] × `repeats` more runs first.
+pub const CONFIRM_SPREAD: f64 = 0.1;
+pub const EXTRA_REPEATS_FACTOR: u32 = 2;
+
+/// The timed runs of a built, checked variant, each cut at `timeout_s`. A variant that
+/// would beat `incumbent` (the best objective so far) while its samples spread more than
+/// [`CONFIRM_SPREAD`] is timed again before the objective is taken, so that one lucky
+/// sample cannot crown a variant.
+pub fn time(
+    v: &Variant,
+    build: &Build,
+    timeout_s: f64,
+    incumbent: Option<f64>,
+) -> Step<Measurement> {
     let problem = v.problem;
     let mut samples = Vec::new();
     let mut run_s = 0.0;
-    for r in 0..problem.repeats {
-        let ran = match v.run(&[], &format!("run{r}"), timeout_s) {
-            Ok(ran) => ran,
-            Err(e) => {
-                let m = Measurement::failed(Status::RunError, build.compile_s, run_s, e);
+    let mut planned = problem.repeats;
+    let mut r = 0;
+    while r < planned {
+        match sample(v, &format!("run{r}"), timeout_s) {
+            Step::Ok((x, wall_s)) => {
+                samples.push(x);
+                run_s += wall_s;
+            }
+            Step::Fail(mut m) => {
+                m.compile_s = build.compile_s;
+                m.run_s += run_s;
                 return Step::Fail(m);
             }
-        };
-        run_s += ran.finished.wall_s;
-        if !ran.finished.success() {
-            return run_failure(&ran, build.compile_s, run_s, timeout_s);
+            Step::Stop(s) => return Step::Stop(s),
         }
-        let tail = ran.stdout_tail();
-        let stdout = String::from_utf8_lossy(&tail);
-        match metric(v, &stdout, ran.finished.wall_s, ran.finished.cpu_s) {
-            Some(x) => samples.push(x),
-            None => {
-                let tail: Vec<&str> = stdout.lines().rev().take(3).collect();
-                let cause = format!(
-                    "no metric in the program's stdout (last lines: `{}`)",
-                    tail.join(" | ")
-                );
-                let m = Measurement::failed(Status::InvalidMetric, build.compile_s, run_s, cause);
-                return Step::Fail(m);
-            }
+        r += 1;
+        if r == problem.repeats && needs_confirmation(v, &samples, incumbent) {
+            planned += EXTRA_REPEATS_FACTOR * problem.repeats;
         }
     }
     Step::Ok(measured(samples, build.compile_s, run_s, problem))
+}
+
+/// Whether the first samples would make a new best but spread too much to trust.
+fn needs_confirmation(v: &Variant, samples: &[f64], incumbent: Option<f64>) -> bool {
+    let (Some(best), (objective, Some(spread))) = (incumbent, reduce(samples, v.problem.reduce))
+    else {
+        return false;
+    };
+    let better = match v.problem.metric.goal {
+        crate::problem::Goal::Minimize => objective < best,
+        crate::problem::Goal::Maximize => objective > best,
+    };
+    better && spread > CONFIRM_SPREAD
+}
+
+/// One timed run: its metric and wall time, or the failure it is recorded as (with this
+/// run's wall time as `run_s` and no compile time).
+pub fn sample(v: &Variant, tag: &str, timeout_s: f64) -> Step<(f64, f64)> {
+    let ran = match v.run(&[], tag, timeout_s) {
+        Ok(ran) => ran,
+        Err(e) => return Step::Fail(Measurement::failed(Status::RunError, 0.0, 0.0, e)),
+    };
+    let wall_s = ran.finished.wall_s;
+    if !ran.finished.success() {
+        return run_failure(&ran, 0.0, wall_s, timeout_s);
+    }
+    let tail = ran.stdout_tail();
+    let stdout = String::from_utf8_lossy(&tail);
+    match metric(v, &stdout, wall_s, ran.finished.cpu_s) {
+        Some(x) => Step::Ok((x, wall_s)),
+        None => {
+            let last: Vec<&str> = stdout.lines().rev().take(3).collect();
+            let cause = format!(
+                "no metric in the program's stdout (last lines: `{}`)",
+                last.join(" | ")
+            );
+            Step::Fail(Measurement::failed(
+                Status::InvalidMetric,
+                0.0,
+                wall_s,
+                cause,
+            ))
+        }
+    }
 }
 
 fn metric(v: &Variant, stdout: &str, wall_s: f64, cpu_s: f64) -> Option<f64> {
@@ -66,7 +116,7 @@ fn measured(
     let (objective, spread) = reduce(&samples, p.reduce);
     Measurement {
         objective: Some(objective),
-        repeats: p.repeats,
+        repeats: samples.len() as u32,
         spread,
         samples,
         cause: None,

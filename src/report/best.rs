@@ -4,18 +4,33 @@
 use std::path::Path;
 
 use crate::error::Error;
+use crate::evaluate::child;
+use crate::evaluate::{Evaluator, MockEvaluator, RealEvaluator};
 use crate::problem::Goal;
 use crate::run::log;
+use crate::run::verdict::{Plan, Verification};
+use crate::run::verify;
 
 #[derive(Debug, serde::Serialize)]
 pub struct Best {
     pub eval_id: usize,
+    /// The objective the search recorded for it.
     pub objective: f64,
-    pub config: Vec<(String, String)>,
+    /// Active parameters by name (results.json's values; an inactive parameter is absent).
+    pub config: serde_json::Map<String, serde_json::Value>,
+    /// Parameters inactive in this configuration (their condition is false).
+    pub inactive: Vec<String>,
     pub config_hash: String,
     pub best_c: Option<String>,
     pub evaluations: usize,
     pub ok: usize,
+    /// The end-of-run (or `--verify`) re-measurement that chose it, when there was one.
+    pub verification: Option<Verification>,
+}
+
+/// One complete row of results.csv: its cells by column.
+struct Row {
+    cells: Vec<String>,
 }
 
 pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
@@ -40,8 +55,10 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
         col("eval_id")?,
         col("config_hash")?,
     );
-    let mut best: Option<Best> = None;
     let (mut n, mut ok) = (0, 0);
+    let mut best: Option<(f64, Row)> = None;
+    let mut winner: Option<(f64, Row)> = None;
+    let verified = meta.verification.as_ref().and_then(|v| v.winner_eval_id);
     for rec in rd.records() {
         // A torn last row (a run killed mid-write) is not an evaluation.
         let Ok(rec) = rec else { continue };
@@ -56,32 +73,99 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
         let Ok(v) = rec[obj].parse::<f64>() else {
             continue;
         };
+        let row = || Row {
+            cells: rec.iter().map(str::to_string).collect(),
+        };
+        if verified.is_some_and(|w| rec[id].parse() == Ok(w)) {
+            winner = Some((v, row()));
+        }
         let better = match (&best, meta.goal) {
             (None, _) => true,
-            (Some(b), Goal::Minimize) => v < b.objective,
-            (Some(b), Goal::Maximize) => v > b.objective,
+            (Some(b), Goal::Minimize) => v < b.0,
+            (Some(b), Goal::Maximize) => v > b.0,
         };
         if better {
-            best = Some(Best {
-                eval_id: rec[id].parse().unwrap_or(0),
-                objective: v,
-                config: hdr[..obj]
-                    .iter()
-                    .cloned()
-                    .zip(rec.iter().take(obj).map(str::to_string))
-                    .collect(),
-                config_hash: rec[hash].to_string(),
-                best_c: None,
-                evaluations: 0,
-                ok: 0,
-            });
+            best = Some((v, row()));
         }
     }
-    Ok(best.map(|mut b| {
-        let p = dir.join(log::BEST_C);
-        b.best_c = p.is_file().then(|| p.display().to_string());
-        b.evaluations = n;
-        b.ok = ok;
-        b
+    // The verified winner is the claim; without a verification, the search's best.
+    let Some((objective, row)) = winner.or(best) else {
+        return Ok(None);
+    };
+    let eval_id = row.cells[id].parse().unwrap_or(0);
+    let (config, inactive) = config_of(dir, eval_id, &hdr[..obj], &row.cells[..obj]);
+    let p = dir.join(log::BEST_C);
+    Ok(Some(Best {
+        eval_id,
+        objective,
+        config,
+        inactive,
+        config_hash: row.cells[hash].clone(),
+        best_c: p.is_file().then(|| p.display().to_string()),
+        evaluations: n,
+        ok,
+        verification: meta.verification,
     }))
+}
+
+/// The configuration of `eval_id` as results.json holds it (typed values, inactive
+/// parameters absent); from the CSV's cells when results.json cannot say.
+fn config_of(
+    dir: &Path,
+    eval_id: usize,
+    names: &[String],
+    cells: &[String],
+) -> (serde_json::Map<String, serde_json::Value>, Vec<String>) {
+    let from_json = std::fs::read(dir.join(log::RESULTS_JSON))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| {
+            let evals = v.get("evaluations")?.as_array()?.clone();
+            evals.into_iter().find(|e| e["eval_id"] == eval_id)
+        })
+        .and_then(|e| e.get("config").and_then(|c| c.as_object().cloned()));
+    match from_json {
+        Some(config) => {
+            let inactive = (names.iter())
+                .filter(|n| !config.contains_key(*n))
+                .cloned()
+                .collect();
+            (config, inactive)
+        }
+        None => {
+            let config = (names.iter().zip(cells))
+                .map(|(n, c)| (n.clone(), serde_json::Value::String(c.clone())))
+                .collect();
+            (config, vec![])
+        }
+    }
+}
+
+/// `moldtune best DIR --verify`: re-measures the run's default and best `plan.top`
+/// interleaved (as at the end of a run), records the verdict in run.json and results.json
+/// and makes the winner the run's best (best.c).
+pub fn verify_again(dir: &Path, plan: Plan) -> Result<Option<Verification>, Error> {
+    let _lock = log::lock(dir)?;
+    let mut meta = log::read_run_json(dir)?;
+    let (problem, records) = log::load_run(dir)?;
+    let mut evaluator: Box<dyn Evaluator> = match meta.mock {
+        true => Box::new(MockEvaluator::new()),
+        false => Box::new(RealEvaluator::new()),
+    };
+    child::install_signal_handlers();
+    child::become_subreaper();
+    evaluator.prepare(&problem, dir)?;
+    let v = verify::verify(&problem, &records, evaluator.as_mut(), plan)
+        .map_err(|s| s.into_error(dir))?;
+    if let Some(w) = v.as_ref().and_then(|v| v.winner_eval_id) {
+        let r = &records[w];
+        let source = problem.mold.render(&problem.space, &r.config);
+        log::write_atomic(&dir.join(log::BEST_C), source.as_bytes())?;
+        meta.best_eval_id = Some(w);
+        meta.best_objective = r.m.objective;
+    }
+    meta.verification = v.clone();
+    log::write_run_json(dir, &meta)?;
+    log::write_results_json(dir, &problem, &meta, &records)?;
+    Ok(v)
 }

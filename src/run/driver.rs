@@ -16,6 +16,8 @@ use crate::problem::{Goal, Problem};
 use crate::run::log::{self, Record, RunMeta};
 use crate::run::progress::Progress;
 use crate::run::settings::{self, Resolved, RunOptions};
+use crate::run::verdict::Verification;
+use crate::run::verify;
 use crate::search::Searcher;
 
 #[derive(Debug)]
@@ -25,6 +27,7 @@ pub struct Summary {
     pub best: Option<(usize, f64, String)>,
     pub default_objective: Option<f64>,
     pub termination: String,
+    pub verification: Option<Verification>,
     pub counts: String,
     pub goal: Goal,
 }
@@ -89,6 +92,7 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
     let mut searcher = Searcher::new(&problem.space, session.s.searcher_settings(&problem));
     session.replay(&mut searcher, evaluator.as_mut());
     let termination = session.search(&mut searcher, evaluator.as_mut())?;
+    let termination = session.verify(termination, evaluator.as_mut())?;
     session.finish(termination)
 }
 
@@ -297,6 +301,36 @@ impl<'p> Session<'p> {
         log::write_atomic(&self.dir.join(log::BEST_C), source.as_bytes())
     }
 
+    /// After a search that ran to its end: re-measure the default and the best few
+    /// interleaved and decide the winner on those numbers ([`crate::run::verify`]); the
+    /// winner becomes the run's best. Returns the (possibly changed) termination.
+    fn verify(
+        &mut self,
+        termination: &'static str,
+        evaluator: &mut dyn Evaluator,
+    ) -> Result<&'static str, Error> {
+        let plan = self.s.verify;
+        let done = matches!(termination, "max_evals" | "space_exhausted");
+        if !done || plan.top == 0 || self.best_id.is_none() {
+            return Ok(termination);
+        }
+        self.progress.message(&format!(
+            "verifying: the default and the best {} re-measured in {} interleaved rounds",
+            plan.top, plan.rounds
+        ));
+        match verify::verify(self.problem, &self.records, evaluator, plan) {
+            Ok(v) => {
+                if let Some(w) = v.as_ref().and_then(|v| v.winner_eval_id) {
+                    self.best_id = Some(w);
+                }
+                self.meta.verification = v;
+                Ok(termination)
+            }
+            Err(Stop::Interrupted) => Ok("interrupted"),
+            Err(Stop::Environment(why)) => Err(self.abandon(why)),
+        }
+    }
+
     /// Writes run.json, results.json and best.c (a resumed run may not have found a new
     /// best itself), then turns the termination into the command's result.
     fn finish(mut self, termination: &str) -> Result<Summary, Error> {
@@ -330,6 +364,7 @@ impl<'p> Session<'p> {
                 .find(|r| r.source == Source::Default)
                 .and_then(|r| r.m.objective),
             termination: termination.into(),
+            verification: self.meta.verification.clone(),
             counts: self.progress.summary_counts(),
             goal: self.problem.metric.goal,
         }
@@ -378,5 +413,7 @@ fn new_meta(
         best_objective: None,
         best_eval_id: None,
         mold_changes: vec![],
+        verify: Some(s.verify),
+        verification: None,
     }
 }

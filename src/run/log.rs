@@ -102,6 +102,12 @@ pub struct RunMeta {
     /// Mold edits accepted on resume (`--accept-changed-mold`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mold_changes: Vec<MoldChange>,
+    /// The end-of-run verification plan (`--verify`, `--verify-rounds`).
+    #[serde(default)]
+    pub verify: Option<crate::run::verdict::Plan>,
+    /// Its verdict: the re-measured candidates, the winner, the speed-up and its interval.
+    #[serde(default)]
+    pub verification: Option<crate::run::verdict::Verification>,
 }
 
 /// A mold edit a resumed run accepted: evaluations from `from_eval` on used the new mold.

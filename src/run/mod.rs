@@ -1,7 +1,10 @@
 //! Stage 4, the run: the [`driver`] loop that asks the search, evaluates and records; the
-//! results [`log`] (the checkpoint resume replays) and [`progress`].
+//! results [`log`] (the checkpoint resume replays), [`progress`], and the end-of-run
+//! [`verify`]cation of the claimed best.
 
 pub mod driver;
 pub mod log;
 pub mod progress;
 pub mod settings;
+pub mod verdict;
+pub mod verify;

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use crate::error::Error;
 use crate::problem::{limits, Goal, MetricKind, Problem};
 use crate::run::log::{MoldChange, RunMeta};
+use crate::run::verdict::Plan;
 use crate::search::{Acquisition, Design, Learner, Settings};
 
 /// Everything `moldtune run` can be told on the command line (None = from the problem file,
@@ -32,6 +33,9 @@ pub struct RunOptions {
     pub mock: bool,
     pub keep_builds: bool,
     pub accept_changed_mold: bool,
+    /// Configurations re-measured at the end besides the default (0: no verification).
+    pub verify_top: Option<usize>,
+    pub verify_rounds: Option<usize>,
     pub quiet: bool,
     pub command_line: Vec<String>,
 }
@@ -50,6 +54,7 @@ pub struct Resolved {
     pub design: Design,
     pub feasibility: bool,
     pub interleave: usize,
+    pub verify: Plan,
 }
 
 /// The run.json of the run being resumed, if any.
@@ -140,6 +145,20 @@ pub fn resolve(
             .interleave
             .or(prev.and_then(|m| m.interleave))
             .unwrap_or(Settings::default_interleave(learner)),
+        verify: resolve_plan(opts, prev)?,
+    })
+}
+
+/// The verification plan: flags, else run.json, else the default (top 3, 10 rounds).
+fn resolve_plan(opts: &RunOptions, prev: Option<&RunMeta>) -> Result<Plan, Error> {
+    let recorded = prev.and_then(|m| m.verify).unwrap_or_default();
+    let rounds = match opts.verify_rounds {
+        Some(r) => flag("--verify-rounds", limits::at_least(r, 2))?,
+        None => recorded.rounds,
+    };
+    Ok(Plan {
+        top: opts.verify_top.unwrap_or(recorded.top),
+        rounds,
     })
 }
 

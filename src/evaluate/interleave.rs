@@ -1,0 +1,98 @@
+//! Re-measuring several configurations *interleaved*: each is built (and its output
+//! checked) once, then timed in rounds, one run of each per round, the order rotating from
+//! round to round (A B C, B C A, C A B, …). A load spike or a slow drift of the machine
+//! then hits all of them alike, so their ratios hold where separately measured absolute
+//! times do not. The end-of-run verification and `moldtune best --verify` use it.
+
+use std::path::Path;
+
+use crate::evaluate::build::build;
+use crate::evaluate::check::check_output;
+use crate::evaluate::outcome::Stop;
+use crate::evaluate::time::sample;
+use crate::evaluate::variant::{Build, Step, Variant};
+use crate::problem::space::Config;
+use crate::problem::Problem;
+
+/// What became of one configuration: its samples, or why it could not be re-measured.
+pub type Remeasured = Result<Vec<f64>, String>;
+
+/// Builds and checks each of `configs` under `work/verify-K`, then times them in `rounds`
+/// interleaved rounds. A configuration that fails is left out of later rounds with its
+/// cause; an interrupt or a fault of the machine stops it all.
+pub fn remeasure(
+    problem: &Problem,
+    work: &Path,
+    reference: Option<&Path>,
+    configs: &[Config],
+    rounds: usize,
+) -> Result<Vec<Remeasured>, Stop> {
+    let dirs: Vec<_> = (0..configs.len())
+        .map(|k| work.join(format!("verify-{k}")))
+        .collect();
+    let variants: Vec<Variant> = (configs.iter().zip(&dirs))
+        .map(|(c, d)| Variant::new(problem, c, d))
+        .collect();
+    let mut out: Vec<Remeasured> = Vec::with_capacity(configs.len());
+    for v in &variants {
+        let _ = std::fs::remove_dir_all(&v.dir);
+        out.push(prepare(v, reference)?.map(|()| Vec::new()));
+    }
+    for round in 0..rounds {
+        for i in 0..variants.len() {
+            let k = (i + round) % variants.len();
+            let Ok(samples) = &mut out[k] else { continue };
+            match one_run(&variants[k], round)? {
+                Ok(x) => samples.push(x),
+                Err(why) => out[k] = Err(why),
+            }
+        }
+    }
+    for d in &dirs {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    Ok(out)
+}
+
+/// Builds a variant (and its check build, when it has one) and checks the output.
+fn prepare(v: &Variant, reference: Option<&Path>) -> Result<Result<(), String>, Stop> {
+    let source = v.problem.mold.render(&v.problem.space, v.config);
+    let timed = match built(v, &source)? {
+        Ok(b) => b,
+        Err(why) => return Ok(Err(why)),
+    };
+    let Some(reference) = reference else {
+        return Ok(Ok(()));
+    };
+    let checked = match v.check_build() {
+        None => check_output(v, &timed, reference),
+        Some(cv) => match built(&cv, &source)? {
+            Ok(cb) => check_output(&cv, &cb, reference),
+            Err(why) => return Ok(Err(why)),
+        },
+    };
+    outcome(checked)
+}
+
+fn built(v: &Variant, source: &str) -> Result<Result<Build, String>, Stop> {
+    outcome(build(v, source))
+}
+
+/// A step as (stopped) or (failed with its cause / produced).
+fn outcome<T>(step: Step<T>) -> Result<Result<T, String>, Stop> {
+    match step {
+        Step::Ok(t) => Ok(Ok(t)),
+        Step::Fail(m) => Ok(Err(cause(m))),
+        Step::Stop(s) => Err(s),
+    }
+}
+
+/// One timed run of round `round`: its metric.
+fn one_run(v: &Variant, round: usize) -> Result<Result<f64, String>, Stop> {
+    let timed = sample(v, &format!("verify{round}"), v.problem.run_timeout_s);
+    Ok(outcome(timed)?.map(|(x, _wall)| x))
+}
+
+fn cause(m: crate::evaluate::outcome::Measurement) -> String {
+    format!("{}: {}", m.status, m.cause.unwrap_or_default())
+}

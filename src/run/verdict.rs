@@ -1,0 +1,68 @@
+//! The verdict of a verification ([`crate::run::verify`]): what was re-measured, the
+//! winner and its speed-up. Plain data, kept in run.json and results.json.
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::Ratio;
+
+/// How many of the search's best are re-measured, and in how many rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Plan {
+    pub top: usize,
+    pub rounds: usize,
+}
+
+impl Default for Plan {
+    fn default() -> Self {
+        Plan { top: 3, rounds: 10 }
+    }
+}
+
+/// One re-measured configuration.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Candidate {
+    pub eval_id: usize,
+    /// The objective the search recorded for it.
+    pub search_objective: Option<f64>,
+    pub samples: Vec<f64>,
+    pub median: Option<f64>,
+    /// Why it could not be re-measured (it failed to build, check or run this time).
+    pub cause: Option<String>,
+}
+
+/// The verdict, recorded in run.json and results.json.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Verification {
+    pub rounds: usize,
+    pub default_eval_id: Option<usize>,
+    pub candidates: Vec<Candidate>,
+    /// The best re-measured candidate (possibly the default itself).
+    pub winner_eval_id: Option<usize>,
+    /// The winner's speed-up over the default (default / winner for a time, winner /
+    /// default for a maximised metric) with its 95% interval.
+    pub speedup: Option<Ratio>,
+}
+
+impl Verification {
+    /// "eval 26 is 3.92x better than the default (95% CI 3.61–4.20; 4 configurations × 10
+    /// interleaved rounds)".
+    pub fn describe(&self) -> String {
+        let Some(w) = self.winner_eval_id else {
+            return "no candidate could be re-measured".into();
+        };
+        let n = self.candidates.iter().filter(|c| c.cause.is_none()).count();
+        let how = format!("{n} configurations × {} interleaved rounds", self.rounds);
+        match (&self.speedup, Some(w) == self.default_eval_id) {
+            (_, true) => {
+                format!("the default configuration (eval {w}) is the best when re-measured ({how})")
+            }
+            (Some(r), _) => format!(
+                "eval {w} is {:.2}x better than the default (95% CI {:.2}–{:.2}; {how})",
+                r.ratio, r.low, r.high
+            ),
+            (None, _) => {
+                format!("eval {w} is the best when re-measured; no default to compare with ({how})")
+            }
+        }
+    }
+}
