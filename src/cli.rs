@@ -289,7 +289,7 @@ fn run_command(a: RunArgs, args: Vec<String>) -> Result<u8, Error> {
     if json {
         print_json(&serde_json::json!({
             "dir": s.dir, "evaluations": s.evaluations, "termination": s.termination,
-            "best": s.best.as_ref().map(|b| serde_json::json!({"eval_id": b.0, "objective": b.1, "config": b.2})),
+            "best": s.best.as_ref().map(|b| serde_json::json!({"eval_id": b.0, "objective": b.1, "config": s.best_config, "described": b.2})),
             "default_objective": s.default_objective,
             "verification": s.verification,
         }));

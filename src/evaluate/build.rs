@@ -24,7 +24,7 @@ pub fn build(v: &Variant, source: &str) -> Step<Build> {
     };
     argv.extend(v.compile_extra.iter().cloned());
     let cmd = v.command(argv, vec![], "compile");
-    let timeout_s = v.problem.compile_timeout_s;
+    let timeout_s = v.compile_timeout_s;
     let f = v.execute(&cmd, timeout_s);
     match &f.exit {
         Exit::Interrupted => Step::Stop(Stop::Interrupted),
@@ -34,8 +34,9 @@ pub fn build(v: &Variant, source: &str) -> Step<Build> {
             Status::BuildTimeout,
             f.wall_s,
             format!(
-                "the compile exceeded its timeout of {timeout_s} s; command: {}",
-                cmd.argv.join(" ")
+                "the compile exceeded its timeout of {timeout_s} s{}; command: {}",
+                adaptive_note(timeout_s, v.problem.compile_timeout_s),
+                v.shown(&cmd.argv)
             ),
         ),
         _ if !f.success() => fail(
@@ -52,5 +53,14 @@ pub fn build(v: &Variant, source: &str) -> Step<Build> {
             dir: v.dir.clone(),
             compile_s: f.wall_s,
         }),
+    }
+}
+
+/// Says where a timeout shorter than the configured one came from.
+fn adaptive_note(timeout_s: f64, configured_s: f64) -> String {
+    if timeout_s < configured_s {
+        format!(" (adapted to the compiles so far; `timeouts.compile_s` is {configured_s} s)")
+    } else {
+        String::new()
     }
 }

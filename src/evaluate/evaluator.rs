@@ -74,11 +74,32 @@ pub struct RealEvaluator {
     /// again first (see [`time`]).
     incumbent: Option<f64>,
     goal: Goal,
+    /// Compile seconds of the variants that built (for the adaptive compile timeout).
+    compile_times: Vec<f64>,
 }
+
+/// Compile timeouts adapt as run timeouts do: once [`COMPILE_SAMPLES`] variants have
+/// built, a compile may take at most `COMPILE_FACTOR` × their median compile time, never
+/// less than `COMPILE_FLOOR_S` nor more than `timeouts.compile_s` (a Polly build that
+/// takes 60× the usual is cut long before the 120 s default).
+pub const COMPILE_FACTOR: f64 = 5.0;
+pub const COMPILE_FLOOR_S: f64 = 10.0;
+pub const COMPILE_SAMPLES: usize = 3;
 
 impl RealEvaluator {
     pub fn new() -> RealEvaluator {
         RealEvaluator::default()
+    }
+
+    /// The compile timeout: adapted to the compiles so far (see [`COMPILE_FACTOR`]).
+    pub fn compile_timeout(&self, problem: &Problem) -> f64 {
+        if self.compile_times.len() < COMPILE_SAMPLES {
+            return problem.compile_timeout_s;
+        }
+        let median = crate::stats::median(&self.compile_times).unwrap_or(0.0);
+        (COMPILE_FACTOR * median)
+            .max(COMPILE_FLOOR_S)
+            .min(problem.compile_timeout_s)
     }
 
     /// The timeout of one timed run: adapted to the incumbent (see [`ADAPTIVE_FACTOR`]).
@@ -168,7 +189,10 @@ impl Evaluator for RealEvaluator {
     fn evaluate(&mut self, problem: &Problem, config: &Config, eval_id: usize) -> Evaluated {
         let dir = self.work_root.join(format!("eval-{eval_id}"));
         let _ = std::fs::remove_dir_all(&dir);
-        let v = Variant::new(problem, config, &dir);
+        let v = Variant {
+            compile_timeout_s: self.compile_timeout(problem),
+            ..Variant::new(problem, config, &dir)
+        };
         let source = problem.mold.render(&problem.space, config);
         let build_key = reuse::build_key(&v, &source);
         if let Some(mut m) = self.reuse.by_build(&build_key) {
@@ -205,6 +229,10 @@ impl Evaluator for RealEvaluator {
             self.best_wall = Some(self.best_wall.map_or(w, |b: f64| b.min(w)));
         }
         self.update_incumbent(m);
+        let built = !matches!(m.status, Status::BuildError | Status::BuildTimeout);
+        if built && m.reused_from.is_none() && m.compile_s > 0.0 {
+            self.compile_times.push(m.compile_s);
+        }
         self.reuse.remember(m, eval_id);
     }
 }

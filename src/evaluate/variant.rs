@@ -52,6 +52,9 @@ pub struct Variant<'a> {
     /// Arguments appended to the compile command (`check.compile_extra` for the check
     /// build; none for the timed one).
     pub compile_extra: Vec<String>,
+    /// The compile's timeout: `timeouts.compile_s`, or less once compile times are known
+    /// (see [`crate::evaluate::evaluator::RealEvaluator::compile_timeout`]).
+    pub compile_timeout_s: f64,
 }
 
 impl<'a> Variant<'a> {
@@ -61,6 +64,7 @@ impl<'a> Variant<'a> {
             config,
             dir: dir.to_path_buf(),
             compile_extra: vec![],
+            compile_timeout_s: problem.compile_timeout_s,
         }
     }
 
@@ -73,6 +77,7 @@ impl<'a> Variant<'a> {
         let wanted = check.mode != crate::problem::CheckMode::None && !extra.is_empty();
         wanted.then(|| Variant {
             compile_extra: extra.clone(),
+            compile_timeout_s: self.compile_timeout_s,
             ..Variant::new(self.problem, self.config, &self.dir.join("check"))
         })
     }
@@ -101,6 +106,24 @@ impl<'a> Variant<'a> {
     pub fn render_key(&self, t: &Template, ctx: &tera::Context) -> String {
         let text = t.render(ctx).unwrap_or_default();
         text.replace(&self.dir.display().to_string(), "{work_dir}")
+    }
+
+    /// A command line as a record shows it: relative to the build directory it ran in (the
+    /// directory itself `.`, the problem's directory by a relative path), so that run files
+    /// name no directory of the machine that made them.
+    pub fn shown(&self, argv: &[String]) -> String {
+        let problem_dir = pathdiff::diff_paths(&self.problem.dir, &self.dir).map_or_else(
+            || self.problem.dir.display().to_string(),
+            |p| p.display().to_string(),
+        );
+        let (build, problem) = (
+            self.dir.display().to_string(),
+            self.problem.dir.display().to_string(),
+        );
+        argv.iter()
+            .map(|a| a.replace(&build, ".").replace(&problem, &problem_dir))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// The program's environment: the problem's `env` templates plus `extra`.

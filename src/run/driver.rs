@@ -28,6 +28,8 @@ pub struct Summary {
     pub default_objective: Option<f64>,
     pub termination: String,
     pub verification: Option<Verification>,
+    /// The best configuration by parameter name (inactive parameters absent).
+    pub best_config: Option<serde_json::Map<String, serde_json::Value>>,
     pub counts: String,
     pub goal: Goal,
 }
@@ -178,6 +180,10 @@ impl<'p> Session<'p> {
             s.max_evals,
             dir.display()
         ));
+        if let Some(w) = budget_warning(&s) {
+            // A warning is shown even with --quiet: it questions the run's result.
+            eprintln!("{w}");
+        }
         let best_id = log::best(&records, problem.metric.goal).map(|r| r.eval_id);
         Ok(Session {
             problem,
@@ -365,10 +371,34 @@ impl<'p> Session<'p> {
                 .and_then(|r| r.m.objective),
             termination: termination.into(),
             verification: self.meta.verification.clone(),
+            best_config: (self.best_id)
+                .map(|i| log::json_record(self.problem, &self.records[i]).config),
             counts: self.progress.summary_counts(),
             goal: self.problem.metric.goal,
         }
     }
+}
+
+/// Fewer than this many model-chosen evaluations make a learner's result mostly its
+/// initial design.
+const MIN_MODEL_EVALS: usize = 10;
+
+/// A warning when the budget leaves the model fewer than [`MIN_MODEL_EVALS`] evaluations
+/// after the default and the initial design (a learner comparison there compares random
+/// designs).
+fn budget_warning(s: &Resolved) -> Option<String> {
+    let model = s.max_evals.saturating_sub(1 + s.initial);
+    let learns = s.learner != crate::search::Learner::Random;
+    (learns && model < MIN_MODEL_EVALS).then(|| {
+        format!(
+            "warning: `--max-evals {}` leaves the {} model {model} evaluations after the default and {} initial points; \
+             give it at least {} (or fewer `--initial`) for the learner to matter",
+            s.max_evals,
+            s.learner.as_str(),
+            s.initial,
+            1 + s.initial + MIN_MODEL_EVALS
+        )
+    })
 }
 
 /// run.json of a run that is starting (or resuming: its start time is kept).

@@ -426,7 +426,7 @@ pub fn write_results_json(
 ) -> Result<(), Error> {
     let v = serde_json::json!({
         "format_version": FORMAT_VERSION,
-        "run": meta,
+        "run": portable(meta, dir),
         "evaluations": records.iter().map(|r| json_record(problem, r)).collect::<Vec<_>>(),
     });
     write_atomic(
@@ -440,10 +440,21 @@ pub fn write_results_json(
 pub fn write_run_json(dir: &Path, meta: &RunMeta) -> Result<(), Error> {
     write_atomic(
         &dir.join(RUN_JSON),
-        serde_json::to_string_pretty(meta)
+        serde_json::to_string_pretty(&portable(meta, dir))
             .expect("serializable")
             .as_bytes(),
     )
+}
+
+/// run.json as written: the problem's path relative to the run directory, so that the
+/// files name no directory of the machine that made them and a moved tree still resumes.
+fn portable(meta: &RunMeta, dir: &Path) -> RunMeta {
+    let mut m = meta.clone();
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    if let Some(rel) = pathdiff::diff_paths(&meta.problem, &dir) {
+        m.problem = rel;
+    }
+    m
 }
 
 pub fn read_run_json(dir: &Path) -> Result<RunMeta, Error> {
@@ -454,11 +465,14 @@ pub fn read_run_json(dir: &Path) -> Result<RunMeta, Error> {
             Some("`--resume` takes the directory a previous `moldtune run` wrote (it holds run.json)"),
         )
     })?;
-    serde_json::from_slice(&bytes).map_err(|e| Error::ConfigFile {
+    let mut meta: RunMeta = serde_json::from_slice(&bytes).map_err(|e| Error::ConfigFile {
         file: path,
         message: format!("unreadable run.json: {e}"),
         hint: None,
-    })
+    })?;
+    // A relative problem path is relative to the run directory.
+    meta.problem = dir.join(&meta.problem);
+    Ok(meta)
 }
 
 /// Reads the log of a run directory the user named: one that is not a run directory is a

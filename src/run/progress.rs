@@ -61,8 +61,10 @@ impl Progress {
                 (Status::Ok, _) | (_, None) => String::new(),
                 (_, Some(c)) => format!("  ({})", c.lines().next().unwrap_or("")),
             };
+            // The eval id as results.csv has it, then how far the run is.
             eprintln!(
-                "[{:>4}/{}] {:<14} {:>10}  best {:>10}  {}{}",
+                "eval {:>4} [{}/{}] {:<14} {:>10}  best {:>10}  {}{}",
+                r.eval_id,
                 r.eval_id + 1,
                 self.total,
                 r.m.status.as_str(),
