@@ -312,7 +312,7 @@ fn print_summary(s: &driver::Summary) {
     }
     match (&s.verification, &s.best, s.default_objective) {
         (Some(v), _, _) => println!("verified: {}", v.describe()),
-        (None, Some((_, obj, _)), Some(d)) => {
+        (None, Some((id, obj, _)), Some(d)) if *id != 0 => {
             let ratio = if s.goal == crate::problem::Goal::Minimize {
                 d / obj
             } else {
