@@ -17,11 +17,10 @@ pub fn build(v: &Variant, source: &str) -> Step<Build> {
     if let Err(e) = written {
         return Step::Stop(Stop::Environment(environment::describe(&v.dir, &e)));
     }
-    let argv = match v.problem.compile.argv(&v.context()) {
-        Ok(a) => a,
+    let cmd = match v.compile_command() {
+        Ok(c) => c,
         Err(e) => return fail(Status::BuildError, 0.0, format!("compile template: {e}")),
     };
-    let cmd = v.command(argv, vec![], "compile");
     let timeout_s = v.problem.compile_timeout_s;
     let f = v.execute(&cmd, timeout_s);
     match &f.exit {

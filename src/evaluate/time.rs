@@ -18,7 +18,7 @@ pub fn time(v: &Variant, build: &Build, timeout_s: f64) -> Step<Measurement> {
     let mut samples = Vec::new();
     let mut run_s = 0.0;
     for r in 0..problem.repeats {
-        let ran = match v.run(&[], &format!("run{r}"), timeout_s) {
+        let ran = match v.run_timed(r, timeout_s) {
             Ok(ran) => ran,
             Err(e) => {
                 let m = Measurement::failed(Status::RunError, build.compile_s, run_s, e);
