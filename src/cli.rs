@@ -75,9 +75,35 @@ pub enum Command {
         /// The evaluation of `--from` to measure.
         #[arg(long, requires = "from")]
         eval: Option<usize>,
+        /// Set a parameter, e.g. `--set P0=32 --set P2='#pragma omp interchange'` (on top
+        /// of the default or the `--from` configuration).
+        #[arg(long = "set", value_name = "P=V")]
+        set: Vec<String>,
         /// Timed runs.
         #[arg(long, default_value_t = 5)]
         repeats: u32,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print one variant's source and the exact compile, check and run commands, without
+    /// building or running anything.
+    Show {
+        /// The problem file.
+        problem: PathBuf,
+        /// Set a parameter, e.g. `--set P0=32 --set P2='#pragma omp interchange'` (on top
+        /// of the default or the `--from` configuration).
+        #[arg(long = "set", value_name = "P=V")]
+        set: Vec<String>,
+        /// Take the configuration from this run directory (its best unless `--eval`).
+        #[arg(long, value_name = "DIR")]
+        from: Option<PathBuf>,
+        /// The evaluation of `--from` to show.
+        #[arg(long, requires = "from")]
+        eval: Option<usize>,
+        /// Write the variant's source to this file instead of printing it.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -227,9 +253,18 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
             problem,
             from,
             eval,
+            set,
             repeats,
             json,
-        } => measure_command(&problem, from.as_deref(), eval, repeats, json),
+        } => measure_command(&problem, from.as_deref(), eval, &set, repeats, json),
+        Command::Show {
+            problem,
+            set,
+            from,
+            eval,
+            out,
+            json,
+        } => show_command(&problem, from.as_deref(), eval, &set, out.as_deref(), json),
         Command::Best {
             dir,
             verify,
@@ -396,10 +431,11 @@ fn measure_command(
     problem: &Path,
     from: Option<&Path>,
     eval: Option<usize>,
+    set: &[String],
     repeats: u32,
     json: bool,
 ) -> Result<u8, Error> {
-    let r = report::measure(problem, from, eval, repeats)?;
+    let r = report::measure(problem, from, eval, set, repeats)?;
     if json {
         print_json(&r);
     } else {
@@ -416,6 +452,28 @@ fn measure_command(
     } else {
         exit::NO_SUCCESS
     })
+}
+
+/// `moldtune show`.
+fn show_command(
+    problem: &Path,
+    from: Option<&Path>,
+    eval: Option<usize>,
+    set: &[String],
+    out: Option<&Path>,
+    json: bool,
+) -> Result<u8, Error> {
+    let shown = report::show(problem, from, eval, set)?;
+    if let Some(p) = out {
+        std::fs::write(p, &shown.source)
+            .map_err(|e| Error::io(format!("cannot write `{}`", p.display()), e))?;
+    }
+    if json {
+        print_json(&shown);
+    } else {
+        print!("{}", shown.text(out));
+    }
+    Ok(exit::OK)
 }
 
 /// `moldtune best`.

@@ -791,6 +791,8 @@ fn shell_metacharacters_in_values_are_not_interpreted() {
         format!("\\n touch {h} #"),
     ];
     // The fake compiler logs its arguments (one per line) and "builds" the program by copying.
+    // `| words` splits the value into arguments (a value is otherwise one argument): the
+    // shell's own separators then arrive as arguments of their own.
     write_executable(
         &d.join("fakecc.sh"),
         "#!/bin/sh\nexe=\"$1\"; shift\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >> \"$(dirname \"$0\")/args.log\"\ncp \"$(dirname \"$0\")/prog.sh\" \"$exe\"\nchmod +x \"$exe\"\n",
@@ -802,7 +804,7 @@ fn shell_metacharacters_in_values_are_not_interpreted() {
         .collect();
     let yaml = format!(
         "name: shell\nmold: m.c\nparams:\n  - name: P1\n    type: categorical\n    choices: {}\n    default: plain\n\
-         compile: \"sh {{{{ problem_dir }}}}/fakecc.sh {{{{ exe }}}} {{{{ P1 }}}}\"\n\
+         compile: \"sh {{{{ problem_dir }}}}/fakecc.sh {{{{ exe }}}} {{{{ P1 | words }}}}\"\n\
          run: \"{{{{ exe }}}} {{{{ P1 }}}}\"\nenv: {{MT_VALUE: \"{{{{ P1 }}}}\"}}\n\
          metric: {{kind: wall_time}}\ncheck: {{mode: none}}\nrepeats: 1\n",
         serde_json::to_string(&choices).unwrap()

@@ -18,12 +18,10 @@ pub fn build(v: &Variant, source: &str) -> Step<Build> {
     if let Err(e) = written {
         return Step::Stop(Stop::Environment(environment::describe(&v.dir, &e)));
     }
-    let mut argv = match v.problem.compile.argv(&v.context()) {
-        Ok(a) => a,
+    let cmd = match v.compile_command() {
+        Ok(c) => c,
         Err(e) => return fail(Status::BuildError, 0.0, format!("compile template: {e}")),
     };
-    argv.extend(v.compile_extra.iter().cloned());
-    let cmd = v.command(argv, vec![], "compile");
     let timeout_s = v.compile_timeout_s;
     let f = v.execute(&cmd, timeout_s);
     match &f.exit {

@@ -22,7 +22,7 @@ pub fn check_output(v: &Variant, build: &Build, reference: &Path) -> Step<()> {
         return Step::Ok(());
     }
     let timeout_s = problem.run_timeout_s;
-    let ran = match v.run(&problem.check.env, "check", timeout_s) {
+    let ran = match v.run_check(timeout_s) {
         Ok(r) => r,
         Err(e) => {
             let m = Measurement::failed(Status::RunError, build.compile_s, 0.0, e);

@@ -317,8 +317,9 @@ fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result<Pat
         }
         Step::Stop(s) => return Err(stopped(s, run_dir)),
     }
-    let ran =
-        (v.run(&problem.check.env, "check", problem.run_timeout_s)).map_err(Error::Reference)?;
+    let ran = v
+        .run_check(problem.run_timeout_s)
+        .map_err(Error::Reference)?;
     match &ran.finished.exit {
         Exit::Interrupted => return Err(stopped(Stop::Interrupted, run_dir)),
         Exit::SpawnError(m) => return Err(stopped(Stop::Environment(m.clone()), run_dir)),

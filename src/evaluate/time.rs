@@ -69,7 +69,7 @@ fn needs_confirmation(v: &Variant, samples: &[f64], incumbent: Option<f64>) -> b
 /// One timed run: its metric and wall time, or the failure it is recorded as (with this
 /// run's wall time as `run_s` and no compile time).
 pub fn sample(v: &Variant, tag: &str, timeout_s: f64) -> Step<(f64, f64)> {
-    let ran = match v.run(&[], tag, timeout_s) {
+    let ran = match v.run_tagged(tag, timeout_s) {
         Ok(ran) => ran,
         Err(e) => return Step::Fail(Measurement::failed(Status::RunError, 0.0, 0.0, e)),
     };

@@ -1,6 +1,7 @@
 //! One variant being evaluated: its configuration, its build directory, the template
-//! context both are rendered into, and the one path by which its compiler and program are
-//! run ([`Variant::run`]).
+//! context both are rendered into, its commands (compile, check run, timed runs: what
+//! `moldtune show` prints is built here too) and the one path by which they are run
+//! ([`Variant::execute`]).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -126,7 +127,8 @@ impl<'a> Variant<'a> {
             .join(" ")
     }
 
-    /// The program's environment: the problem's `env` templates plus `extra`.
+    /// The program's environment: the problem's `env` templates plus `extra`, which wins
+    /// where both name a variable.
     pub fn env(
         &self,
         ctx: &tera::Context,
@@ -134,7 +136,9 @@ impl<'a> Variant<'a> {
     ) -> Result<Vec<(String, String)>, String> {
         let mut env = Vec::new();
         for (k, t) in &self.problem.env {
-            env.push((k.clone(), t.render(ctx)?));
+            if !extra.iter().any(|(e, _)| e == k) {
+                env.push((k.clone(), t.render(ctx)?));
+            }
         }
         env.extend(extra.iter().cloned());
         Ok(env)
@@ -152,27 +156,57 @@ impl<'a> Variant<'a> {
         }
     }
 
+    /// The compile command, run in the build directory with moldtune's own environment.
+    pub fn compile_command(&self) -> Result<Command, String> {
+        let mut argv = self.problem.compile.argv(&self.context())?;
+        argv.extend(self.compile_extra.iter().cloned());
+        Ok(self.command(argv, vec![], "compile"))
+    }
+
+    /// A run of the program with `extra_env` added, its output in `tag.out`/`tag.err`.
+    fn run_command(&self, extra_env: &[(String, String)], tag: &str) -> Result<Command, String> {
+        let ctx = self.context();
+        let argv = self.problem.run.argv(&ctx)?;
+        let env = self.env(&ctx, extra_env)?;
+        Ok(self.command(argv, env, tag))
+    }
+
+    /// The check run: the program with `check.env` added, output in `check.out`/`check.err`.
+    pub fn check_command(&self) -> Result<Command, String> {
+        self.run_command(&self.problem.check.env, "check")
+    }
+
+    /// Timed run `r` (from 0): the program as it is, output in `run{r}.out`/`run{r}.err`.
+    pub fn timed_command(&self, r: u32) -> Result<Command, String> {
+        self.run_command(&[], &format!("run{r}"))
+    }
+
     /// Runs `cmd` under `timeout_s`: the one child-running path of build, check and time.
     pub fn execute(&self, cmd: &Command, timeout_s: f64) -> Finished {
         child::execute(cmd, Duration::from_secs_f64(timeout_s))
     }
 
-    /// One run of the program with `extra_env` added, output in `tag.out`/`tag.err`.
-    pub fn run(
-        &self,
-        extra_env: &[(String, String)],
-        tag: &str,
-        timeout_s: f64,
-    ) -> Result<Ran, String> {
-        let ctx = self.context();
-        let argv = self.problem.run.argv(&ctx)?;
-        let env = self.env(&ctx, extra_env)?;
-        let cmd = self.command(argv, env, tag);
-        Ok(Ran {
+    /// The check run under `timeout_s`.
+    pub fn run_check(&self, timeout_s: f64) -> Result<Ran, String> {
+        Ok(self.run(self.check_command()?, timeout_s))
+    }
+
+    /// Timed run `r` under `timeout_s`.
+    pub fn run_timed(&self, r: u32, timeout_s: f64) -> Result<Ran, String> {
+        Ok(self.run(self.timed_command(r)?, timeout_s))
+    }
+
+    /// A timed-style run (the program as it is) with its output in `tag.out`/`tag.err`.
+    pub fn run_tagged(&self, tag: &str, timeout_s: f64) -> Result<Ran, String> {
+        Ok(self.run(self.run_command(&[], tag)?, timeout_s))
+    }
+
+    fn run(&self, cmd: Command, timeout_s: f64) -> Ran {
+        Ran {
             finished: self.execute(&cmd, timeout_s),
             stdout: cmd.stdout,
             stderr: cmd.stderr,
-        })
+        }
     }
 }
 

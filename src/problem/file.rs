@@ -10,12 +10,12 @@
 //! the first failing one is reported, so a file with several mistakes always gets the same
 //! message.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde_saphyr::{Location, Spanned};
 
-use crate::error::{Error, Span};
+use crate::error::{did_you_mean, Error, Span};
 use crate::problem::expr::{self, ParseError};
 use crate::problem::limits;
 use crate::problem::mold::Mold;
@@ -98,35 +98,33 @@ impl Problem {
         let abs = std::fs::canonicalize(path)
             .map_err(|e| Error::io(format!("cannot resolve `{}`", path.display()), e))?;
         let dir = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
-        Problem::from_raw(raw, path, &abs, dir, hex_hash(text.as_bytes()))
+        let cx = Ctx {
+            file: path,
+            dir: &dir,
+            text: &text,
+        };
+        cx.problem(raw, &abs, hex_hash(text.as_bytes()))
     }
 
     /// The default configuration: the baseline every run evaluates first.
     pub fn default_config(&self) -> Config {
         self.space.default_config()
     }
+}
 
+impl Ctx<'_> {
     /// Validates a parsed problem file: the space, then what the evaluations need (mold,
     /// sources, templates), then how they are measured and checked.
-    fn from_raw(
-        raw: RawProblem,
-        path: &Path,
-        abs: &Path,
-        dir: PathBuf,
-        hash: String,
-    ) -> Result<Problem, Error> {
-        let cx = Ctx {
-            file: path,
-            dir: &dir,
-        };
-        let space = build_space(&cx, &raw)?;
+    fn problem(&self, raw: RawProblem, abs: &Path, hash: String) -> Result<Problem, Error> {
+        let cx = self;
+        let space = build_space(cx, &raw)?;
         let mold = cx.mold(&raw.mold, &space)?;
         let sources = cx.sources(&raw.sources)?;
         let compile = Template::new(raw.compile.value.text());
         let run = Template::new(raw.run.value.text());
         let env = env_templates(&raw.env);
         let named = named_templates(&raw, &compile, &run, &env);
-        cx.check_templates_render(&named, &space, &sources)?;
+        cx.check_templates(&named, &space, &sources)?;
         cx.check_commands_not_empty(&named[..2], &space, &sources)?;
         cx.check_every_param_used(&named, &space, &mold, &raw)?;
         let metric = cx.metric(raw.metric.as_ref())?;
@@ -141,7 +139,7 @@ impl Problem {
         Ok(Problem {
             name: cx.name(raw.name.as_ref(), abs)?,
             path: abs.to_path_buf(),
-            dir,
+            dir: cx.dir.to_path_buf(),
             hash,
             space,
             mold,
@@ -161,10 +159,12 @@ impl Problem {
     }
 }
 
-/// Where errors point: the problem file, and the directory its relative paths start from.
+/// Where errors point: the problem file (its path and text), and the directory its
+/// relative paths start from.
 struct Ctx<'a> {
     file: &'a Path,
     dir: &'a Path,
+    text: &'a str,
 }
 
 impl Ctx<'_> {
@@ -810,14 +810,18 @@ struct NamedTemplate<'a> {
     template: &'a Template,
     loc: &'a Location,
     what: String,
+    /// A command (split into arguments), not an environment value.
+    command: bool,
 }
 
 impl<'a> NamedTemplate<'a> {
     fn new(template: &'a Template, loc: &'a Location, what: String) -> Self {
+        let command = !what.starts_with("env.");
         NamedTemplate {
             template,
             loc,
             what,
+            command,
         }
     }
 }
@@ -843,6 +847,24 @@ fn named_templates<'a>(
         out.push(NamedTemplate::new(t, &sp.referenced, format!("env.{k}")));
     }
     out
+}
+
+/// The values of `p` that hold several flags (`-mllvm -polly`: two or more words, each
+/// starting with `-`), with their coordinates.
+fn flag_values(p: &Param) -> Vec<(f64, String)> {
+    let texts: Vec<String> = match &p.kind {
+        Kind::Categorical(v) => v.clone(),
+        Kind::Ordinal(v) => v.iter().map(Scalar::to_string).collect(),
+        _ => vec![],
+    };
+    let is_flags = |v: &str| {
+        let words: Vec<&str> = v.split_whitespace().collect();
+        words.len() > 1 && words.iter().all(|w| w.starts_with('-'))
+    };
+    (texts.into_iter().enumerate())
+        .filter(|(_, v)| is_flags(v))
+        .map(|(k, v)| (k as f64, v))
+        .collect()
 }
 
 impl Ctx<'_> {
@@ -879,24 +901,33 @@ impl Ctx<'_> {
         Ok(p)
     }
 
-    /// Every template renders with the default configuration: this finds undefined
-    /// variables and syntax errors now rather than at the first evaluation.
-    fn check_templates_render(
+    /// Every template parses, reads only parameters and built-ins, passes no value that
+    /// holds several flags as one argument, and renders with the default configuration
+    /// (which finds what tera reports only when rendering, e.g. a filter's bad argument).
+    fn check_templates(
         &self,
         named: &[NamedTemplate],
         space: &Space,
         sources: &[PathBuf],
     ) -> Result<(), Error> {
-        let default = space.default_config();
         let builtins = template::Builtins::placeholder(self.dir, sources);
-        let vars = template::context(space, &default, &builtins);
+        let vars = template::context(space, &space.default_config(), &builtins);
         for t in named {
-            if let Err(e) = t.template.render(&vars) {
-                return self.err(
-                    t.loc,
-                    format!("the `{}` template does not render: {e}", t.what),
-                    Some("template variables are the parameter names plus source, exe, sources, problem_dir, work_dir"),
-                );
+            let read = match t.template.variables() {
+                Ok(read) => read,
+                Err(e) => return self.template_error(t, format!("does not parse: {e}")),
+            };
+            self.check_names_known(t, &read, space)?;
+            if t.command {
+                self.check_flags_split(t, &read, space, &builtins)?;
+            }
+            let rendered = if t.command {
+                t.template.argv(&vars).map(|_| ())
+            } else {
+                t.template.render(&vars).map(|_| ())
+            };
+            if let Err(e) = rendered {
+                return self.template_error(t, format!("does not render: {e}"));
             }
         }
         Ok(())
@@ -925,6 +956,106 @@ impl Ctx<'_> {
             }
         }
         Ok(())
+    }
+
+    fn template_error(&self, t: &NamedTemplate, what: String) -> Result<(), Error> {
+        self.err(
+            t.loc,
+            format!("the `{}` template {what}", t.what),
+            Some("template variables are the parameter names plus source, exe, sources, problem_dir, work_dir"),
+        )
+    }
+
+    /// Every name the template reads is a parameter or a built-in, in every branch: a
+    /// misspelt name is otherwise silently false in `{% if %}`, or an error only in the
+    /// configurations that take the branch reading it.
+    fn check_names_known(
+        &self,
+        t: &NamedTemplate,
+        read: &BTreeSet<String>,
+        space: &Space,
+    ) -> Result<(), Error> {
+        let known = || (space.params.iter().map(|p| p.name.as_str())).chain(template::BUILTINS);
+        let Some(name) = read.iter().find(|n| !known().any(|k| k == n.as_str())) else {
+            return Ok(());
+        };
+        let hint = match did_you_mean(name, known()) {
+            Some(near) => format!("did you mean `{near}`?"),
+            None => {
+                let params: Vec<String> = known().map(|n| format!("`{n}`")).collect();
+                format!("the names a template can read are {}", params.join(", "))
+            }
+        };
+        Err(Error::Config {
+            span: self.template_span(t, name),
+            message: format!(
+                "the `{}` template reads `{name}`, which is neither a parameter nor a built-in",
+                t.what
+            ),
+            hint: Some(hint),
+        })
+    }
+
+    /// A value that holds several flags (`-mllvm -polly`) is not passed as one argument: a
+    /// compiler would reject it in every variant that takes it. `{{ P | words }}` splits it.
+    fn check_flags_split(
+        &self,
+        t: &NamedTemplate,
+        read: &BTreeSet<String>,
+        space: &Space,
+        builtins: &template::Builtins,
+    ) -> Result<(), Error> {
+        let base: Vec<f64> = space.params.iter().map(|p| p.default).collect();
+        for (i, p) in space.params.iter().enumerate() {
+            if !read.contains(&p.name) {
+                continue;
+            }
+            for (coord, value) in flag_values(p) {
+                let mut c = Config(base.clone());
+                c.0[i] = coord;
+                let ctx = template::context(space, &c, builtins);
+                let argv = t.template.argv(&ctx).unwrap_or_default();
+                if argv.iter().any(|a| a.contains(value.as_str())) {
+                    return Err(Error::Config {
+                        span: self.template_span(t, &p.name),
+                        message: format!(
+                            "the `{}` template passes the value `{value}` of `{}` as one argument",
+                            t.what, p.name
+                        ),
+                        hint: Some(format!(
+                            "a value stays one argument (so paths with spaces work); write `{{{{ {} | words }}}}` to pass its words as separate arguments",
+                            p.name
+                        )),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Where `name` is first read in template `t`, in the YAML file: exact when the template
+    /// is written on one line as it reads (plain or quoted, no escape before that point),
+    /// else the template's start.
+    fn template_span(&self, t: &NamedTemplate, name: &str) -> Span {
+        let mut span = self.span(t.loc);
+        let Some(offset) = t.template.position_of(name) else {
+            return span;
+        };
+        let prefix = &t.template.text[..offset];
+        let line = self
+            .text
+            .lines()
+            .nth((span.line as usize).saturating_sub(1));
+        let rest: String = line
+            .unwrap_or("")
+            .chars()
+            .skip((span.col as usize).saturating_sub(1))
+            .collect();
+        let quote = usize::from(rest.starts_with(['"', '\'']));
+        if rest[quote..].starts_with(prefix) {
+            span.col += (quote + prefix.chars().count()) as u32;
+        }
+        span
     }
 
     /// Every parameter is used: by a marker in the mold or as a template variable.

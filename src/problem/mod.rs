@@ -1,11 +1,13 @@
 //! Stage 1, the problem: the problem file (YAML) validated into a [`Problem`], its parameter
-//! [`space`](space) with conditions and [constraint expressions](expr), the code [`mold`](mold)
-//! and the command [`template`](template)s.
+//! [`space`](space) with conditions and [constraint expressions](expr), the code [`mold`](mold),
+//! the command [`template`](template)s, and configurations written as `--set P=V`
+//! [`overrides`](overrides).
 
 pub mod expr;
 pub mod file;
 pub mod limits;
 pub mod mold;
+pub mod overrides;
 mod raw;
 pub mod space;
 pub mod template;

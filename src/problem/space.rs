@@ -216,6 +216,19 @@ impl Param {
     }
 }
 
+/// `P0=32`, `P1='#pragma omp interchange'`, `P2=''`, `P3=-` (inactive).
+fn name_value(p: &Param, x: f64) -> String {
+    if x.is_nan() {
+        return format!("{}=-", p.name);
+    }
+    let t = p.cell(x);
+    if t.is_empty() || t.contains(char::is_whitespace) {
+        format!("{}='{}'", p.name, t)
+    } else {
+        format!("{}={}", p.name, t)
+    }
+}
+
 fn scale(x: f64, low: f64, high: f64, log: bool) -> f64 {
     if high <= low {
         return 0.0;
@@ -293,7 +306,7 @@ impl Space {
     }
 
     /// Sets the coordinates of inactive parameters to NaN (in dependency order).
-    fn apply_conditions(&self, c: &mut Config) {
+    pub fn apply_conditions(&self, c: &mut Config) {
         for &i in &self.order {
             if !self.active(c, i) {
                 c.0[i] = f64::NAN;
@@ -322,6 +335,35 @@ impl Space {
             }
         }
         true
+    }
+
+    /// Why a configuration with correct activity is not valid: the first forbidden
+    /// combination it contains or constraint it breaks; `None` when it is valid.
+    pub fn violation(&self, c: &Config) -> Option<String> {
+        if self.is_valid(c) {
+            return None;
+        }
+        if let Some(combo) = (self.forbidden.iter()).find(|f| f.iter().all(|&(i, v)| c.0[i] == v)) {
+            let parts: Vec<String> = combo
+                .iter()
+                .map(|&(i, v)| name_value(&self.params[i], v))
+                .collect();
+            return Some(format!(
+                "it holds the forbidden combination `{}`",
+                parts.join(" ")
+            ));
+        }
+        let broken =
+            self.constraints
+                .iter()
+                .find(|k| match k.expr.eval(&|i| self.params[i].val(c.0[i])) {
+                    Ok(v) => !crate::problem::expr::truthy(&v),
+                    Err(e) => e != "inactive parameter",
+                });
+        Some(match broken {
+            Some(k) => format!("the constraint `{}` is false for it", k.text),
+            None => "it breaks a constraint".into(),
+        })
     }
 
     /// One random draw honouring conditions (not yet checked against constraints).
@@ -486,18 +528,7 @@ impl Space {
         self.params
             .iter()
             .zip(&c.0)
-            .map(|(p, &x)| {
-                if x.is_nan() {
-                    format!("{}=-", p.name)
-                } else {
-                    let t = p.cell(x);
-                    if t.is_empty() || t.contains(char::is_whitespace) {
-                        format!("{}='{}'", p.name, t)
-                    } else {
-                        format!("{}={}", p.name, t)
-                    }
-                }
-            })
+            .map(|(p, &x)| name_value(p, x))
             .collect::<Vec<_>>()
             .join(" ")
     }

@@ -1,12 +1,13 @@
 //! `moldtune measure`: build, check and time one configuration (the default, or one of a
-//! run's) outside any search, e.g. to re-measure a tuned result with more repeats.
+//! run's, with `--set` overrides) outside any search, e.g. to re-measure a tuned result with
+//! more repeats.
 
 use std::path::Path;
 
 use crate::error::Error;
 use crate::evaluate::outcome::Stop;
 use crate::problem::limits;
-use crate::run::log;
+use crate::report::pick;
 
 #[derive(Debug, serde::Serialize)]
 pub struct Measured {
@@ -23,29 +24,13 @@ pub fn measure(
     problem_path: &Path,
     from: Option<&Path>,
     eval: Option<usize>,
+    sets: &[String],
     repeats: u32,
 ) -> Result<Measured, Error> {
     use crate::evaluate::{Evaluated, Evaluator, RealEvaluator};
     let mut problem = crate::problem::Problem::load(problem_path)?;
     problem.repeats = crate::run::settings::flag("--repeats", limits::repeats(repeats.into()))?;
-    let config = match from {
-        None => problem.default_config(),
-        Some(dir) => {
-            let records = log::read_run_records(dir, &problem)?;
-            let pick = match eval {
-                Some(id) => records.iter().find(|r| r.eval_id == id),
-                None => log::best(&records, problem.metric.goal),
-            };
-            pick.ok_or_else(|| {
-                Error::usage(
-                    format!("no such evaluation in `{}`", dir.display()),
-                    Some("see `moldtune best DIR`"),
-                )
-            })?
-            .config
-            .clone()
-        }
-    };
+    let config = pick::configuration(&problem, from, eval, sets)?;
     let scratch = std::env::temp_dir().join(format!("moldtune-measure-{}", std::process::id()));
     std::fs::create_dir_all(&scratch)
         .map_err(|e| Error::io("cannot create a scratch directory", e))?;

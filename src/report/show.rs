@@ -1,0 +1,240 @@
+//! `moldtune show`: one variant as the evaluator would build and run it, with nothing
+//! compiled or run — the rendered source, and the compile, check and timed-run commands
+//! (argv, added environment, directory, timeout).
+//!
+//! The commands come from [`Variant`], the evaluator's own code path, so what is printed is
+//! what a run executes. The build directory, which a run creates as `RUN_DIR/work/eval-N`,
+//! is shown as the placeholder [`WORK_DIR`].
+
+use std::path::{Path, PathBuf};
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
+use crate::error::Error;
+use crate::evaluate::child::Command;
+use crate::evaluate::variant::Variant;
+use crate::problem::{CheckMode, MetricKind, Problem, Reduce, Stream};
+use crate::report::pick;
+
+/// Stands for the build directory in the commands shown.
+pub const WORK_DIR: &str = "{work_dir}";
+
+/// A variant shown: its configuration, source and commands.
+#[derive(Debug, serde::Serialize)]
+pub struct Shown {
+    pub problem: String,
+    pub name: String,
+    pub config: Pairs,
+    /// The configuration as the progress line writes it (`P0=32 P2='' …`).
+    pub described: String,
+    pub work_dir: String,
+    pub source: String,
+    pub compile: Shell,
+    /// `None` with `check.mode: none`.
+    pub check: Option<CheckRun>,
+    pub run: Shell,
+    /// Timed runs per evaluation, how they are reduced, and what is measured.
+    pub repeats: u32,
+    pub reduce: Reduce,
+    pub metric: MetricKind,
+}
+
+/// The check run, and what its output is compared with.
+#[derive(Debug, serde::Serialize)]
+pub struct CheckRun {
+    #[serde(flatten)]
+    pub shell: Shell,
+    /// `stdout` or `stderr`.
+    pub stream: &'static str,
+    /// Where the reference output comes from.
+    pub reference: String,
+}
+
+/// One command: what the child is given.
+#[derive(Debug, serde::Serialize)]
+pub struct Shell {
+    pub argv: Vec<String>,
+    /// Added to moldtune's own environment.
+    pub env: Pairs,
+    pub cwd: PathBuf,
+    /// The most it may take (a timed run's timeout adapts below this, see the README).
+    pub timeout_s: f64,
+}
+
+/// Name/value pairs serialized as a JSON object in their own order.
+#[derive(Debug)]
+pub struct Pairs(pub Vec<(String, serde_json::Value)>);
+
+impl Serialize for Pairs {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// The variant of `problem_path` chosen by `from`/`eval`/`sets` (see [`pick`]).
+pub fn show(
+    problem_path: &Path,
+    from: Option<&Path>,
+    eval: Option<usize>,
+    sets: &[String],
+) -> Result<Shown, Error> {
+    let problem = Problem::load(problem_path)?;
+    let config = pick::configuration(&problem, from, eval, sets)?;
+    let v = Variant::new(&problem, &config, Path::new(WORK_DIR));
+    // A run records this as the variant's `build_error`; `show` reports it instead.
+    let unrendered = |e: String| {
+        let message = format!("a template does not render for this configuration: {e}");
+        Error::usage(
+            message,
+            Some("a run records it as the variant's `build_error`"),
+        )
+    };
+    let compile = v.compile_command().map_err(unrendered)?;
+    let check = match problem.check.mode {
+        CheckMode::None => None,
+        CheckMode::Output => Some(CheckRun {
+            shell: shell(
+                v.check_command().map_err(unrendered)?,
+                problem.run_timeout_s,
+            ),
+            stream: stream_name(problem.check.stream),
+            reference: reference_name(&problem),
+        }),
+    };
+    let run = v.timed_command(0).map_err(unrendered)?;
+    let config_pairs = (problem.space.params.iter().zip(&config.0))
+        .map(|(p, &x)| (p.name.clone(), (!x.is_nan()).then(|| p.json(x)).into()))
+        .collect();
+    Ok(Shown {
+        problem: problem_path.display().to_string(),
+        name: problem.name.clone(),
+        config: Pairs(config_pairs),
+        described: problem.space.describe(&config),
+        work_dir: WORK_DIR.into(),
+        source: problem.mold.render(&problem.space, &config),
+        compile: shell(compile, problem.compile_timeout_s),
+        check,
+        run: shell(run, problem.run_timeout_s),
+        repeats: problem.repeats,
+        reduce: problem.reduce,
+        metric: problem.metric.kind,
+    })
+}
+
+fn shell(c: Command, timeout_s: f64) -> Shell {
+    Shell {
+        argv: c.argv,
+        env: Pairs(c.env.into_iter().map(|(k, v)| (k, v.into())).collect()),
+        cwd: c.cwd,
+        timeout_s,
+    }
+}
+
+impl Shown {
+    /// The human-readable form; the source is included unless it was written to `out`.
+    pub fn text(&self, out: Option<&Path>) -> String {
+        let mut t = format!("{}: {}\n", self.name, self.described);
+        t.push_str(&format!(
+            "nothing is built or run; {WORK_DIR} stands for the build directory (a run uses RUN_DIR/work/eval-N)\n\n"
+        ));
+        let c = &self.compile;
+        t.push_str(&format!(
+            "compile (in {WORK_DIR}, timeout {} s):\n  {}\n",
+            c.timeout_s,
+            c.line()
+        ));
+        match &self.check {
+            None => t.push_str("check run: none (`check.mode: none`)\n"),
+            Some(c) => t.push_str(&format!(
+                "check run (untimed; its {} is compared with the reference's, {}; timeout {} s):\n  {}\n",
+                c.stream,
+                c.reference,
+                c.shell.timeout_s,
+                c.shell.line()
+            )),
+        }
+        t.push_str(&format!(
+            "timed runs ({} × {} of {}; timeout at most {} s):\n  {}\n\n",
+            self.repeats,
+            serde_name(&self.reduce),
+            serde_name(&self.metric),
+            self.run.timeout_s,
+            self.run.line()
+        ));
+        match out {
+            Some(p) => t.push_str(&format!("variant.c written to {}\n", p.display())),
+            None => {
+                t.push_str(&format!("--- {WORK_DIR}/variant.c\n"));
+                t.push_str(&self.source);
+            }
+        }
+        t
+    }
+}
+
+/// A unit enum's name as the problem file writes it (`median`, `kernel_time`).
+fn serde_name(v: &impl Serialize) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+impl Shell {
+    /// `env K=V … argv…`, quoted for a POSIX shell.
+    pub fn line(&self) -> String {
+        let mut words: Vec<String> = Vec::new();
+        if !self.env.0.is_empty() {
+            words.push("env".into());
+            for (k, v) in &self.env.0 {
+                let v = v.as_str().unwrap_or_default();
+                words.push(format!("{k}={}", quote(v)));
+            }
+        }
+        words.extend(self.argv.iter().map(|a| quote(a)));
+        words.join(" ")
+    }
+}
+
+/// `arg` as one shell word: as it is when that is safe, else in single quotes.
+pub fn quote(arg: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./_-".contains(c);
+    if !arg.is_empty() && arg.chars().all(plain) {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
+fn stream_name(s: Stream) -> &'static str {
+    match s {
+        Stream::Stdout => "stdout",
+        Stream::Stderr => "stderr",
+    }
+}
+
+/// What the reference output comes from.
+fn reference_name(problem: &Problem) -> String {
+    match &problem.check.reference {
+        Some(p) => format!("`{}` built by the same compile command", p.display()),
+        None => "the mold at its default configuration".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_words_are_quoted_only_when_needed() {
+        assert_eq!(quote("-O3"), "-O3");
+        assert_eq!(quote("-DX=a b"), "'-DX=a b'");
+        assert_eq!(quote("#pragma"), "'#pragma'");
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote(""), "''");
+    }
+}

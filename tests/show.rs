@@ -1,0 +1,423 @@
+//! `moldtune show` and `--set`, and what templates may read and how they become arguments:
+//! the variant and its commands without a search, the same commands the evaluator runs,
+//! usage errors for configurations the search could not propose, misspelt template names
+//! refused at load, and (real clang-22) paths and values with spaces kept as one argument.
+
+mod common;
+use common::*;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_moldtune");
+
+fn moldtune(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn write_executable(path: &Path, body: &str) {
+    std::fs::write(path, body).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A problem in `dir` built by a fake compiler: it logs its directory and arguments (one
+/// per line) to `cc.log` and "builds" the program by copying `prog.sh`.
+fn fake_problem(dir: &Path, compile: &str) -> PathBuf {
+    write_executable(
+        &dir.join("fakecc.sh"),
+        "#!/bin/sh\nlog=\"$(dirname \"$0\")/cc.log\"\npwd > \"$log\"\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >> \"$log\"\n\
+         while [ \"$1\" != -o ]; do shift; done\ncp \"$(dirname \"$0\")/prog.sh\" \"$2\"\nchmod +x \"$2\"\n",
+    );
+    write_executable(
+        &dir.join("prog.sh"),
+        "#!/bin/sh\necho 0.5\necho checked >&2\n",
+    );
+    std::fs::write(dir.join("m.c"), "int t = #T;\n#P2\nint v = #VEC;\n").unwrap();
+    let yaml = format!(
+        "name: fake\nmold: m.c\nparams:\n\
+         \x20 - {{name: T, type: ordinal, values: [4, 8, 16], default: 8}}\n\
+         \x20 - {{name: P2, type: categorical, choices: ['', '#pragma omp interchange']}}\n\
+         \x20 - {{name: VEC, type: boolean}}\n\
+         \x20 - {{name: U, type: integer, low: 1, high: 4, when: {{VEC: [true]}}}}\n\
+         \x20 - {{name: DEF, type: categorical, choices: ['a b', 'c']}}\n\
+         constraints: ['T * U <= 32']\n\
+         compile: \"{compile}\"\n\
+         run: '{{{{ exe }}}}'\nenv: {{MT_MODE: 'u{{{{ U }}}}'}}\n\
+         metric: {{kind: kernel_time}}\ncheck: {{mode: output, env: {{MT_CHECK: '1'}}}}\nrepeats: 2\n"
+    );
+    let p = dir.join("p.yaml");
+    std::fs::write(&p, yaml).unwrap();
+    p
+}
+
+const FAKE_COMPILE: &str =
+    "sh {{ problem_dir }}/fakecc.sh -DU={{ U }} -DDEF={{ DEF }} {% if VEC %}-DVEC -O3{% endif %} {{ source }} -o {{ exe }}";
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(o)))
+}
+
+fn strings(v: &serde_json::Value) -> Vec<String> {
+    let a = v.as_array().unwrap_or_else(|| panic!("not an array: {v}"));
+    a.iter().map(|x| x.as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn show_prints_the_variant_and_commands_and_runs_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    fake_problem(d, FAKE_COMPILE);
+    let o = moldtune(
+        d,
+        &[
+            "show",
+            "p.yaml",
+            "--set",
+            "P2=#pragma omp interchange",
+            "--set",
+            "VEC=true",
+            "--set",
+            "U=3",
+            "--set",
+            "DEF=c",
+        ],
+    );
+    assert_code(&o, 0);
+    let out = text(&o.stdout);
+    assert!(
+        out.starts_with("fake: T=8 P2='#pragma omp interchange' VEC=true U=3 DEF=c\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n  sh ")
+            && out.contains(" -DU=3 -DDEF=c -DVEC -O3 variant.c -o '{work_dir}/variant'\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n  env MT_MODE=u3 MT_CHECK=1 '{work_dir}/variant'\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n  env MT_MODE=u3 '{work_dir}/variant'\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("int t = 8;\n#pragma omp interchange\nint v = 1;\n"),
+        "{out}"
+    );
+    assert!(!d.join("cc.log").exists(), "show compiled something");
+    let entries: Vec<_> = std::fs::read_dir(d).unwrap().collect();
+    assert_eq!(entries.len(), 4, "show wrote files: {entries:?}");
+}
+
+#[test]
+fn show_json_and_out_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    fake_problem(d, FAKE_COMPILE);
+    let o = moldtune(
+        d,
+        &["show", "p.yaml", "--set", "T=4", "--out", "v.c", "--json"],
+    );
+    assert_code(&o, 0);
+    let v = json(&o);
+    let keys: Vec<&String> = v["config"].as_object().unwrap().keys().collect();
+    assert_eq!(keys.len(), 5);
+    assert_eq!(v["config"]["T"], 4);
+    assert_eq!(v["config"]["VEC"], false);
+    assert!(v["config"]["U"].is_null(), "inactive is null: {v}");
+    let argv = strings(&v["compile"]["argv"]);
+    assert!(
+        argv.contains(&"-DDEF=a b".to_string()),
+        "one argument: {argv:?}"
+    );
+    assert!(
+        argv.contains(&"-DU=".to_string()),
+        "inactive renders empty: {argv:?}"
+    );
+    assert!(
+        !argv.iter().any(|a| a.starts_with("-DVEC") || a == "-O3"),
+        "{argv:?}"
+    );
+    assert_eq!(v["check"]["env"]["MT_CHECK"], "1");
+    assert_eq!(v["check"]["stream"], "stderr");
+    assert_eq!(v["run"]["env"]["MT_MODE"], "u");
+    let src = std::fs::read_to_string(d.join("v.c")).unwrap();
+    assert_eq!(src, "int t = 4;\n\nint v = 0;\n");
+    assert_eq!(v["source"], src.as_str());
+}
+
+#[test]
+fn set_mistakes_are_usage_errors_naming_the_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    fake_problem(d, FAKE_COMPILE);
+    let cases: [(&[&str], &[&str]); 6] = [
+        (
+            &["--set", "VECT=true"],
+            &["no parameter `VECT`", "did you mean `VEC`?"],
+        ),
+        (
+            &["--set", "T=5"],
+            &["`5` is not a value of `T`", "`4`, `8`, `16`"],
+        ),
+        (
+            &["--set", "DEF=x"],
+            &["`x` is not a value of `DEF`", "`'a b'`, `c`"],
+        ),
+        (&["--set", "U=2"], &["`U` is inactive", "--set VEC=true"]),
+        (
+            &["--set", "VEC=true", "--set", "U=4", "--set", "T=16"],
+            &["`T * U <= 32` is false"],
+        ),
+        (&["--set", "T"], &["not of the form P=V"]),
+    ];
+    for (args, wanted) in cases {
+        for cmd in ["show", "measure"] {
+            let mut all = vec![cmd, "p.yaml"];
+            all.extend_from_slice(args);
+            let o = moldtune(d, &all);
+            assert_code(&o, 2);
+            let err = text(&o.stderr);
+            for w in wanted {
+                assert!(err.contains(w), "{all:?}: `{w}` not in {err}");
+            }
+        }
+    }
+    assert!(!d.join("cc.log").exists());
+}
+
+#[test]
+fn show_prints_what_the_evaluator_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    fake_problem(d, FAKE_COMPILE);
+    let sets = ["--set", "VEC=true", "--set", "U=2", "--set", "DEF=a b"];
+    let mut args = vec!["show", "p.yaml", "--json"];
+    args.extend(sets);
+    let shown = json(&moldtune(d, &args));
+    let mut args = vec!["measure", "p.yaml", "--repeats", "1", "--json"];
+    args.extend(sets);
+    let o = moldtune(d, &args);
+    assert_code(&o, 0);
+    assert_eq!(json(&o)["status"], "ok", "{}", describe(&o));
+    // The compile of `measure` is the last one (the reference is built first).
+    let log = std::fs::read_to_string(d.join("cc.log")).unwrap();
+    let mut lines = log.lines();
+    let cwd = lines.next().unwrap().to_string();
+    let logged: Vec<String> = lines.map(|l| l.replace(&cwd, "{work_dir}")).collect();
+    let argv = strings(&shown["compile"]["argv"]);
+    assert_eq!(argv[0], "sh");
+    assert!(argv[1].ends_with("/fakecc.sh"));
+    assert_eq!(logged, argv[2..].to_vec());
+    assert!(logged.contains(&"-DDEF=a b".to_string()) && logged.contains(&"-DVEC".to_string()));
+}
+
+#[test]
+fn show_from_a_run_takes_its_evaluation_or_best() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    fake_problem(d, FAKE_COMPILE);
+    let o = moldtune(
+        d,
+        &[
+            "run",
+            "p.yaml",
+            "--mock",
+            "--quiet",
+            "--max-evals",
+            "6",
+            "--out",
+            "run",
+        ],
+    );
+    assert_code(&o, 0);
+    let csv = Csv::read(&d.join("run"));
+    for (eval, row) in csv.rows.iter().enumerate() {
+        let o = moldtune(
+            d,
+            &[
+                "show",
+                "p.yaml",
+                "--from",
+                "run",
+                "--eval",
+                &eval.to_string(),
+                "--json",
+            ],
+        );
+        assert_code(&o, 0);
+        let v = json(&o);
+        for name in ["T", "P2", "VEC", "DEF"] {
+            let shown = match &v["config"][name] {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            assert_eq!(shown, csv.get(row, name), "eval {eval} {name}");
+        }
+    }
+    let best = csv.min_ok().expect("an ok row").0;
+    let o = moldtune(
+        d,
+        &[
+            "show", "p.yaml", "--from", "run", "--set", "DEF=c", "--json",
+        ],
+    );
+    let v = json(&o);
+    assert_eq!(v["config"]["T"].to_string(), csv.get(&csv.rows[best], "T"));
+    assert_eq!(v["config"]["DEF"], "c");
+    let o = moldtune(d, &["show", "p.yaml", "--from", "run", "--eval", "99"]);
+    assert_code(&o, 2);
+}
+
+#[test]
+fn a_misspelt_template_name_is_refused_at_load_with_a_suggestion() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let compile = FAKE_COMPILE.replace("{% if VEC %}", "{% if VECC %}");
+    fake_problem(d, &compile);
+    // `compile: "` is 10 characters: the template starts at column 11 of line 10.
+    let at = format!("p.yaml:10:{}: ", 11 + compile.find("VECC").unwrap());
+    let runs: [&[&str]; 3] = [
+        &["show", "p.yaml"],
+        &["run", "p.yaml", "--mock", "--out", "r"],
+        &["measure", "p.yaml"],
+    ];
+    for args in runs {
+        let o = moldtune(d, args);
+        assert_code(&o, 2);
+        let err = text(&o.stderr);
+        assert!(
+            err.contains(&format!("{at}the `compile` template reads `VECC`")),
+            "{err}"
+        );
+        assert!(err.contains("did you mean `VEC`?"), "{err}");
+    }
+    assert!(!d.join("r").exists() && !d.join("cc.log").exists());
+}
+
+#[test]
+fn a_value_holding_several_flags_needs_words() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let p = fake_problem(
+        d,
+        "sh {{ problem_dir }}/fakecc.sh {{ DEF }} {{ source }} -o {{ exe }}",
+    );
+    let yaml = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("'a b', 'c'", "'-mllvm -polly', 'c'");
+    std::fs::write(&p, yaml).unwrap();
+    let o = moldtune(d, &["show", "p.yaml"]);
+    assert_code(&o, 2);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("passes the value `-mllvm -polly` of `DEF` as one argument"),
+        "{err}"
+    );
+    assert!(err.contains("{{ DEF | words }}"), "{err}");
+    let yaml = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("{{ DEF }}", "{{ DEF | words }}");
+    std::fs::write(&p, yaml).unwrap();
+    let o = moldtune(d, &["show", "p.yaml", "--json"]);
+    let argv = strings(&json(&o)["compile"]["argv"]);
+    assert_eq!(argv[2..4], ["-mllvm", "-polly"]);
+}
+
+fn have_clang() -> bool {
+    Command::new("clang-22")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A real problem in a directory whose path holds spaces: a header include path, a
+/// second source, a define and a parameter value with a space, and a condition spanning two
+/// flags.
+fn spaced_problem(root: &Path) -> PathBuf {
+    let d = root.join("my problems/with space");
+    std::fs::create_dir_all(d.join("inc dir")).unwrap();
+    std::fs::write(d.join("inc dir/h.h"), "#define SEVEN 7\n").unwrap();
+    std::fs::write(d.join("helper one.c"), "int helper(void) { return 35; }\n").unwrap();
+    let mold = "#include <stdio.h>\n#include \"h.h\"\nint helper(void);\n\
+                _Static_assert(sizeof(LABEL) == sizeof(\"hello world\") || sizeof(LABEL) == sizeof(\"x y\"), \"one argument\");\n\
+                int main(void) {\n  int n = #N * SEVEN + helper();\n  fprintf(stderr, \"%d\\n\", n > 0);\n  printf(\"%d\\n0.001\\n\", n);\n  return 0;\n}\n";
+    std::fs::write(d.join("k.mold.c"), mold).unwrap();
+    let yaml = "name: spaced\nmold: k.mold.c\nsources: ['helper one.c']\nparams:\n\
+                \x20 - {name: N, type: ordinal, values: [1, 2], default: 1}\n\
+                \x20 - {name: LABEL, type: categorical, choices: ['x y', 'hello world']}\n\
+                \x20 - {name: INC, type: categorical, choices: ['inc dir']}\n\
+                \x20 - {name: WARN, type: boolean}\n\
+                compile: 'clang-22 -O1 -DLABEL=\"{{ LABEL }}\" -I{{ problem_dir }}/{{ INC }} {% if WARN %}-Wall -Wextra{% endif %} {{ source }} {{ sources }} -o {{ exe }}'\n\
+                run: '{{ exe }}'\nmetric: {kind: kernel_time}\nrepeats: 1\n";
+    std::fs::write(d.join("k.yaml"), yaml).unwrap();
+    d
+}
+
+#[test]
+fn clang_paths_and_values_with_spaces_stay_one_argument() {
+    if !have_clang() {
+        eprintln!("note: clang-22 not found; skipping");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let d = spaced_problem(tmp.path());
+    let sets = ["--set", "LABEL=hello world", "--set", "WARN=true"];
+    let o = moldtune(&d, &[&["show", "k.yaml", "--json"][..], &sets].concat());
+    assert_code(&o, 0);
+    let argv = strings(&json(&o)["compile"]["argv"]);
+    let dir = d.canonicalize().unwrap();
+    let inc = format!("-I{}/inc dir", dir.display());
+    let helper = format!("{}/helper one.c", dir.display());
+    let wanted = ["-DLABEL=\"hello world\"", &inc, "-Wall", "-Wextra", &helper];
+    for want in wanted {
+        assert!(
+            argv.iter().any(|a| a == want),
+            "`{want}` not one argument of {argv:?}"
+        );
+    }
+    // What show printed builds and runs (measure takes the same path as a run).
+    let o = moldtune(
+        &d,
+        &[&["measure", "k.yaml", "--repeats", "1"][..], &sets].concat(),
+    );
+    assert_code(&o, 0);
+}
+
+#[test]
+fn clang_runs_where_every_path_has_spaces() {
+    if !have_clang() {
+        eprintln!("note: clang-22 not found; skipping");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let d = spaced_problem(tmp.path());
+    // The run directory, so the build directories and `exe`, have spaces too.
+    let args = [
+        "run",
+        "k.yaml",
+        "--learner",
+        "random",
+        "--max-evals",
+        "4",
+        "--quiet",
+    ];
+    let o = moldtune(
+        &d,
+        &[&args[..], &["--seed", "2", "--out", "run dir"]].concat(),
+    );
+    assert_code(&o, 0);
+    let csv = Csv::read(&d.join("run dir"));
+    let status = csv.column("status");
+    assert!(status.iter().all(|s| s == "ok"), "{:?}", csv.rows);
+    let labels = csv.column("LABEL");
+    assert!(labels.iter().any(|l| l == "hello world"), "{:?}", csv.rows);
+}
