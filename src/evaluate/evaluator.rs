@@ -27,6 +27,8 @@ use crate::problem::space::Config;
 use crate::problem::{CheckMode, Goal, Problem, Stream};
 
 /// The result of asking for an evaluation.
+// One per evaluation (seconds of work): the size difference between variants is irrelevant.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Evaluated {
     Done(Measurement),
@@ -197,6 +199,7 @@ impl Evaluator for RealEvaluator {
         let build_key = reuse::build_key(&v, &source);
         if let Some(mut m) = self.reuse.by_build(&build_key) {
             m.build_hash = Some(build_key);
+            m.commands = v.recorded_commands();
             return Evaluated::Done(m);
         }
         let (result, binary_key) = self.build_check_time(&v, &source);
@@ -209,6 +212,7 @@ impl Evaluator for RealEvaluator {
         };
         m.build_hash = Some(build_key);
         m.binary_hash = binary_key;
+        m.commands = v.recorded_commands();
         self.remember(&m, eval_id);
         Evaluated::Done(m)
     }

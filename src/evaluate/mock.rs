@@ -100,6 +100,7 @@ impl Evaluator for MockEvaluator {
             build_hash: None,
             binary_hash: None,
             reused_from: None,
+            commands: None,
         })
     }
 }

@@ -129,6 +129,23 @@ pub struct Measurement {
     /// it carries.
     #[serde(default)]
     pub reused_from: Option<usize>,
+    /// The exact commands of this evaluation, relative to its build directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commands: Option<Commands>,
+}
+
+/// What an evaluation ran: argv (and the environment moldtune added) of each child, with
+/// the build directory shown as `.` (see `Variant::shown`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Commands {
+    pub compile: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_build: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<Vec<String>>,
+    pub run: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<(String, String)>,
 }
 
 impl Measurement {
@@ -146,6 +163,7 @@ impl Measurement {
             build_hash: None,
             binary_hash: None,
             reused_from: None,
+            commands: None,
         }
     }
 
@@ -162,6 +180,7 @@ impl Measurement {
             build_hash: None,
             binary_hash: None,
             reused_from: None,
+            commands: None,
         }
     }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::evaluate::child::{self, Command, Exit, Finished};
-use crate::evaluate::outcome::{Measurement, Status, Stop};
+use crate::evaluate::outcome::{Commands, Measurement, Status, Stop};
 use crate::problem::space::Config;
 use crate::problem::template::{self, Builtins, Template};
 use crate::problem::Problem;
@@ -125,6 +125,31 @@ impl<'a> Variant<'a> {
             .map(|a| a.replace(&build, ".").replace(&problem, &problem_dir))
             .collect::<Vec<_>>()
             .join(" ")
+    }
+
+    /// The commands of this variant as results.json records them (paths relative to the
+    /// build directory); `None` when a template does not render for it.
+    pub fn recorded_commands(&self) -> Option<Commands> {
+        let args = |c: Command| -> Vec<String> {
+            c.argv
+                .iter()
+                .map(|a| self.shown(std::slice::from_ref(a)))
+                .collect()
+        };
+        let run = self.timed_command(0).ok()?;
+        let env = run.env.clone();
+        let cv = self.check_build();
+        let checked = cv.as_ref().unwrap_or(self);
+        let check = (self.problem.check.mode != crate::problem::CheckMode::None)
+            .then(|| checked.check_command().ok().map(args))
+            .flatten();
+        Some(Commands {
+            compile: args(self.compile_command().ok()?),
+            check_build: cv.and_then(|c| c.compile_command().ok()).map(args),
+            check,
+            run: args(run),
+            env,
+        })
     }
 
     /// The program's environment: the problem's `env` templates plus `extra`, which wins

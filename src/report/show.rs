@@ -48,6 +48,9 @@ pub struct CheckRun {
     pub stream: &'static str,
     /// Where the reference output comes from.
     pub reference: String,
+    /// The check build's compile (`check.compile_extra`), when the check runs a binary of
+    /// its own.
+    pub build: Option<Shell>,
 }
 
 /// One command: what the child is given.
@@ -94,15 +97,25 @@ pub fn show(
         )
     };
     let compile = v.compile_command().map_err(unrendered)?;
+    // The check runs the check build when there is one, else the timed binary.
+    let cv = v.check_build();
+    let checked = cv.as_ref().unwrap_or(&v);
     let check = match problem.check.mode {
         CheckMode::None => None,
         CheckMode::Output => Some(CheckRun {
             shell: shell(
-                v.check_command().map_err(unrendered)?,
+                checked.check_command().map_err(unrendered)?,
                 problem.run_timeout_s,
             ),
             stream: stream_name(problem.check.stream),
             reference: reference_name(&problem),
+            build: match &cv {
+                Some(cv) => Some(shell(
+                    cv.compile_command().map_err(unrendered)?,
+                    problem.compile_timeout_s,
+                )),
+                None => None,
+            },
         }),
     };
     let run = v.timed_command(0).map_err(unrendered)?;
@@ -147,6 +160,14 @@ impl Shown {
             c.timeout_s,
             c.line()
         ));
+        if let Some(b) = self.check.as_ref().and_then(|c| c.build.as_ref()) {
+            t.push_str(&format!(
+                "check build (untimed binary with `check.compile_extra`, in {}, timeout {} s):\n  {}\n",
+                b.cwd.display(),
+                b.timeout_s,
+                b.line()
+            ));
+        }
         match &self.check {
             None => t.push_str("check run: none (`check.mode: none`)\n"),
             Some(c) => t.push_str(&format!(
