@@ -8,6 +8,6 @@ pub mod measure;
 pub mod replay;
 
 pub use best::{best, Best};
-pub use importance::importance;
+pub use importance::{importance, Importance};
 pub use measure::{measure, Measured};
 pub use replay::table_of;
