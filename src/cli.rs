@@ -26,7 +26,8 @@ pub struct Cli {
 pub enum Command {
     /// Tune a problem: render, compile, check and time variants chosen by the search.
     Run(RunArgs),
-    /// Which parameters matter: mean decrease in impurity of a random forest fitted to a run.
+    /// Which parameters matter: mean decrease in impurity of a random forest fitted to a run,
+    /// with the evaluations used and the forest's out-of-bag R² (no ranking when too low).
     Importance {
         /// The run directory.
         dir: PathBuf,
@@ -364,21 +365,50 @@ fn print_summary(s: &driver::Summary) {
 
 /// `moldtune importance`.
 fn importance_command(dir: &Path, json: bool) -> Result<u8, Error> {
-    let rows = report::importance(dir)?;
+    let report = report::importance(dir)?;
     if json {
-        let v: Vec<_> = rows
-            .iter()
-            .map(|(n, v)| serde_json::json!({"parameter": n, "importance": v}))
-            .collect();
-        print_json(&v);
+        print_json(&report);
     } else {
-        println!("parameter importance (mean decrease in impurity of a 100-tree random forest on log objective)");
-        for (n, v) in rows {
-            let bar = "#".repeat((v * 40.0).round() as usize);
-            println!("  {n:<16} {:>5.1}%  {bar}", 100.0 * v);
-        }
+        print!("{}", importance_text(dir, &report));
     }
     Ok(exit::OK)
+}
+
+/// The text of `moldtune importance`: a first line with the numbers behind the ranking (or why
+/// there is none), the method, then one line per parameter.
+fn importance_text(dir: &Path, r: &report::Importance) -> String {
+    let r2 = r.oob_r2.map_or("-".to_string(), |v| format!("{v:.2}"));
+    let numbers = format!(
+        "{} of {} evaluations used (the successes), out-of-bag R² {r2}",
+        r.successes, r.evaluations
+    );
+    let Some(ranking) = &r.ranking else {
+        let why = r.reason.as_deref().unwrap_or_default();
+        return format!(
+            "not enough data to rank parameters: {numbers}\n  {why}\n  hint: a longer run may \
+             give enough: `moldtune run --resume {} --max-evals N` (N > {})\n",
+            dir.display(),
+            r.evaluations
+        );
+    };
+    let method = r.method.replace("; ", ";\n          ");
+    let mut out = format!("parameter importance: {numbers}\n  method: {method}\n");
+    for s in ranking {
+        let bar = "#".repeat((s.importance * 40.0).round() as usize);
+        let line = format!(
+            "  {:<16} {:>5.1}%  {bar}",
+            s.parameter,
+            100.0 * s.importance
+        );
+        if s.from_children >= 0.0005 {
+            let children = s.children.join(", ");
+            let pct = 100.0 * s.from_children;
+            out += &format!("{line:<67}  incl. {pct:.1}% switching {children}\n");
+        } else {
+            out += &format!("{}\n", line.trim_end());
+        }
+    }
+    out
 }
 
 /// `moldtune replay`.

@@ -70,7 +70,7 @@ pub enum Error {
     #[error("interrupted; resume with `moldtune run --resume {}`", .0.display())]
     Interrupted(PathBuf),
     /// The machine, not a variant, failed (see `evaluate::environment`).
-    #[error("the machine failed, not the variant: {0}")]
+    #[error("the machine failed, not the variant: {0}\n  hint: fix it, then continue the run with `moldtune run --resume DIR`")]
     Environment(String),
     #[error("{context}: {source}")]
     Io {
@@ -99,7 +99,6 @@ impl Error {
             Error::NoSuccess(_) => exit::NO_SUCCESS,
             Error::Interrupted(_) => exit::INTERRUPTED,
             Error::Environment(_) => exit::ENVIRONMENT,
-            Error::Io { source, .. } if is_environment(source) => exit::ENVIRONMENT,
             Error::Io { .. } | Error::Internal(_) => exit::INTERNAL,
         }
     }
@@ -111,11 +110,14 @@ impl Error {
         }
     }
 
+    /// An I/O failure: the environment's ([`is_environment`]: full, read-only, forbidden,
+    /// out of files) or, otherwise, an internal error.
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        Error::Io {
-            context: context.into(),
-            source,
+        let context = context.into();
+        if is_environment(&source) {
+            return Error::Environment(format!("{context}: {source}"));
         }
+        Error::Io { context, source }
     }
 }
 

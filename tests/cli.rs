@@ -896,7 +896,8 @@ fn importance_ranks_parameters() {
         .unwrap();
     assert_code(&o, 0);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let rows = v.as_array().unwrap();
+    // The ranking sits beside the numbers behind it (see tests/importance.rs).
+    let rows = v["ranking"].as_array().unwrap();
     assert!(!rows.is_empty());
     let total: f64 = rows.iter().map(|r| r["importance"].as_f64().unwrap()).sum();
     assert!((total - 1.0).abs() < 1e-9, "importances sum to {total}");

@@ -33,8 +33,5 @@ pub fn describe(dir: &Path, e: &std::io::Error) -> String {
         Some(libc::EACCES | libc::EPERM | libc::EROFS) => "make the run directory writable",
         _ => "fix the machine",
     };
-    format!(
-        "cannot write in `{}`: {e}; {hint}, then continue with `--resume`",
-        dir.display()
-    )
+    format!("cannot write in `{}`: {e}; {hint}", dir.display())
 }

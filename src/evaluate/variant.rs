@@ -15,6 +15,8 @@ use crate::problem::Problem;
 /// How one step of an evaluation ended: it produced a `T`, the variant failed (a recorded
 /// outcome), or the evaluation was stopped (interrupted, or the machine failed: nothing is
 /// recorded).
+// One per step of an evaluation (seconds of work): the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Step<T> {
     Ok(T),
     Fail(Measurement),

@@ -201,10 +201,10 @@ impl Param {
 
     /// Feature value for the surrogate models: ordinal by index scaled to [0,1] (their order is
     /// kept), categorical by index (trees split on it), ranges scaled to [0,1] (log if log),
-    /// booleans 0/1, inactive -1.
+    /// booleans 0/1, inactive [`INACTIVE_FEATURE`]. Active values are never negative.
     pub fn encode(&self, coord: f64) -> f64 {
         if coord.is_nan() {
-            return -1.0;
+            return INACTIVE_FEATURE;
         }
         match &self.kind {
             Kind::Ordinal(v) if v.len() > 1 => coord / (v.len() - 1) as f64,
@@ -228,6 +228,10 @@ fn name_value(p: &Param, x: f64) -> String {
         format!("{}={}", p.name, t)
     }
 }
+
+/// The feature value of an inactive parameter: below every active value (those are ≥ 0), so
+/// one tree split can tell inactive from active.
+pub const INACTIVE_FEATURE: f64 = -1.0;
 
 fn scale(x: f64, low: f64, high: f64, log: bool) -> f64 {
     if high <= low {

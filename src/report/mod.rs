@@ -11,7 +11,7 @@ pub mod replay;
 pub mod show;
 
 pub use best::{best, Best};
-pub use importance::importance;
+pub use importance::{importance, Importance};
 pub use measure::{measure, Measured};
 pub use replay::table_of;
 pub use show::{show, Shown};

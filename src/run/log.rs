@@ -269,7 +269,10 @@ impl Log {
 }
 
 fn csv_err(e: csv::Error) -> Error {
-    Error::Internal(format!("results.csv: {e}"))
+    match e.into_kind() {
+        csv::ErrorKind::Io(io) => Error::io("cannot write results.csv", io),
+        other => Error::Internal(format!("results.csv: {other:?}")),
+    }
 }
 
 /// Reads the log of `dir`, dropping a torn last row (and truncating the file to match).

@@ -6,6 +6,10 @@
 //! total variance over trees and their leaves, as scikit-optimize does:
 //! `var = mean_t(leaf_var_t + leaf_mean_t²) − mean²`.
 //!
+//! Out-of-bag estimates (Breiman 2001, section 3.1): a row left out of a tree's bootstrap
+//! sample is predicted by the trees that never saw it, which gives an honest R² of the fit
+//! without a hold-out set; [`Forest::fit_diagnosed`] returns them with every split made.
+//!
 //! Speed: features are binned once per fit (cut points are midpoints between the distinct
 //! training values, at most `MAX_BINS`), so finding a split costs O(samples + bins) per
 //! feature instead of a sort. Fit 100 trees on 200 points: about a millisecond.
@@ -125,8 +129,85 @@ pub struct Forest {
     importance: Vec<f64>,
 }
 
-/// Grows one regression tree on the samples `idx` (repeats allowed); returns it with the
-/// variance reduction credited to each feature.
+/// One split of a fitted tree: its feature, its threshold (rows with a larger value go right)
+/// and the decrease in the sum of squared errors it made (its impurity decrease).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NodeSplit {
+    pub feature: usize,
+    pub threshold: f64,
+    pub gain: f64,
+}
+
+/// What a fit says about itself, beside the trees: see [`Forest::fit_diagnosed`].
+#[derive(Debug, Clone)]
+pub struct Diagnostics {
+    /// Per training row, the mean prediction of the trees whose bootstrap sample left it out
+    /// (Breiman 2001), or `None` if every tree saw it (always so for extra trees).
+    pub oob: Vec<Option<f64>>,
+    /// Every split of every tree, in the order they were made.
+    pub splits: Vec<NodeSplit>,
+}
+
+impl Diagnostics {
+    /// Out-of-bag R² = 1 − Σ(y − ŷ_oob)² / Σ(y − ȳ)² over the rows that have an out-of-bag
+    /// prediction: 1 is perfect, 0 no better than predicting the mean, negative worse.
+    /// `None` without at least two such rows or when their targets do not vary.
+    pub fn oob_r2(&self, y: &[f64]) -> Option<f64> {
+        let pairs: Vec<(f64, f64)> = y
+            .iter()
+            .zip(&self.oob)
+            .filter_map(|(&t, p)| p.map(|p| (t, p)))
+            .collect();
+        if pairs.len() < 2 {
+            return None;
+        }
+        let mean = pairs.iter().map(|p| p.0).sum::<f64>() / pairs.len() as f64;
+        let total: f64 = pairs.iter().map(|p| (p.0 - mean).powi(2)).sum();
+        let residual: f64 = pairs.iter().map(|p| (p.0 - p.1).powi(2)).sum();
+        (total > 0.0).then(|| 1.0 - residual / total)
+    }
+}
+
+/// Collects [`Diagnostics`] tree by tree: running sums of each training row's out-of-bag
+/// predictions, and the splits.
+struct Recorder<'a> {
+    x: &'a [f64],
+    sum: Vec<f64>,
+    count: Vec<u32>,
+    splits: Vec<NodeSplit>,
+}
+
+impl Recorder<'_> {
+    /// Records `tree`'s splits and adds its prediction to every row that is not in its
+    /// bootstrap sample `bag`.
+    fn record(&mut self, tree: &Tree, bag: &[u32], splits: &[NodeSplit]) {
+        self.splits.extend_from_slice(splits);
+        let n = self.sum.len();
+        let d = self.x.len() / n;
+        let mut in_bag = vec![false; n];
+        bag.iter().for_each(|&i| in_bag[i as usize] = true);
+        for i in (0..n).filter(|&i| !in_bag[i]) {
+            self.sum[i] += tree.value(&self.x[i * d..(i + 1) * d]);
+            self.count[i] += 1;
+        }
+    }
+
+    fn finish(self) -> Diagnostics {
+        let oob = self
+            .sum
+            .iter()
+            .zip(&self.count)
+            .map(|(&s, &c)| (c > 0).then(|| s / c as f64))
+            .collect();
+        Diagnostics {
+            oob,
+            splits: self.splits,
+        }
+    }
+}
+
+/// Grows one regression tree on the samples `idx` (repeats allowed); returns it with its
+/// splits and the decrease in squared error each made.
 pub(crate) fn grow_tree(
     b: &Binned,
     y: &[f64],
@@ -134,7 +215,7 @@ pub(crate) fn grow_tree(
     idx: &mut [u32],
     p: ForestParams,
     rng: &mut Rng,
-) -> (Tree, Vec<f64>) {
+) -> (Tree, Vec<NodeSplit>) {
     let mut builder = Builder {
         b,
         y,
@@ -150,10 +231,10 @@ pub(crate) fn grow_tree(
         }],
         cnt: vec![0.0; MAX_BINS + 1],
         sum: vec![0.0; MAX_BINS + 1],
-        gain: vec![0.0; d],
+        splits: Vec::new(),
     };
     builder.build(idx, 0, 0);
-    (Tree::from_nodes(&builder.nodes), builder.gain)
+    (Tree::from_nodes(&builder.nodes), builder.splits)
 }
 
 pub(crate) struct Binned {
@@ -196,8 +277,8 @@ struct Builder<'a> {
     // Scratch histograms.
     cnt: Vec<f64>,
     sum: Vec<f64>,
-    /// Total variance reduction credited to each feature (mean decrease in impurity).
-    gain: Vec<f64>,
+    /// The splits made so far, with their variance reduction (mean decrease in impurity).
+    splits: Vec<NodeSplit>,
 }
 
 fn mean_var(y: &[f64], idx: &[u32]) -> (f64, f64) {
@@ -275,7 +356,11 @@ impl Builder<'_> {
         if g <= 1e-12 * split_gain.parent_score.abs().max(1e-300) {
             return;
         }
-        self.gain[f] += g;
+        self.splits.push(NodeSplit {
+            feature: f,
+            threshold: self.b.cuts[f][cut],
+            gain: g,
+        });
         let split = self.partition(idx, f, cut);
         let left = self.split_node(at, f, cut);
         let (l, r) = idx.split_at_mut(split);
@@ -390,6 +475,39 @@ impl Builder<'_> {
 impl Forest {
     /// Fits on `x` (row-major, `y.len()` rows of `d` features).
     pub fn fit(x: &[f64], d: usize, y: &[f64], p: ForestParams, rng: &mut Rng) -> Forest {
+        Forest::fit_with(x, d, y, p, rng, None)
+    }
+
+    /// Fits exactly as [`Forest::fit`] does (the same random draws, hence the same trees) and
+    /// also returns the out-of-bag predictions and every split: what a report needs to say
+    /// how far to trust the forest and to whom its impurity decrease belongs.
+    pub fn fit_diagnosed(
+        x: &[f64],
+        d: usize,
+        y: &[f64],
+        p: ForestParams,
+        rng: &mut Rng,
+    ) -> (Forest, Diagnostics) {
+        let mut recorder = Recorder {
+            x,
+            sum: vec![0.0; y.len()],
+            count: vec![0; y.len()],
+            splits: Vec::new(),
+        };
+        let forest = Forest::fit_with(x, d, y, p, rng, Some(&mut recorder));
+        (forest, recorder.finish())
+    }
+
+    /// The one fitting loop. Recording draws nothing from `rng`, so a diagnosed fit and a
+    /// plain one are the same forest.
+    fn fit_with(
+        x: &[f64],
+        d: usize,
+        y: &[f64],
+        p: ForestParams,
+        rng: &mut Rng,
+        mut recorder: Option<&mut Recorder>,
+    ) -> Forest {
         let n = y.len();
         assert!(n > 0 && x.len() == n * d, "forest needs data");
         let b = bin_features(x, n, d);
@@ -401,7 +519,13 @@ impl Forest {
             } else {
                 (0..n).map(|_| rng.below(n) as u32).collect()
             };
-            let (tree, gain) = grow_tree(&b, y, d, &mut idx, p, rng);
+            // Growing reorders `idx`, not its contents: it is still the bootstrap sample.
+            let (tree, splits) = grow_tree(&b, y, d, &mut idx, p, rng);
+            if let Some(r) = recorder.as_deref_mut() {
+                r.record(&tree, &idx, &splits);
+            }
+            let mut gain = vec![0.0; d];
+            splits.iter().for_each(|s| gain[s.feature] += s.gain);
             importance.iter_mut().zip(gain).for_each(|(a, g)| *a += g);
             trees.push(tree);
         }
@@ -534,5 +658,61 @@ mod tests {
         let a = Forest::fit(&x, 2, &y, ForestParams::random_forest(), &mut Rng::new(9));
         let b = Forest::fit(&x, 2, &y, ForestParams::random_forest(), &mut Rng::new(9));
         assert_eq!(a.predict(&x), b.predict(&x));
+    }
+
+    #[test]
+    fn a_diagnosed_fit_is_the_same_forest() {
+        let (x, y) = data(80, &mut Rng::new(6));
+        for p in [ForestParams::random_forest(), ForestParams::extra_trees()] {
+            let mut r1 = Rng::new(9);
+            let mut r2 = Rng::new(9);
+            let plain = Forest::fit(&x, 2, &y, p, &mut r1);
+            let (diagnosed, diag) = Forest::fit_diagnosed(&x, 2, &y, p, &mut r2);
+            assert_eq!(plain.predict(&x), diagnosed.predict(&x));
+            assert_eq!(plain.importance(), diagnosed.importance());
+            // The generator is left where a plain fit leaves it: later draws are unchanged.
+            assert_eq!(r1.next_u64(), r2.next_u64());
+            // The splits carry the whole impurity decrease.
+            let mut gain = [0.0; 2];
+            diag.splits.iter().for_each(|s| gain[s.feature] += s.gain);
+            let total = gain[0] + gain[1];
+            for (g, i) in gain.iter().zip(plain.importance()) {
+                assert!((g / total - i).abs() < 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn out_of_bag_r2_is_high_on_signal_and_low_on_noise() {
+        let mut rng = Rng::new(4);
+        let (x, y) = data(100, &mut rng);
+        let p = ForestParams::random_forest();
+        let (_, diag) = Forest::fit_diagnosed(&x, 2, &y, p, &mut rng);
+        // About 37% of the trees leave out each row: with 100 trees, every row is predicted.
+        assert!(diag.oob.iter().all(Option::is_some));
+        let r2 = diag.oob_r2(&y).unwrap();
+        assert!(r2 > 0.8, "{r2}");
+        let noise: Vec<f64> = (0..100).map(|_| rng.f64()).collect();
+        let (_, diag) = Forest::fit_diagnosed(&x, 2, &noise, p, &mut rng);
+        let r2 = diag.oob_r2(&noise).unwrap();
+        assert!(r2 < 0.0, "{r2}");
+        // Extra trees see every row: nothing is out of bag.
+        let (_, diag) = Forest::fit_diagnosed(&x, 2, &y, ForestParams::extra_trees(), &mut rng);
+        assert!(diag.oob.iter().all(Option::is_none));
+        assert_eq!(diag.oob_r2(&y), None);
+    }
+
+    #[test]
+    fn out_of_bag_r2_is_undefined_for_a_constant_target() {
+        let d = Diagnostics {
+            oob: vec![Some(1.0), Some(1.0), None],
+            splits: vec![],
+        };
+        assert_eq!(d.oob_r2(&[1.0, 1.0, 5.0]), None);
+        let d = Diagnostics {
+            oob: vec![Some(1.0), Some(3.0)],
+            splits: vec![],
+        };
+        assert_eq!(d.oob_r2(&[1.0, 3.0]), Some(1.0));
     }
 }

@@ -6,6 +6,6 @@ mod forest;
 mod gbrt;
 mod gp;
 
-pub use forest::{Forest, ForestParams};
+pub use forest::{Diagnostics, Forest, ForestParams, NodeSplit};
 pub use gbrt::Gbrt;
 pub use gp::Gp;
