@@ -100,6 +100,10 @@ pub struct Sampler<'s> {
     exact: Vec<Vec<Check>>,
     /// Per position, the constraints that read the parameter drawn there and a later one.
     early: Vec<Vec<usize>>,
+    /// Per position, for constraints whose first parameter is drawn there (and whose others
+    /// are unconditional), which of its values the bounds allow: the bound check of `early`
+    /// computed once per value instead of once per draw.
+    unary: Vec<Vec<Vec<bool>>>,
     /// Per parameter, the bound of the values it can take.
     range: Vec<Bound>,
     values: Vec<Values>,
@@ -132,6 +136,7 @@ impl<'s> Sampler<'s> {
             pos,
             exact: vec![Vec::new(); n],
             early: vec![Vec::new(); n],
+            unary: vec![Vec::new(); n],
             range: space.params.iter().map(range_of).collect(),
             values: space.params.iter().map(values_of).collect(),
         };
@@ -157,9 +162,45 @@ impl<'s> Sampler<'s> {
             let last = at.last().copied().unwrap_or(0);
             self.exact[last].push(Check::Constraint(k));
             for &p in at.iter().filter(|&&p| p < last) {
-                self.early[p].push(k);
+                match self.tabulate(k, p, &reads) {
+                    Some(table) if p == at[0] => self.unary[p].push(table),
+                    _ => self.early[p].push(k),
+                }
             }
         }
+    }
+
+    /// For constraint `k` whose first parameter (reading `reads`) is drawn at position `p`:
+    /// whether each value of that parameter may satisfy it, if that does not depend on
+    /// anything drawn before (the other parameters are unconditional) and the values are few.
+    fn tabulate(&self, k: usize, p: usize, reads: &[usize]) -> Option<Vec<bool>> {
+        let i = self.space.order[p];
+        let Values::Finite { count, offset, .. } = &self.values[i] else {
+            return None;
+        };
+        if reads
+            .iter()
+            .any(|&j| j != i && self.space.params[j].condition.is_some())
+        {
+            return None;
+        }
+        let expr = &self.space.constraints[k].expr;
+        let table = (0..*count)
+            .map(|j| {
+                let own = self.space.params[i]
+                    .val(offset + j as f64)
+                    .map(Bound::Known);
+                let get = |r: usize| {
+                    if r == i {
+                        own.clone()
+                    } else {
+                        Some(self.range[r].clone())
+                    }
+                };
+                bounds::may_hold(expr, &get)
+            })
+            .collect();
+        Some(table)
     }
 
     /// One hierarchical draw of a valid configuration that `accept` takes: up to
@@ -256,6 +297,11 @@ impl<'s> Sampler<'s> {
         if f.tried.is_empty() {
             // First retry: rule out at once the ranges of values no completion can repair.
             f.tried = vec![false; *count];
+            for table in &self.unary[k] {
+                for (t, ok) in f.tried.iter_mut().zip(table) {
+                    *t |= !ok;
+                }
+            }
             if *ranged {
                 self.prune(k, c, &mut f.tried, *offset);
             }
@@ -315,6 +361,17 @@ impl<'s> Sampler<'s> {
     /// Whether the configuration drawn up to position `k` may still become valid: the
     /// checks decided there hold, and the constraints bounded there may still hold.
     fn consistent(&self, k: usize, c: &Config) -> bool {
+        if self.exact[k].is_empty() && self.early[k].is_empty() && self.unary[k].is_empty() {
+            return true;
+        }
+        let i = self.space.order[k];
+        let x = c.0[i];
+        if let (false, Values::Finite { offset, .. }) = (x.is_nan(), &self.values[i]) {
+            let j = (x - offset) as usize;
+            if !self.unary[k].iter().all(|t| t[j]) {
+                return false;
+            }
+        }
         let exact = self.exact[k].iter().all(|ch| match *ch {
             Check::Forbidden(j) => !self.space.forbids(j, c),
             Check::Constraint(j) => self.space.satisfies(j, c),
