@@ -1,6 +1,6 @@
 //! Stage 1, the problem: the problem file (YAML) validated into a [`Problem`], its parameter
 //! [`space`](space) with conditions and [constraint expressions](expr), how random
-//! configurations are [drawn](sample) from it (with [bounds](bounds) on constraints), the code
+//! configurations are [drawn](sample) from it (with [`bounds`] on constraints), the code
 //! [`mold`](mold) and the command [`template`](template)s.
 
 pub mod bounds;

@@ -11,7 +11,7 @@
 //! **Constraint-aware.** After each parameter is drawn, every forbidden combination and
 //! constraint whose parameters are all drawn is checked, and every other constraint it
 //! appears in is bounded over the ranges the undrawn parameters can still take
-//! ([`bounds`](crate::problem::bounds)). On failure the draw backtracks, depth first (as
+//! ([`bounds`]). On failure the draw backtracks, depth first (as
 //! Kernel Tuner and ATF build constrained spaces parameter by parameter): the latest
 //! parameter is re-drawn among its values not yet tried there (by the same law, without
 //! replacement; an integer's ranges of values the bounds rule out are skipped as a whole),

@@ -243,8 +243,9 @@ pub struct Space {
     pub constraints: Vec<Constraint>,
 }
 
-/// Spaces with at most this many raw configurations are enumerated (exact pools, exact
-/// "nothing left" detection); larger ones are only ever sampled.
+/// Spaces with at most this many raw configurations are enumerated (exact bookkeeping of what
+/// is left, exact "nothing left" detection); larger ones are only ever sampled. Random draws
+/// follow the same law either way ([`sample`](crate::problem::sample)).
 pub const ENUMERATION_LIMIT: u128 = 200_000;
 
 impl Space {
