@@ -52,10 +52,11 @@ fn main() {
             Settings::new(Learner::Rf, 7, Goal::Minimize),
         );
         let mut rng = Rng::new(1);
+        let sampler = moldtune::problem::sample::Sampler::new(&problem.space);
         let mut xs = Vec::new();
         let mut ys = Vec::new();
         for _ in 0..200 {
-            let c = problem.space.sample_valid(&mut rng, 100).unwrap();
+            let c = sampler.draw(&mut rng, &|_| true).found().unwrap();
             let y = MockEvaluator::objective(&problem, &c);
             problem.space.push_tree_features(&c, &mut xs);
             ys.push(y.ln());

@@ -200,7 +200,7 @@ fn exercise(problem: &Problem) {
         settings.pool = 50;
         let mut s = Searcher::new(&problem.space, settings);
         for step in 0..5 {
-            let Some((c, src)) = s.ask(step) else { break };
+            let Ok((c, src)) = s.ask(step) else { break };
             let _ = problem.mold.render(&problem.space, &c);
             s.tell(&c, &Measurement::single(1.0 + step as f64), src);
         }

@@ -296,17 +296,19 @@ fn a_switch_that_alone_matters_ranks_first() {
 
 #[test]
 fn a_switch_the_search_never_turned_off_is_not_enough_data() {
-    // The same problem as the search left it: TILE is off only in the default configuration,
-    // so an objective decided by TILE alone cannot be learnt; the report says so.
+    // A table where TILE is off only in the default configuration: an objective decided by
+    // TILE alone cannot be learnt from it, and the report says so.
     let (_tmp, run) = mock_run(SWITCH_YAML, SWITCH_MOLD, 60);
-    let off = Csv::read(&run)
-        .column("TILE")
-        .iter()
-        .filter(|t| *t == "false")
-        .count();
-    assert!(off <= 2, "the search turned TILE off {off} times");
     rewrite_ok_rows(&run, |r| {
-        let base = if r.get("TILE") == "true" { 1.0 } else { 2.0 };
+        let on = r.get("eval_id") != "0";
+        let (t1, t2) = (
+            1 + (r.jitter(1) * 64.0) as u64,
+            4 << (r.jitter(2) * 5.0) as u32,
+        );
+        r.set("TILE", on);
+        r.set("T1", if on { t1.to_string() } else { String::new() });
+        r.set("T2", if on { t2.to_string() } else { String::new() });
+        let base = if on { 1.0 } else { 2.0 };
         r.set("objective", base * (1.0 + 0.01 * r.jitter(3)));
     });
     let v = importance_json(&run);

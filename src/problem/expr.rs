@@ -373,38 +373,43 @@ impl Expr {
             Expr::Not(e) => Val::Bool(!truthy(&e.eval(get)?)),
             Expr::Bin(Op::Or, a, b) => Val::Bool(truthy(&a.eval(get)?) || truthy(&b.eval(get)?)),
             Expr::Bin(Op::And, a, b) => Val::Bool(truthy(&a.eval(get)?) && truthy(&b.eval(get)?)),
-            Expr::Bin(op, a, b) => {
-                let (x, y) = (a.eval(get)?, b.eval(get)?);
-                match op {
-                    Op::Eq => Val::Bool(loose_eq(&x, &y)),
-                    Op::Ne => Val::Bool(!loose_eq(&x, &y)),
-                    Op::Lt | Op::Le | Op::Gt | Op::Ge => {
-                        let ord = match (&x, &y) {
-                            (Val::Str(s), Val::Str(t)) => s.partial_cmp(t),
-                            _ => num(&x)?.partial_cmp(&num(&y)?),
-                        }
-                        .ok_or("comparison with NaN")?;
-                        use std::cmp::Ordering::*;
-                        Val::Bool(match op {
-                            Op::Lt => ord == Less,
-                            Op::Le => ord != Greater,
-                            Op::Gt => ord == Greater,
-                            _ => ord != Less,
-                        })
-                    }
-                    Op::Add => Val::Num(num(&x)? + num(&y)?),
-                    Op::Sub => Val::Num(num(&x)? - num(&y)?),
-                    Op::Mul => Val::Num(num(&x)? * num(&y)?),
-                    Op::Div => Val::Num(num(&x)? / num(&y)?),
-                    Op::Rem => Val::Num(num(&x)? % num(&y)?),
-                    Op::Or | Op::And => unreachable!("handled above"),
-                }
-            }
+            Expr::Bin(op, a, b) => apply(*op, &a.eval(get)?, &b.eval(get)?)?,
         })
     }
 }
 
-fn num(v: &Val) -> Result<f64, String> {
+/// An operator applied to two values already evaluated ([`Expr::eval`] short-circuits
+/// `and`/`or` itself, so that a parameter the answer does not depend on is not read).
+pub fn apply(op: Op, x: &Val, y: &Val) -> Result<Val, String> {
+    Ok(match op {
+        Op::Eq => Val::Bool(loose_eq(x, y)),
+        Op::Ne => Val::Bool(!loose_eq(x, y)),
+        Op::Lt | Op::Le | Op::Gt | Op::Ge => {
+            let ord = match (x, y) {
+                (Val::Str(s), Val::Str(t)) => s.partial_cmp(t),
+                _ => num(x)?.partial_cmp(&num(y)?),
+            }
+            .ok_or("comparison with NaN")?;
+            use std::cmp::Ordering::*;
+            Val::Bool(match op {
+                Op::Lt => ord == Less,
+                Op::Le => ord != Greater,
+                Op::Gt => ord == Greater,
+                _ => ord != Less,
+            })
+        }
+        Op::Add => Val::Num(num(x)? + num(y)?),
+        Op::Sub => Val::Num(num(x)? - num(y)?),
+        Op::Mul => Val::Num(num(x)? * num(y)?),
+        Op::Div => Val::Num(num(x)? / num(y)?),
+        Op::Rem => Val::Num(num(x)? % num(y)?),
+        Op::Or => Val::Bool(truthy(x) || truthy(y)),
+        Op::And => Val::Bool(truthy(x) && truthy(y)),
+    })
+}
+
+/// The number a value stands for (booleans as 0/1, strings parsed).
+pub fn num(v: &Val) -> Result<f64, String> {
     match v {
         Val::Num(x) => Ok(*x),
         Val::Bool(b) => Ok(*b as u8 as f64),
@@ -415,6 +420,7 @@ fn num(v: &Val) -> Result<f64, String> {
     }
 }
 
+/// Whether a value counts as true (nonzero, non-empty).
 pub fn truthy(v: &Val) -> bool {
     match v {
         Val::Bool(b) => *b,

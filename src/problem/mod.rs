@@ -1,14 +1,17 @@
 //! Stage 1, the problem: the problem file (YAML) validated into a [`Problem`], its parameter
-//! [`space`](space) with conditions and [constraint expressions](expr), the code [`mold`](mold),
-//! the command [`template`](template)s, and configurations written as `--set P=V`
-//! [`overrides`](overrides).
+//! [`space`](space) with conditions and [constraint expressions](expr), how random
+//! configurations are [drawn](sample) from it (with [`bounds`] on constraints), the code
+//! [`mold`](mold), the command [`template`](template)s, and configurations written as
+//! `--set P=V` [`overrides`](overrides).
 
+pub mod bounds;
 pub mod expr;
 pub mod file;
 pub mod limits;
 pub mod mold;
 pub mod overrides;
 mod raw;
+pub mod sample;
 pub mod space;
 pub mod template;
 

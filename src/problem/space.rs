@@ -1,6 +1,6 @@
 //! The parameter space: typed parameters, conditions, forbidden combinations and constraints;
-//! sampling of valid configurations, enumeration of small spaces, and the numeric encoding the
-//! surrogate models see.
+//! validity, enumeration of small spaces, and the numeric encoding the surrogate models see.
+//! Drawing random configurations is the [`sample`](crate::problem::sample) module's.
 //!
 //! A configuration is stored as one `f64` coordinate per parameter (an index for ordinal and
 //! categorical parameters, the value for integer and real ones, 0/1 for booleans, NaN when the
@@ -8,7 +8,7 @@
 //! hash and encode.
 
 use crate::problem::expr::{Expr, Val};
-use crate::rng::{fnv1a, Rng};
+use crate::rng::fnv1a;
 
 /// A value as written in the problem file (ordinal values may be numbers or strings).
 #[derive(Debug, Clone, PartialEq)]
@@ -175,30 +175,6 @@ impl Param {
         }
     }
 
-    fn sample(&self, rng: &mut Rng) -> f64 {
-        match &self.kind {
-            Kind::Ordinal(v) => rng.below(v.len()) as f64,
-            Kind::Categorical(v) => rng.below(v.len()) as f64,
-            Kind::Boolean => rng.below(2) as f64,
-            Kind::Integer { low, high, log } => {
-                if *log && *low > 0 {
-                    let (a, b) = ((*low as f64).ln(), ((*high + 1) as f64).ln());
-                    ((a + rng.f64() * (b - a)).exp().floor() as i64).clamp(*low, *high) as f64
-                } else {
-                    (*low + rng.below((high - low + 1) as usize) as i64) as f64
-                }
-            }
-            Kind::Real { low, high, log } => {
-                if *log && *low > 0.0 {
-                    let (a, b) = (low.ln(), high.ln());
-                    (a + rng.f64() * (b - a)).exp().clamp(*low, *high)
-                } else {
-                    low + rng.f64() * (high - low)
-                }
-            }
-        }
-    }
-
     /// Feature value for the surrogate models: ordinal by index scaled to [0,1] (their order is
     /// kept), categorical by index (trees split on it), ranges scaled to [0,1] (log if log),
     /// booleans 0/1, inactive [`INACTIVE_FEATURE`]. Active values are never negative.
@@ -284,8 +260,9 @@ pub struct Space {
     pub constraints: Vec<Constraint>,
 }
 
-/// Spaces with at most this many raw configurations are enumerated (exact pools, exact
-/// "nothing left" detection); larger ones are only ever sampled.
+/// Spaces with at most this many raw configurations are enumerated (exact bookkeeping of what
+/// is left, exact "nothing left" detection); larger ones are only ever sampled. Random draws
+/// follow the same law either way ([`sample`](crate::problem::sample)).
 pub const ENUMERATION_LIMIT: u128 = 200_000;
 
 impl Space {
@@ -299,7 +276,8 @@ impl Space {
         c
     }
 
-    fn active(&self, c: &Config, i: usize) -> bool {
+    /// Whether parameter `i` is active, given its parent's coordinate in `c`.
+    pub fn active(&self, c: &Config, i: usize) -> bool {
         match &self.params[i].condition {
             None => true,
             Some(cond) => {
@@ -322,23 +300,8 @@ impl Space {
     /// A constraint that reads an inactive parameter does not apply (as ConfigSpace's
     /// forbidden clauses); one that fails to evaluate (type error) rejects.
     pub fn is_valid(&self, c: &Config) -> bool {
-        for combo in &self.forbidden {
-            if combo.iter().all(|&(i, v)| c.0[i] == v) {
-                return false;
-            }
-        }
-        for k in &self.constraints {
-            match k.expr.eval(&|i| self.params[i].val(c.0[i])) {
-                Ok(v) => {
-                    if !crate::problem::expr::truthy(&v) {
-                        return false;
-                    }
-                }
-                Err(e) if e == "inactive parameter" => {}
-                Err(_) => return false,
-            }
-        }
-        true
+        (0..self.forbidden.len()).all(|k| !self.forbids(k, c))
+            && (0..self.constraints.len()).all(|k| self.satisfies(k, c))
     }
 
     /// Why a configuration with correct activity is not valid: the first forbidden
@@ -347,7 +310,10 @@ impl Space {
         if self.is_valid(c) {
             return None;
         }
-        if let Some(combo) = (self.forbidden.iter()).find(|f| f.iter().all(|&(i, v)| c.0[i] == v)) {
+        if let Some(combo) = (0..self.forbidden.len())
+            .find(|&k| self.forbids(k, c))
+            .map(|k| &self.forbidden[k])
+        {
             let parts: Vec<String> = combo
                 .iter()
                 .map(|&(i, v)| name_value(&self.params[i], v))
@@ -370,22 +336,20 @@ impl Space {
         })
     }
 
-    /// One random draw honouring conditions (not yet checked against constraints).
-    pub fn sample_raw(&self, rng: &mut Rng) -> Config {
-        let mut c = Config(vec![f64::NAN; self.params.len()]);
-        for &i in &self.order {
-            if self.active(&c, i) {
-                c.0[i] = self.params[i].sample(rng);
-            }
-        }
-        c
+    /// Whether `c` holds every value of forbidden combination `k`.
+    pub fn forbids(&self, k: usize, c: &Config) -> bool {
+        self.forbidden[k].iter().all(|&(i, v)| c.0[i] == v)
     }
 
-    /// A random valid configuration, or `None` after `tries` rejected draws.
-    pub fn sample_valid(&self, rng: &mut Rng, tries: usize) -> Option<Config> {
-        (0..tries)
-            .map(|_| self.sample_raw(rng))
-            .find(|c| self.is_valid(c))
+    /// Whether `c` satisfies constraint `k` (see [`Space::is_valid`]).
+    pub fn satisfies(&self, k: usize, c: &Config) -> bool {
+        match self.constraints[k]
+            .expr
+            .eval(&|i| self.params[i].val(c.0[i]))
+        {
+            Ok(v) => crate::problem::expr::truthy(&v),
+            Err(e) => e == "inactive parameter",
+        }
     }
 
     /// Number of raw configurations (ignoring conditions and constraints), `None` if a real
@@ -615,16 +579,6 @@ mod tests {
             .iter()
             .filter(|c| c.0[1] == 0.0)
             .all(|c| c.0[2].is_nan()));
-    }
-
-    #[test]
-    fn sampling_yields_only_valid_configs() {
-        let s = small_space();
-        let mut r = Rng::new(3);
-        for _ in 0..500 {
-            let c = s.sample_valid(&mut r, 100).unwrap();
-            assert!(s.is_valid(&c));
-        }
     }
 
     #[test]

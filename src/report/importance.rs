@@ -266,8 +266,12 @@ mod tests {
         let mut rng = Rng::new(11);
         let mut x = Vec::new();
         let mut y = Vec::new();
+        let sampler = crate::problem::sample::Sampler::new(space);
         for _ in 0..n {
-            let c = space.sample_raw(&mut rng);
+            let c = sampler
+                .draw(&mut rng, &|_| true)
+                .found()
+                .expect("an unconstrained space");
             y.push(f(&c.0) + 0.01 * rng.f64());
             x.extend(space.encode(&c));
         }

@@ -59,7 +59,7 @@ pub fn simulate(table: &Table, settings: Settings, budget: usize) -> Trace {
     let mut cur = f64::NAN;
     let mut failures = 0;
     for step in 0..budget {
-        let Some((c, src)) = s.ask(step) else { break };
+        let Ok((c, src)) = s.ask(step) else { break };
         let m = lookup[&c.key()];
         if m.status == Status::Ok {
             let v = m.objective.unwrap_or(f64::NAN);

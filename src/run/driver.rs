@@ -18,6 +18,7 @@ use crate::run::progress::Progress;
 use crate::run::settings::{self, Resolved, RunOptions};
 use crate::run::verdict::Verification;
 use crate::run::verify;
+use crate::search::searcher::NoProposal;
 use crate::search::Searcher;
 
 #[derive(Debug)]
@@ -236,8 +237,10 @@ impl<'p> Session<'p> {
                 break "interrupted";
             }
             let step = self.records.len();
-            let Some((config, source)) = searcher.ask(step) else {
-                break "space_exhausted";
+            let (config, source) = match searcher.ask(step) {
+                Ok(proposal) => proposal,
+                Err(NoProposal::Exhausted) => break "space_exhausted",
+                Err(NoProposal::NotFound) => break "no_config_found",
             };
             let m = match evaluator.evaluate(self.problem, &config, step) {
                 Evaluated::Done(m) => m,

@@ -10,6 +10,9 @@
 //! `random` keeps sampling; `rf`/`et`/`gbrt`/`gp` fit a surrogate and take the candidate with
 //! the best acquisition (LCB = μ − κ·σ by default, Srinivas et al. 2010; or EI, PI) from a
 //! pool of valid, not yet evaluated configurations. No configuration is ever proposed twice.
+//! "Random" is always the hierarchical, constraint-aware law of
+//! [`sample`](crate::problem::sample), for the initial design, the pool and the interleaved
+//! random steps alike ([`unseen`](crate::search::unseen) keeps the books).
 //!
 //! Failures (one policy, documented in the README):
 //! * a feasibility classifier (a random forest on ok = 1 / failed = 0, i.e. a probability
@@ -24,8 +27,6 @@
 //!
 //! Tree learners interleave a random proposal every third step (see [`Settings::interleave`]).
 
-use std::collections::HashSet;
-
 use crate::evaluate::outcome::{Measurement, Source, Status};
 use crate::problem::space::{Config, Space};
 use crate::problem::Goal;
@@ -35,6 +36,8 @@ use crate::search::acquisition::Scorer;
 // a module of their own, keeps working.
 pub use crate::search::settings::{Acquisition, Design, Learner, Settings};
 use crate::search::surrogate::{Forest, ForestParams, Gbrt, Gp};
+pub use crate::search::unseen::NoProposal;
+use crate::search::unseen::Unseen;
 
 #[derive(Debug, Clone)]
 struct Observation {
@@ -53,52 +56,18 @@ struct Observation {
 pub struct Searcher<'s> {
     space: &'s Space,
     s: Settings,
-    seen: HashSet<Vec<u64>>,
     history: Vec<Observation>,
-    /// All valid configurations when the space is small enough to enumerate (or the rows of
-    /// a replayed table).
-    all: Option<Candidates>,
+    /// What was evaluated, and the draws of what was not.
+    unseen: Unseen<'s>,
     /// Whether the default configuration may be proposed (valid, and a candidate).
     default_allowed: bool,
     lhs: Vec<Config>,
-}
-
-/// A known, finite candidate set with the evaluated ones marked, so that filtering the
-/// remaining ones costs no hashing or allocation per candidate and step.
-struct Candidates {
-    configs: Vec<Config>,
-    index: std::collections::HashMap<Vec<u64>, usize>,
-    taken: Vec<bool>,
-}
-
-impl Candidates {
-    fn new(configs: Vec<Config>) -> Candidates {
-        let index = configs
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.key(), i))
-            .collect();
-        let taken = vec![false; configs.len()];
-        Candidates {
-            configs,
-            index,
-            taken,
-        }
-    }
-
-    fn left(&self) -> Vec<usize> {
-        (0..self.configs.len())
-            .filter(|&i| !self.taken[i])
-            .collect()
-    }
 }
 
 const STREAM_INITIAL: u64 = 1;
 const STREAM_POOL: u64 = 2;
 const STREAM_FIT: u64 = 3;
 const STREAM_LHS: u64 = 4;
-/// Rejection-sampling budget per wanted configuration.
-const TRIES: usize = 200;
 
 /// The `initial` points of a Latin hypercube design: per parameter, one uniform draw in
 /// each of `initial` equal strata, shuffled.
@@ -180,18 +149,14 @@ impl<'s> Searcher<'s> {
         } else {
             Vec::new()
         };
-        let all = candidates.map(Candidates::new);
+        let unseen = Unseen::new(space, candidates);
         let default = space.default_config();
-        let default_allowed = space.is_valid(&default)
-            && all
-                .as_ref()
-                .is_none_or(|a| a.index.contains_key(&default.key()));
+        let default_allowed = space.is_valid(&default) && unseen.is_candidate(&default);
         Searcher {
             space,
             s,
-            seen: HashSet::new(),
             history: Vec::new(),
-            all,
+            unseen,
             default_allowed,
             lhs,
         }
@@ -199,13 +164,7 @@ impl<'s> Searcher<'s> {
 
     /// Records an evaluated configuration (also used to replay the log on resume).
     pub fn tell(&mut self, config: &Config, m: &Measurement, source: Source) {
-        let key = config.key();
-        if let Some(a) = &mut self.all {
-            if let Some(&i) = a.index.get(&key) {
-                a.taken[i] = true;
-            }
-        }
-        self.seen.insert(key);
+        self.unseen.mark(config);
         self.history.push(Observation {
             encoded: self.space.encode(config),
             tree: self.space.tree_features(config),
@@ -218,21 +177,14 @@ impl<'s> Searcher<'s> {
     }
 
     pub fn is_seen(&self, config: &Config) -> bool {
-        self.seen.contains(&config.key())
+        self.unseen.is_seen(config)
     }
 
-    fn candidate_ok(&self, c: &Config) -> bool {
-        match &self.all {
-            Some(all) => all.index.contains_key(&c.key()),
-            None => self.space.is_valid(c),
-        }
-    }
-
-    /// The next configuration, or `None` when every valid configuration has been evaluated
-    /// (or none new can be found).
-    pub fn ask(&mut self, step: usize) -> Option<(Config, Source)> {
+    /// The next configuration, or why there is none: every valid configuration has been
+    /// evaluated ([`NoProposal::Exhausted`], known or proved), or none new could be found.
+    pub fn ask(&mut self, step: usize) -> Result<(Config, Source), NoProposal> {
         if let Some(default) = self.default_due() {
-            return Some((default, Source::Default));
+            return Ok((default, Source::Default));
         }
         let n_initial = self
             .history
@@ -246,7 +198,7 @@ impl<'s> Searcher<'s> {
         }
         if self.random_due(step) {
             let mut rng = Rng::for_step(self.s.seed, STREAM_INITIAL, step as u64);
-            return self.random_new(&mut rng).map(|c| (c, Source::Random));
+            return self.unseen.random(&mut rng).map(|c| (c, Source::Random));
         }
         self.model_step(step).map(|c| (c, Source::Model))
     }
@@ -264,14 +216,14 @@ impl<'s> Searcher<'s> {
 
     /// Point `k` of the initial design: the Latin hypercube's, when it is a new candidate,
     /// else a random one.
-    fn initial_point(&self, step: usize, k: usize) -> Option<Config> {
+    fn initial_point(&self, step: usize, k: usize) -> Result<Config, NoProposal> {
         let mut rng = Rng::for_step(self.s.seed, STREAM_INITIAL, step as u64);
         if let Some(c) = self.lhs.get(k) {
-            if self.candidate_ok(c) && !self.is_seen(c) {
-                return Some(c.clone());
+            if self.unseen.is_candidate(c) && !self.is_seen(c) {
+                return Ok(c.clone());
             }
         }
-        self.random_new(&mut rng)
+        self.unseen.random(&mut rng)
     }
 
     /// Whether this step after the initial design is random: random search, fewer than two
@@ -286,37 +238,10 @@ impl<'s> Searcher<'s> {
         self.s.learner == Learner::Random || ok < 2 || (every > 0 && step % every == 0)
     }
 
-    fn random_new(&self, rng: &mut Rng) -> Option<Config> {
-        if let Some(all) = &self.all {
-            let left = all.left();
-            return (!left.is_empty()).then(|| all.configs[left[rng.below(left.len())]].clone());
-        }
-        (0..TRIES * 10)
-            .map(|_| self.space.sample_raw(rng))
-            .find(|c| self.space.is_valid(c) && !self.is_seen(c))
-    }
-
-    /// A pool of up to `pool` valid, distinct, not yet evaluated configurations.
+    /// A pool of up to `pool` distinct configurations not yet evaluated (see
+    /// [`Unseen::pool`]).
     pub fn pool(&self, rng: &mut Rng) -> Vec<Config> {
-        if let Some(all) = &self.all {
-            let mut left = all.left();
-            // Always shuffled: a tree model predicts exactly equal values for many candidates,
-            // and ties must not be broken by enumeration order.
-            rng.shuffle(&mut left);
-            left.truncate(self.s.pool);
-            return left.into_iter().map(|i| all.configs[i].clone()).collect();
-        }
-        let mut out = Vec::with_capacity(self.s.pool);
-        let mut keys = HashSet::with_capacity(self.s.pool);
-        let mut tries = 0;
-        while out.len() < self.s.pool && tries < self.s.pool * 20 {
-            tries += 1;
-            let c = self.space.sample_raw(rng);
-            if keys.insert(c.fingerprint()) && self.space.is_valid(&c) && !self.is_seen(&c) {
-                out.push(c);
-            }
-        }
-        out
+        self.unseen.pool(rng, self.s.pool)
     }
 
     /// Regression rows and targets following the failure policy (module documentation):
@@ -403,11 +328,12 @@ impl<'s> Searcher<'s> {
     /// A proposal of the surrogate model, in phases: draw the pool, predict which of it is
     /// feasible, fit the regression on the (censored) targets, score the feasible candidates
     /// by the acquisition and take the best.
-    fn model_step(&self, step: usize) -> Option<Config> {
+    fn model_step(&self, step: usize) -> Result<Config, NoProposal> {
         let mut rng = Rng::for_step(self.s.seed, STREAM_POOL, step as u64);
-        let pool = self.pool(&mut rng);
+        let mut pool = self.pool(&mut rng);
         if pool.is_empty() {
-            return None;
+            // The pool's draws found nothing: let the exhaustive search prove it or find one.
+            return self.unseen.random(&mut rng);
         }
         let gp = self.s.learner == Learner::Gp;
         let (x, y) = self.training_set(gp);
@@ -421,7 +347,7 @@ impl<'s> Searcher<'s> {
         if y.len() < 2 {
             // Too few usable observations for a model: the most feasible candidate, else random.
             let k = feasible.most_likely(pool.len());
-            return pool.into_iter().nth(k);
+            return Ok(pool.swap_remove(k));
         }
         let ranking = Ranking {
             eligible: feasible.eligible(pool.len()),
@@ -436,7 +362,7 @@ impl<'s> Searcher<'s> {
             self.best_by_trees(&x, &y, &xp, &ranking, &mut fit_rng)
         };
         let best = best.expect("the most feasible candidate passes the cutoff");
-        pool.into_iter().nth(best)
+        Ok(pool.swap_remove(best))
     }
 
     /// Tree features of the pool, when a model needs them: the tree learners and the
@@ -506,6 +432,7 @@ impl<'s> Searcher<'s> {
 mod tests {
     use super::*;
     use crate::problem::space::{Kind, Param, Scalar};
+    use std::collections::HashSet;
 
     fn ok(y: f64) -> Measurement {
         Measurement::single(y)
@@ -599,7 +526,7 @@ mod tests {
             },
         );
         let mut n = 0;
-        while let Some((c, src)) = s.ask(n) {
+        while let Ok((c, src)) = s.ask(n) {
             s.tell(&c, &ok(c.0[0] + 1.0), src);
             n += 1;
         }

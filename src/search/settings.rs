@@ -82,7 +82,7 @@ pub enum Acquisition {
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Design {
-    /// Uniformly random valid configurations.
+    /// Random valid configurations, drawn hierarchically (see `problem::sample`).
     #[default]
     Random,
     /// A Latin hypercube (invalid or repeated points replaced by random ones).
