@@ -256,3 +256,23 @@ fn a_tiny_enumerated_space_ends_exhausted_once_every_valid_configuration_is_eval
     assert_distinct(&csv);
     assert_eq!(termination(&out), "space_exhausted");
 }
+
+#[test]
+fn a_forbidden_entry_with_lists_forbids_any_of_its_values() {
+    // {P0: [a, b], P1: z} forbids (a, z) and (b, z): 6 − 2 = 4 configurations remain.
+    let p = Problem::new(
+        &[
+            "{name: P0, type: categorical, choices: [a, b, c], default: c}",
+            "{name: P1, type: categorical, choices: [x, z], default: x}",
+        ],
+        "forbidden:\n  - {P0: [a, b], P1: z}\n",
+    );
+    let out = p.out("run");
+    let csv = p.run(&out, &["--max-evals", "10", "--verify", "0"]);
+    assert_eq!(csv.rows.len(), 4, "{:?}", csv.rows);
+    for r in &csv.rows {
+        let (p0, p1) = (csv.get(r, "P0"), csv.get(r, "P1"));
+        assert!(!(p1 == "z" && (p0 == "a" || p0 == "b")), "{r:?}");
+    }
+    assert_eq!(termination(&out), "space_exhausted");
+}

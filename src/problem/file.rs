@@ -21,6 +21,7 @@ use crate::problem::limits;
 use crate::problem::mold::Mold;
 use crate::problem::raw::{
     self, ParamType, RawCheck, RawMetric, RawParam, RawProblem, RawScalar, RawSearch, RawTimeouts,
+    RawValues,
 };
 pub use crate::problem::raw::{CheckMode, Goal, MetricKind, Reduce, Stream};
 use crate::problem::space::{Condition, Config, Constraint, Kind, Param, Scalar, Space};
@@ -555,22 +556,28 @@ impl Ctx<'_> {
         Ok(order)
     }
 
-    /// Forbidden combinations name known parameters and values of them.
+    /// Forbidden combinations name known parameters and values of them. An entry that
+    /// lists several values for a parameter forbids each of them (any-of): it stands for
+    /// every combination of its lists.
     fn forbidden(
         &self,
-        raw: &[Spanned<BTreeMap<String, RawScalar>>],
+        raw: &[Spanned<BTreeMap<String, RawValues>>],
         params: &[Param],
     ) -> Result<Vec<Vec<(usize, f64)>>, Error> {
-        raw.iter().map(|f| self.combination(f, params)).collect()
+        let mut all = Vec::new();
+        for f in raw {
+            all.extend(self.combinations(f, params)?);
+        }
+        Ok(all)
     }
 
-    /// One forbidden combination names known parameters and values of them.
-    fn combination(
+    /// The combinations one forbidden entry stands for (the product of its lists).
+    fn combinations(
         &self,
-        f: &Spanned<BTreeMap<String, RawScalar>>,
+        f: &Spanned<BTreeMap<String, RawValues>>,
         params: &[Param],
-    ) -> Result<Vec<(usize, f64)>, Error> {
-        let mut combo = Vec::new();
+    ) -> Result<Vec<Vec<(usize, f64)>>, Error> {
+        let mut combos: Vec<Vec<(usize, f64)>> = vec![vec![]];
         for (k, v) in &f.value {
             let Some(i) = index_of(params, k) else {
                 return self.err(
@@ -579,9 +586,26 @@ impl Ctx<'_> {
                     None,
                 );
             };
-            combo.push((i, self.coord_in(&f.referenced, &params[i], v)?));
+            let coords = (v.values().iter())
+                .map(|x| self.coord_in(&f.referenced, &params[i], x))
+                .collect::<Result<Vec<f64>, Error>>()?;
+            if coords.is_empty() || combos.len() * coords.len() > MAX_FORBIDDEN_COMBINATIONS {
+                let why = format!("a forbidden entry must list 1 to {MAX_FORBIDDEN_COMBINATIONS} combinations (`{k}` lists {})", coords.len());
+                return self.err(
+                    &f.referenced,
+                    why,
+                    Some("split it, or write a constraint instead"),
+                );
+            }
+            combos = (combos.iter())
+                .flat_map(|c| {
+                    coords
+                        .iter()
+                        .map(move |&x| [c.clone(), vec![(i, x)]].concat())
+                })
+                .collect();
         }
-        Ok(combo)
+        Ok(combos)
     }
 
     /// The coordinate of the YAML value `v` of parameter `p`; an error at `loc` when `v` is
@@ -670,7 +694,7 @@ impl Ctx<'_> {
         &self,
         space: &Space,
         raw: &[Spanned<String>],
-        forbidden: &[Spanned<BTreeMap<String, RawScalar>>],
+        forbidden: &[Spanned<BTreeMap<String, RawValues>>],
     ) -> Result<(), Error> {
         let default = space.default_config();
         if space.is_valid(&default) {
@@ -687,11 +711,13 @@ impl Ctx<'_> {
                 Some("change a parameter's `default` or relax the constraint"),
             ),
             None => {
-                let f = forbidden
-                    .iter()
-                    .zip(&space.forbidden)
-                    .find(|(_, combo)| combo.iter().all(|&(i, v)| default.0[i] == v));
-                let Some((at, _)) = f else {
+                let holds = |f: &&Spanned<BTreeMap<String, RawValues>>| {
+                    let combos = self.combinations(f, &space.params).unwrap_or_default();
+                    combos
+                        .iter()
+                        .any(|c| c.iter().all(|&(i, v)| default.0[i] == v))
+                };
+                let Some(at) = forbidden.iter().find(holds) else {
                     return Err(Error::ConfigFile {
                         file: self.file.to_path_buf(),
                         message,
@@ -707,6 +733,9 @@ impl Ctx<'_> {
         }
     }
 }
+
+/// The most combinations one forbidden entry's lists may stand for.
+const MAX_FORBIDDEN_COMBINATIONS: usize = 10_000;
 
 /// `[A-Za-z_][A-Za-z0-9_]*`: usable as a mold marker, a template variable and in a
 /// constraint.

@@ -76,6 +76,24 @@ pub enum RawScalar {
     Str(String),
 }
 
+/// A value, or a list of values meaning "any of these" (a forbidden entry's
+/// `{P0: [a, b], P2: c}`, as ConfigSpace's ForbiddenInClause).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawValues {
+    One(RawScalar),
+    AnyOf(Vec<RawScalar>),
+}
+
+impl RawValues {
+    pub fn values(&self) -> Vec<RawScalar> {
+        match self {
+            RawValues::One(v) => vec![v.clone()],
+            RawValues::AnyOf(v) => v.clone(),
+        }
+    }
+}
+
 impl From<RawScalar> for Scalar {
     fn from(r: RawScalar) -> Scalar {
         match r {
@@ -173,7 +191,7 @@ pub struct RawProblem {
     #[serde(default)]
     pub constraints: Vec<Spanned<String>>,
     #[serde(default)]
-    pub forbidden: Vec<Spanned<BTreeMap<String, RawScalar>>>,
+    pub forbidden: Vec<Spanned<BTreeMap<String, RawValues>>>,
     pub compile: Spanned<RawCommand>,
     pub run: Spanned<RawCommand>,
     #[serde(default)]
