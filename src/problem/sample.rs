@@ -506,12 +506,7 @@ mod tests {
     use std::collections::HashSet;
 
     fn param(name: &str, kind: Kind, condition: Option<Condition>) -> Param {
-        Param {
-            name: name.into(),
-            kind,
-            default: 0.0,
-            condition,
-        }
+        Param::new(name, kind, condition)
     }
 
     fn ints(n: i64) -> Kind {

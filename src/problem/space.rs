@@ -56,6 +56,16 @@ pub struct Param {
 }
 
 impl Param {
+    /// A parameter whose default is its first value (or its range's low end).
+    pub fn new(name: &str, kind: Kind, condition: Option<Condition>) -> Param {
+        Param {
+            name: name.into(),
+            kind,
+            default: 0.0,
+            condition,
+        }
+    }
+
     /// Number of distinct values, or `None` for a real range.
     pub fn cardinality(&self) -> Option<u128> {
         match &self.kind {

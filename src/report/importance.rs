@@ -226,12 +226,7 @@ mod tests {
     use crate::rng::Rng;
 
     fn param(name: &str, kind: Kind, condition: Option<Condition>) -> Param {
-        Param {
-            name: name.into(),
-            kind,
-            default: 0.0,
-            condition,
-        }
+        Param::new(name, kind, condition)
     }
 
     /// T1 and T2 (listed first) are active only when `switch` (index 2) has one of

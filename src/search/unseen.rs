@@ -225,12 +225,7 @@ mod tests {
     use crate::problem::space::{Condition, Constraint, Kind, Param, Scalar};
 
     fn param(name: &str, kind: Kind, condition: Option<Condition>) -> Param {
-        Param {
-            name: name.into(),
-            kind,
-            default: 0.0,
-            condition,
-        }
+        Param::new(name, kind, condition)
     }
 
     fn ints(n: i64) -> Kind {
