@@ -267,18 +267,7 @@ fn a_switch_that_alone_matters_ranks_first() {
     // tile sizes), so the table is made synthetic: TILE on in every other success, random
     // tile sizes when on, and an objective that only TILE's on/off decides (up to 1% noise).
     let (_tmp, run) = mock_run(SWITCH_YAML, SWITCH_MOLD, 60);
-    rewrite_ok_rows(&run, |r| {
-        let on = r.get("eval_id").parse::<u64>().unwrap() % 2 == 0;
-        let (t1, t2) = (
-            1 + (r.jitter(1) * 64.0) as u64,
-            4 << (r.jitter(2) * 5.0) as u32,
-        );
-        r.set("TILE", on);
-        r.set("T1", if on { t1.to_string() } else { String::new() });
-        r.set("T2", if on { t2.to_string() } else { String::new() });
-        let base = if on { 1.0 } else { 2.0 };
-        r.set("objective", base * (1.0 + 0.01 * r.jitter(3)));
-    });
+    switch_table(&run, |id| id % 2 == 0);
     let v = importance_json(&run);
     assert_eq!(v["enough_data"], true, "{v}");
     let top = &v["ranking"][0];
@@ -294,13 +283,11 @@ fn a_switch_that_alone_matters_ranks_first() {
     assert!(tile.contains("switching T1, T2"), "{out}");
 }
 
-#[test]
-fn a_switch_the_search_never_turned_off_is_not_enough_data() {
-    // A table where TILE is off only in the default configuration: an objective decided by
-    // TILE alone cannot be learnt from it, and the report says so.
-    let (_tmp, run) = mock_run(SWITCH_YAML, SWITCH_MOLD, 60);
-    rewrite_ok_rows(&run, |r| {
-        let on = r.get("eval_id") != "0";
+/// Rewrites the run's successes into a synthetic table: TILE on where `on(eval_id)`, random
+/// tile sizes when on, and an objective that only TILE's on/off decides (up to 1% noise).
+fn switch_table(run: &Path, on: impl Fn(u64) -> bool) {
+    rewrite_ok_rows(run, |r| {
+        let on = on(r.get("eval_id").parse::<u64>().unwrap());
         let (t1, t2) = (
             1 + (r.jitter(1) * 64.0) as u64,
             4 << (r.jitter(2) * 5.0) as u32,
@@ -311,6 +298,14 @@ fn a_switch_the_search_never_turned_off_is_not_enough_data() {
         let base = if on { 1.0 } else { 2.0 };
         r.set("objective", base * (1.0 + 0.01 * r.jitter(3)));
     });
+}
+
+#[test]
+fn a_switch_the_search_never_turned_off_is_not_enough_data() {
+    // A table where TILE is off only in the default configuration: an objective decided by
+    // TILE alone cannot be learnt from it, and the report says so.
+    let (_tmp, run) = mock_run(SWITCH_YAML, SWITCH_MOLD, 60);
+    switch_table(&run, |id| id != 0);
     let v = importance_json(&run);
     assert_eq!(v["enough_data"], false, "{v}");
     assert!(v["oob_r2"].as_f64().unwrap() < 0.1, "{v}");
