@@ -203,10 +203,12 @@ impl Evaluator for RealEvaluator {
             return Evaluated::Done(m);
         }
         let (result, binary_key) = self.build_check_time(&v, &source);
-        let result = blame(result, &dir);
         if !self.keep_builds {
             let _ = std::fs::remove_dir_all(&dir);
         }
+        // Probed after the build directory is gone: what the variant itself wrote (a
+        // runaway's gigabyte) must not make the disk look full.
+        let result = blame(result, &self.work_root);
         let Evaluated::Done(mut m) = result else {
             return result;
         };
