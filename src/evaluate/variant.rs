@@ -218,11 +218,6 @@ impl<'a> Variant<'a> {
         Ok(self.run(self.check_command()?, timeout_s))
     }
 
-    /// Timed run `r` under `timeout_s`.
-    pub fn run_timed(&self, r: u32, timeout_s: f64) -> Result<Ran, String> {
-        Ok(self.run(self.timed_command(r)?, timeout_s))
-    }
-
     /// A timed-style run (the program as it is) with its output in `tag.out`/`tag.err`.
     pub fn run_tagged(&self, tag: &str, timeout_s: f64) -> Result<Ran, String> {
         Ok(self.run(self.run_command(&[], tag)?, timeout_s))
