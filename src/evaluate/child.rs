@@ -28,9 +28,6 @@ pub struct Command {
     pub max_file_bytes: u64,
 }
 
-/// Default of [`Command::max_file_bytes`].
-pub const DEFAULT_MAX_FILE_BYTES: u64 = crate::problem::limits::DEFAULT_OUTPUT_BYTES;
-
 #[derive(Debug, Clone, PartialEq)]
 pub enum Exit {
     Code(i32),
@@ -434,7 +431,7 @@ mod tests {
             cwd: dir.to_path_buf(),
             stdout: dir.join("out"),
             stderr: dir.join("err"),
-            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            max_file_bytes: crate::problem::limits::DEFAULT_OUTPUT_BYTES,
         }
     }
 
