@@ -152,7 +152,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub initial: Option<usize>,
     /// Exploration weight of LCB = mean − kappa·std [default: 1.96].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub kappa: Option<f64>,
     /// Acquisition function [default: lcb].
     #[arg(long = "acq", value_enum)]
@@ -174,10 +174,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub repeats: Option<u32>,
     /// Compile timeout in seconds (overrides `timeouts.compile_s`).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub compile_timeout: Option<f64>,
     /// Run timeout in seconds (overrides `timeouts.run_s`).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub run_timeout: Option<f64>,
     /// Keep each variant's build directory under DIR/work.
     #[arg(long)]
