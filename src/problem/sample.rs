@@ -502,16 +502,8 @@ fn range_of(p: &Param) -> Bound {
 mod tests {
     use super::*;
     use crate::problem::expr;
-    use crate::problem::space::{Condition, Constraint, Scalar};
+    use crate::problem::space::{Condition, Constraint};
     use std::collections::HashSet;
-
-    fn param(name: &str, kind: Kind, condition: Option<Condition>) -> Param {
-        Param::new(name, kind, condition)
-    }
-
-    fn ints(n: i64) -> Kind {
-        Kind::Ordinal((0..n).map(Scalar::Int).collect())
-    }
 
     fn range(low: i64, high: i64) -> Kind {
         Kind::Integer {
@@ -549,11 +541,11 @@ mod tests {
         };
         space(
             vec![
-                param("TILE", Kind::Boolean, None),
-                param("X", extra, None),
-                param("T1", ints(10), on()),
-                param("T2", ints(10), on()),
-                param("T3", ints(10), on()),
+                Param::new("TILE", Kind::Boolean, None),
+                Param::new("X", extra, None),
+                Param::new("T1", Kind::ints(10), on()),
+                Param::new("T2", Kind::ints(10), on()),
+                Param::new("T3", Kind::ints(10), on()),
             ],
             &[],
         )
@@ -565,7 +557,7 @@ mod tests {
 
     #[test]
     fn a_switch_is_a_coin_whatever_its_sub_space() {
-        let s = switch_space(ints(3));
+        let s = switch_space(Kind::ints(3));
         let sampler = Sampler::new(&s);
         let mut rng = Rng::new(1);
         let off = (0..2000)
@@ -580,9 +572,9 @@ mod tests {
     fn draws_are_valid_and_reproducible() {
         let mut s = space(
             vec![
-                param("P0", ints(4), None),
-                param("P1", ints(2), None),
-                param(
+                Param::new("P0", Kind::ints(4), None),
+                Param::new("P1", Kind::ints(2), None),
+                Param::new(
                     "P2",
                     range(1, 4),
                     Some(Condition {
@@ -612,7 +604,7 @@ mod tests {
     /// Ten integers 1..=100 whose sum is at most 185: about 1 configuration in 10^4.
     fn sum_space() -> Space {
         let params = (0..10)
-            .map(|i| param(&format!("P{i}"), range(1, 100), None))
+            .map(|i| Param::new(&format!("P{i}"), range(1, 100), None))
             .collect();
         let sum: Vec<String> = (0..10).map(|i| format!("P{i}")).collect();
         space(params, &[&format!("{} <= 185", sum.join(" + "))])
@@ -633,7 +625,7 @@ mod tests {
     fn a_complete_search_proves_exhaustion_and_a_cut_one_does_not() {
         // Four integers 1..=100 summing to at most 6: 15 configurations of 10^8.
         let params = (0..4)
-            .map(|i| param(&format!("P{i}"), range(1, 100), None))
+            .map(|i| Param::new(&format!("P{i}"), range(1, 100), None))
             .collect();
         let s = space(params, &["P0 + P1 + P2 + P3 <= 6"]);
         let sampler = Sampler::new(&s);
@@ -649,7 +641,7 @@ mod tests {
 
         // A real parameter cannot be tried exhaustively: no proof.
         let s = space(
-            vec![param(
+            vec![Param::new(
                 "R",
                 Kind::Real {
                     low: 0.0,
@@ -666,7 +658,7 @@ mod tests {
 
     #[test]
     fn retries_never_repeat_a_value_and_follow_the_weights() {
-        let p = param(
+        let p = Param::new(
             "U",
             Kind::Integer {
                 low: 1,

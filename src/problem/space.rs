@@ -55,6 +55,14 @@ pub struct Param {
     pub condition: Option<Condition>,
 }
 
+#[cfg(test)]
+impl Kind {
+    /// The ordinal `0, 1, …, n − 1` (tests build spaces from it).
+    pub fn ints(n: i64) -> Kind {
+        Kind::Ordinal((0..n).map(Scalar::Int).collect())
+    }
+}
+
 impl Param {
     /// A parameter whose default is its first value (or its range's low end).
     pub fn new(name: &str, kind: Kind, condition: Option<Condition>) -> Param {

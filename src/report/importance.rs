@@ -225,10 +225,6 @@ mod tests {
     use crate::problem::space::{Condition, Kind, Param, Scalar};
     use crate::rng::Rng;
 
-    fn param(name: &str, kind: Kind, condition: Option<Condition>) -> Param {
-        Param::new(name, kind, condition)
-    }
-
     /// T1 and T2 (listed first) are active only when `switch` (index 2) has one of
     /// `on`; OPT is unconditional.
     fn switched_space(switch: Kind, on: Vec<f64>) -> Space {
@@ -245,10 +241,10 @@ mod tests {
         let opt = Kind::Categorical(vec!["-O1".into(), "-O2".into(), "-O3".into()]);
         Space {
             params: vec![
-                param("T1", ints, when.clone()),
-                param("T2", sizes, when),
-                param("TILE", switch, None),
-                param("OPT", opt, None),
+                Param::new("T1", ints, when.clone()),
+                Param::new("T2", sizes, when),
+                Param::new("TILE", switch, None),
+                Param::new("OPT", opt, None),
             ],
             order: vec![2, 0, 1, 3],
             forbidden: vec![],

@@ -222,15 +222,7 @@ impl<'s> Unseen<'s> {
 mod tests {
     use super::*;
     use crate::problem::expr;
-    use crate::problem::space::{Condition, Constraint, Kind, Param, Scalar};
-
-    fn param(name: &str, kind: Kind, condition: Option<Condition>) -> Param {
-        Param::new(name, kind, condition)
-    }
-
-    fn ints(n: i64) -> Kind {
-        Kind::Ordinal((0..n).map(Scalar::Int).collect())
-    }
+    use crate::problem::space::{Condition, Constraint, Kind, Param};
 
     /// SWITCH with `tiles`³ configurations under `SWITCH = 1` and `x` beside it (and under it).
     fn switch_space(x: i64, tiles: i64) -> Space {
@@ -242,11 +234,11 @@ mod tests {
         };
         Space {
             params: vec![
-                param("SWITCH", Kind::Boolean, None),
-                param("X", ints(x), None),
-                param("A", ints(tiles), on()),
-                param("B", ints(tiles), on()),
-                param("C", ints(tiles), on()),
+                Param::new("SWITCH", Kind::Boolean, None),
+                Param::new("X", Kind::ints(x), None),
+                Param::new("A", Kind::ints(tiles), on()),
+                Param::new("B", Kind::ints(tiles), on()),
+                Param::new("C", Kind::ints(tiles), on()),
             ],
             order: vec![0, 1, 2, 3, 4],
             forbidden: vec![],
@@ -309,7 +301,7 @@ mod tests {
                     high: 100,
                     log: false,
                 };
-                param(&format!("P{i}"), kind, None)
+                Param::new(&format!("P{i}"), kind, None)
             })
             .collect::<Vec<_>>();
         let text = "P0 + P1 + P2 <= 5";
