@@ -21,48 +21,6 @@ use assert_cmd::Command;
 // Fixtures and helpers
 // ---------------------------------------------------------------------------------------------
 
-/// The base problem. Line numbers matter: the bad-input tests expect errors at known lines.
-///
-/// ```text
-///  1 name: toy
-///  2 mold: m.c
-///  3 params:
-///  4   - name: P0
-///  5     type: ordinal
-///  6     values: [1, 2, 4, 8, 16, 32]
-///  7     default: 4
-///  8   - name: P1
-///  9     type: categorical
-/// 10     choices: ["a", "b", "c"]
-/// 11     default: "a"
-/// 12   - name: P2
-/// 13     type: integer
-/// 14     low: 0
-/// 15     high: 100
-/// 16 compile: "cc {{ source }} -o {{ exe }}"
-/// 17 run: "{{ exe }}"
-/// ```
-const BASE_YAML: &str = r#"name: toy
-mold: m.c
-params:
-  - name: P0
-    type: ordinal
-    values: [1, 2, 4, 8, 16, 32]
-    default: 4
-  - name: P1
-    type: categorical
-    choices: ["a", "b", "c"]
-    default: "a"
-  - name: P2
-    type: integer
-    low: 0
-    high: 100
-compile: "cc {{ source }} -o {{ exe }}"
-run: "{{ exe }}"
-"#;
-
-const BASE_MOLD: &str = "/* toy mold */\nint p0 = #P0;\n/* #P1 */\nint p2 = #P2;\n";
-
 const OWN_COLUMNS: [&str; 10] = [
     "objective",
     "elapsed_sec",
@@ -97,7 +55,7 @@ impl Fixture {
         Fixture { tmp }
     }
     fn base() -> Fixture {
-        Fixture::new(BASE_YAML, BASE_MOLD)
+        Fixture::new(TOY_YAML, TOY_MOLD)
     }
     fn dir(&self) -> &Path {
         self.tmp.path()
@@ -254,8 +212,8 @@ fn at(fx: &Fixture, line: u32) -> String {
 #[test]
 fn bad_unknown_yaml_key() {
     let fx = Fixture::new(
-        &BASE_YAML.replace("name: toy\n", "name: toy\nbogus_key: 1\n"),
-        BASE_MOLD,
+        &TOY_YAML.replace("name: toy\n", "name: toy\nbogus_key: 1\n"),
+        TOY_MOLD,
     );
     assert_rejected(&fx, &[&at(&fx, 2), "bogus_key"]);
 }
@@ -263,33 +221,33 @@ fn bad_unknown_yaml_key() {
 #[test]
 fn bad_unknown_key_in_a_parameter() {
     let fx = Fixture::new(
-        &BASE_YAML.replace("    high: 100\n", "    high: 100\n    step: 5\n"),
-        BASE_MOLD,
+        &TOY_YAML.replace("    high: 100\n", "    high: 100\n    step: 5\n"),
+        TOY_MOLD,
     );
     assert_rejected(&fx, &[&at(&fx, 16), "step"]);
 }
 
 #[test]
 fn bad_wrong_type() {
-    let fx = Fixture::new(&format!("{BASE_YAML}repeats: many\n"), BASE_MOLD);
+    let fx = Fixture::new(&format!("{TOY_YAML}repeats: many\n"), TOY_MOLD);
     assert_rejected(&fx, &[&at(&fx, 18)]);
 }
 
 #[test]
 fn bad_empty_choices() {
-    let yaml = BASE_YAML.replace(
+    let yaml = TOY_YAML.replace(
         "    choices: [\"a\", \"b\", \"c\"]\n    default: \"a\"\n",
         "    choices: []\n",
     );
-    let fx = Fixture::new(&yaml, BASE_MOLD);
+    let fx = Fixture::new(&yaml, TOY_MOLD);
     assert_rejected(&fx, &[&at(&fx, 10), "`P1`", "empty"]);
 }
 
 #[test]
 fn bad_default_not_among_choices() {
     let fx = Fixture::new(
-        &BASE_YAML.replace("default: \"a\"", "default: \"zz\""),
-        BASE_MOLD,
+        &TOY_YAML.replace("default: \"a\"", "default: \"zz\""),
+        TOY_MOLD,
     );
     assert_rejected(&fx, &[&at(&fx, 11), "`zz`", "`P1`"]);
 }
@@ -297,8 +255,8 @@ fn bad_default_not_among_choices() {
 #[test]
 fn bad_when_names_unknown_parameter() {
     let fx = Fixture::new(
-        &BASE_YAML.replace("    high: 100\n", "    high: 100\n    when: {NOPE: [1]}\n"),
-        BASE_MOLD,
+        &TOY_YAML.replace("    high: 100\n", "    high: 100\n    when: {NOPE: [1]}\n"),
+        TOY_MOLD,
     );
     assert_rejected(&fx, &[&at(&fx, 16), "`NOPE`"]);
 }
@@ -306,18 +264,15 @@ fn bad_when_names_unknown_parameter() {
 #[test]
 fn bad_constraint_names_unknown_parameter() {
     let fx = Fixture::new(
-        &format!("{BASE_YAML}constraints:\n  - \"P0 * QQ <= 10\"\n"),
-        BASE_MOLD,
+        &format!("{TOY_YAML}constraints:\n  - \"P0 * QQ <= 10\"\n"),
+        TOY_MOLD,
     );
     assert_rejected(&fx, &[&at(&fx, 19), "`QQ`"]);
 }
 
 #[test]
 fn bad_forbidden_names_unknown_parameter() {
-    let fx = Fixture::new(
-        &format!("{BASE_YAML}forbidden:\n  - {{QQ: 1}}\n"),
-        BASE_MOLD,
-    );
+    let fx = Fixture::new(&format!("{TOY_YAML}forbidden:\n  - {{QQ: 1}}\n"), TOY_MOLD);
     assert_rejected(&fx, &[&at(&fx, 19), "`QQ`"]);
 }
 
@@ -325,8 +280,8 @@ fn bad_forbidden_names_unknown_parameter() {
 fn bad_constraints_exclude_everything() {
     // Satisfiable one by one, contradictory together.
     let fx = Fixture::new(
-        &format!("{BASE_YAML}constraints:\n  - \"P0 >= 8\"\n  - \"P0 <= 2\"\n"),
-        BASE_MOLD,
+        &format!("{TOY_YAML}constraints:\n  - \"P0 >= 8\"\n  - \"P0 <= 2\"\n"),
+        TOY_MOLD,
     );
     let err = assert_rejected(&fx, &[&at(&fx, 19)]);
     assert!(err.contains("exclude"), "{err}");
@@ -334,32 +289,29 @@ fn bad_constraints_exclude_everything() {
 
 #[test]
 fn bad_mold_does_not_exist() {
-    let fx = Fixture::new(
-        &BASE_YAML.replace("mold: m.c", "mold: missing.c"),
-        BASE_MOLD,
-    );
+    let fx = Fixture::new(&TOY_YAML.replace("mold: m.c", "mold: missing.c"), TOY_MOLD);
     assert_rejected(&fx, &[&at(&fx, 2), "`missing.c`"]);
 }
 
 #[test]
 fn bad_marker_without_parameter() {
     // `#P7` on line 3, column 4 of the mold.
-    let fx = Fixture::new(BASE_YAML, "int p0 = #P0;\n/* #P1 */\nx =#P7 + #P2;\n");
+    let fx = Fixture::new(TOY_YAML, "int p0 = #P0;\n/* #P1 */\nx =#P7 + #P2;\n");
     let mold = fx.dir().join("m.c");
     assert_rejected(&fx, &[&format!("{}:3:4", mold.display()), "`#P7`"]);
 }
 
 #[test]
 fn bad_parameter_used_nowhere() {
-    let fx = Fixture::new(BASE_YAML, "int p0 = #P0;\n/* #P1 */\n");
+    let fx = Fixture::new(TOY_YAML, "int p0 = #P0;\n/* #P1 */\n");
     assert_rejected(&fx, &[&at(&fx, 12), "`P2`", "used nowhere"]);
 }
 
 #[test]
 fn bad_template_with_undefined_variable() {
     let fx = Fixture::new(
-        &BASE_YAML.replace("-o {{ exe }}", "-o {{ exe }} {{ nope }}"),
-        BASE_MOLD,
+        &TOY_YAML.replace("-o {{ exe }}", "-o {{ exe }} {{ nope }}"),
+        TOY_MOLD,
     );
     assert_rejected(&fx, &[&at(&fx, 16), "nope"]);
 }
@@ -555,8 +507,8 @@ fn same_seed_same_sequence_other_seed_other_sequence() {
 #[test]
 fn small_space_is_exhausted_without_repeats() {
     // 6 × 3 = 18 configurations; asking for 30 must stop at 18 with every one evaluated once.
-    let yaml = BASE_YAML.replace("    low: 0\n    high: 100\n", "    low: 0\n    high: 0\n");
-    let fx = Fixture::new(&yaml, BASE_MOLD);
+    let yaml = TOY_YAML.replace("    low: 0\n    high: 100\n", "    low: 0\n    high: 0\n");
+    let fx = Fixture::new(&yaml, TOY_MOLD);
     let out = fx.out("run");
     let o = mock_run(&fx, &out, &["--max-evals", "30", "--seed", "5"]);
     assert_code(&o, 0);
@@ -707,7 +659,7 @@ fn resume_refuses_a_changed_problem() {
     let fx = Fixture::base();
     let out = fx.out("run");
     assert_code(&mock_run(&fx, &out, &["--max-evals", "5"]), 0);
-    std::fs::write(fx.yaml(), BASE_YAML.replace("high: 100", "high: 99")).unwrap();
+    std::fs::write(fx.yaml(), TOY_YAML.replace("high: 100", "high: 99")).unwrap();
     let o = resume(&fx, &out);
     assert_code(&o, 2);
     assert!(text(&o.stderr).contains("changed"), "{}", describe(&o));

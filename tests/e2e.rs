@@ -218,15 +218,9 @@ fn sigkill_of_moldtune_then_resume_leaves_no_grandchild() {
 // The example problem, with clang-22
 // ---------------------------------------------------------------------------------------------
 
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
-        .unwrap_or(false)
-}
-
 #[test]
 fn matmul_with_clang() {
-    if !on_path("clang-22") {
+    if !have_clang() {
         eprintln!("note: clang-22 is not on PATH; skipping the matmul end-to-end test");
         return;
     }
@@ -406,7 +400,7 @@ fn matmul_with_clang() {
 /// others carry its outcome (`reused_from`) and cost no run time.
 #[test]
 fn identical_machine_code_is_not_timed_twice() {
-    if !on_path("clang-22") {
+    if !have_clang() {
         eprintln!("note: clang-22 is not on PATH; skipping");
         return;
     }
@@ -456,7 +450,7 @@ fn identical_machine_code_is_not_timed_twice() {
 
 #[test]
 fn a_check_build_keeps_the_dump_code_out_of_the_timed_binary() {
-    if !on_path("clang-22") {
+    if !have_clang() {
         eprintln!("note: clang-22 is not on PATH; skipping the check-build test");
         return;
     }

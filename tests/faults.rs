@@ -141,9 +141,7 @@ fn a_full_disk_stops_the_run_and_resume_completes_it() {
 
 /// A finished mock run of 8 evaluations in `dir/run`.
 fn finished_run(dir: &Path) -> std::path::PathBuf {
-    let yaml = "name: toy\nmold: m.c\nparams:\n  - name: P0\n    type: ordinal\n    values: [1, 2, 4, 8, 16, 32]\n  - name: P2\n    type: integer\n    low: 0\n    high: 100\ncompile: \"cc {{ source }} -o {{ exe }}\"\nrun: \"{{ exe }}\"\n";
-    std::fs::write(dir.join("p.yaml"), yaml).unwrap();
-    std::fs::write(dir.join("m.c"), "int a = #P0, b = #P2;\n").unwrap();
+    write_toy(dir);
     let out = dir.join("run");
     let o = Command::new(BIN)
         .current_dir(dir)
@@ -234,11 +232,8 @@ fn text_of(o: &std::process::Output) -> String {
 fn an_edited_mold_is_refused_on_resume_unless_accepted() {
     let tmp = tempfile::tempdir().unwrap();
     let out = finished_run(tmp.path());
-    std::fs::write(
-        tmp.path().join("m.c"),
-        "int a = #P0, b = #P2; /* edited */\n",
-    )
-    .unwrap();
+    let edited = format!("{TOY_MOLD}/* edited */\n");
+    std::fs::write(tmp.path().join("m.c"), edited).unwrap();
     let o = resume(&out, &[]);
     assert_code(&o, 2);
     assert!(

@@ -12,28 +12,6 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
-/// Three unconditional parameters (the mock objective depends on all of them).
-const PLAIN_YAML: &str = r#"name: plain
-mold: m.c
-params:
-  - name: P0
-    type: ordinal
-    values: [1, 2, 4, 8, 16, 32]
-    default: 4
-  - name: P1
-    type: categorical
-    choices: ["a", "b", "c"]
-    default: "a"
-  - name: P2
-    type: integer
-    low: 0
-    high: 100
-compile: "cc {{ source }} -o {{ exe }}"
-run: "{{ exe }}"
-"#;
-
-const PLAIN_MOLD: &str = "int p0 = #P0;\n/* #P1 */\nint p2 = #P2;\n";
-
 /// A boolean switch `TILE` with two tile sizes active only when it is on. The tile sizes are
 /// listed first, so a tree split on "tile size inactive?" ties with the split on `TILE` and
 /// wins: without crediting, the switch would get nothing.
@@ -168,7 +146,7 @@ fn ok_rows(dir: &Path) -> usize {
 
 #[test]
 fn text_reports_evaluations_used_oob_r2_and_the_method() {
-    let (_tmp, run) = mock_run(PLAIN_YAML, PLAIN_MOLD, 40);
+    let (_tmp, run) = mock_run(TOY_YAML, TOY_MOLD, 40);
     let ok = ok_rows(&run);
     let out = text(&importance(&run, false).stdout);
     let lines: Vec<&str> = out.lines().collect();
@@ -195,7 +173,7 @@ fn text_reports_evaluations_used_oob_r2_and_the_method() {
 
 #[test]
 fn json_carries_the_same_numbers_and_the_ranking() {
-    let (_tmp, run) = mock_run(PLAIN_YAML, PLAIN_MOLD, 40);
+    let (_tmp, run) = mock_run(TOY_YAML, TOY_MOLD, 40);
     let v = importance_json(&run);
     assert_eq!(v["evaluations"], 40);
     assert_eq!(v["successes"].as_u64().unwrap() as usize, ok_rows(&run));
@@ -218,7 +196,7 @@ fn json_carries_the_same_numbers_and_the_ranking() {
 
 #[test]
 fn too_few_successes_give_no_ranking_and_exit_0() {
-    let (_tmp, run) = mock_run(PLAIN_YAML, PLAIN_MOLD, 6);
+    let (_tmp, run) = mock_run(TOY_YAML, TOY_MOLD, 6);
     let ok = ok_rows(&run);
     let out = text(&importance(&run, false).stdout);
     let head = format!("not enough data to rank parameters: {ok} of 6 evaluations used (the successes), out-of-bag R² -");
@@ -233,7 +211,7 @@ fn too_few_successes_give_no_ranking_and_exit_0() {
 
 #[test]
 fn noise_gives_a_low_oob_r2_and_no_ranking() {
-    let (_tmp, run) = mock_run(PLAIN_YAML, PLAIN_MOLD, 50);
+    let (_tmp, run) = mock_run(TOY_YAML, TOY_MOLD, 50);
     rewrite_ok_rows(&run, |r| r.set("objective", 1.0 + r.jitter(0)));
     let v = importance_json(&run);
     let r2 = v["oob_r2"].as_f64().unwrap();
@@ -251,7 +229,7 @@ fn noise_gives_a_low_oob_r2_and_no_ranking() {
 
 #[test]
 fn a_constant_objective_gives_no_ranking() {
-    let (_tmp, run) = mock_run(PLAIN_YAML, PLAIN_MOLD, 20);
+    let (_tmp, run) = mock_run(TOY_YAML, TOY_MOLD, 20);
     rewrite_ok_rows(&run, |r| r.set("objective", 0.5));
     let v = importance_json(&run);
     assert!(v["oob_r2"].is_null() && v["ranking"].is_null(), "{v}");

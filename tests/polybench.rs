@@ -2,10 +2,12 @@
 //! configuration matches its plain kernel (real clang-22, fast datasets), and the output check
 //! catches a deliberately illegal variant.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+mod common;
+use common::fake::BIN;
+use common::have_clang;
 
-const BIN: &str = env!("CARGO_BIN_EXE_moldtune");
+use std::path::{Path, PathBuf};
+use std::process::Command;
 const KERNELS: [&str; 7] = [
     "syr2k",
     "3mm",
@@ -18,15 +20,6 @@ const KERNELS: [&str; 7] = [
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn have_clang() -> bool {
-    Command::new("clang-22")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 fn problems() -> Vec<PathBuf> {

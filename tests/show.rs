@@ -8,7 +8,7 @@ use common::*;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_moldtune");
 
@@ -328,15 +328,6 @@ fn a_value_holding_several_flags_needs_words() {
     let o = moldtune(d, &["show", "p.yaml", "--json"]);
     let argv = strings(&json(&o)["compile"]["argv"]);
     assert_eq!(argv[2..4], ["-mllvm", "-polly"]);
-}
-
-fn have_clang() -> bool {
-    Command::new("clang-22")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 /// A real problem in a directory whose path holds spaces: a header include path, a

@@ -5,6 +5,64 @@ use std::path::Path;
 
 pub mod fake;
 
+/// The toy problem most CLI tests start from. Line numbers matter: the bad-input tests expect errors at known lines.
+///
+/// ```text
+///  1 name: toy
+///  2 mold: m.c
+///  3 params:
+///  4   - name: P0
+///  5     type: ordinal
+///  6     values: [1, 2, 4, 8, 16, 32]
+///  7     default: 4
+///  8   - name: P1
+///  9     type: categorical
+/// 10     choices: ["a", "b", "c"]
+/// 11     default: "a"
+/// 12   - name: P2
+/// 13     type: integer
+/// 14     low: 0
+/// 15     high: 100
+/// 16 compile: "cc {{ source }} -o {{ exe }}"
+/// 17 run: "{{ exe }}"
+/// ```
+pub const TOY_YAML: &str = r#"name: toy
+mold: m.c
+params:
+  - name: P0
+    type: ordinal
+    values: [1, 2, 4, 8, 16, 32]
+    default: 4
+  - name: P1
+    type: categorical
+    choices: ["a", "b", "c"]
+    default: "a"
+  - name: P2
+    type: integer
+    low: 0
+    high: 100
+compile: "cc {{ source }} -o {{ exe }}"
+run: "{{ exe }}"
+"#;
+
+pub const TOY_MOLD: &str = "/* toy mold */\nint p0 = #P0;\n/* #P1 */\nint p2 = #P2;\n";
+
+/// A toy problem and its mold written into `dir` (as `p.yaml` and `m.c`).
+pub fn write_toy(dir: &Path) {
+    std::fs::write(dir.join("p.yaml"), TOY_YAML).unwrap();
+    std::fs::write(dir.join("m.c"), TOY_MOLD).unwrap();
+}
+
+/// Whether clang-22 can be run (the real-compiler tests are skipped, loudly, without it).
+pub fn have_clang() -> bool {
+    std::process::Command::new("clang-22")
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
