@@ -8,7 +8,9 @@ use common::*;
 use std::path::Path;
 use std::process::Command;
 
-fn mock_run(dir: &Path, extra: &[&str]) -> std::process::Output {
+/// A mock run of `evals` evaluations in `dir/run`; `T` is off by default, so the default
+/// configuration has `P2` inactive.
+fn mock_run(dir: &Path, evals: &str, extra: &[&str]) -> std::process::Output {
     let yaml = "name: toy\nmold: m.c\nparams:\n  - name: P0\n    type: ordinal\n    values: [1, 2, 4, 8, 16, 32]\n  - name: T\n    type: boolean\n  - name: P2\n    type: integer\n    low: 0\n    high: 100\n    when: {T: [true]}\ncompile: \"cc {{ source }} -o {{ exe }}\"\nrun: \"{{ exe }}\"\n";
     std::fs::write(dir.join("p.yaml"), yaml).unwrap();
     std::fs::write(dir.join("m.c"), "int a = #P0, t = #T, b = #P2;\n").unwrap();
@@ -20,7 +22,7 @@ fn mock_run(dir: &Path, extra: &[&str]) -> std::process::Output {
             "--mock",
             "--quiet",
             "--max-evals",
-            "15",
+            evals,
             "--out",
             "run",
         ])
@@ -32,7 +34,7 @@ fn mock_run(dir: &Path, extra: &[&str]) -> std::process::Output {
 #[test]
 fn the_run_ends_by_re_measuring_the_default_and_the_best_interleaved() {
     let tmp = tempfile::tempdir().unwrap();
-    let o = mock_run(tmp.path(), &["--verify", "2", "--verify-rounds", "6"]);
+    let o = mock_run(tmp.path(), "15", &["--verify", "2", "--verify-rounds", "6"]);
     assert_code(&o, 0);
     let out = text(&o.stdout);
     assert!(out.contains("verified: eval "), "{out}");
@@ -46,6 +48,11 @@ fn the_run_ends_by_re_measuring_the_default_and_the_best_interleaved() {
     }
     let winner = v["winner_eval_id"].as_u64().unwrap();
     assert_eq!(run["best_eval_id"].as_u64(), Some(winner));
+    // The winner is decided on the re-measured medians, not the search's numbers.
+    let cands = v["candidates"].as_array().unwrap();
+    let median = |c: &serde_json::Value| c["median"].as_f64().unwrap();
+    let w = cands.iter().find(|c| c["eval_id"] == winner).unwrap();
+    assert!(cands.iter().all(|c| median(w) <= median(c)), "{v}");
     let results = read_json(&tmp.path().join("run/results.json"));
     assert_eq!(results["run"]["verification"]["winner_eval_id"], winner);
 
@@ -61,22 +68,35 @@ fn the_run_ends_by_re_measuring_the_default_and_the_best_interleaved() {
 }
 
 #[test]
-fn best_names_inactive_parameters_and_can_verify_again() {
+fn best_names_inactive_parameters_as_inactive() {
+    // One evaluation: the default, whose `P2` is inactive (`T` is off).
     let tmp = tempfile::tempdir().unwrap();
-    assert_code(&mock_run(tmp.path(), &["--verify", "0"]), 0);
+    assert_code(&mock_run(tmp.path(), "1", &["--verify", "0"]), 0);
+    let best = |json: bool| {
+        let mut c = Command::new(BIN);
+        c.arg("best").arg(tmp.path().join("run"));
+        if json {
+            c.arg("--json");
+        }
+        let o = c.output().unwrap();
+        assert_code(&o, 0);
+        o
+    };
+    let out = text(&best(false).stdout);
+    assert!(out.contains("  P2 (inactive)"), "{out}");
+    assert!(!out.contains("P2 ="), "{out}");
+    let b: serde_json::Value = serde_json::from_slice(&best(true).stdout).unwrap();
+    assert_eq!(b["inactive"], serde_json::json!(["P2"]), "{b}");
+    assert_eq!(b["config"]["T"], false, "{b}");
+    assert!(b["config"].get("P2").is_none(), "{b}");
+}
+
+#[test]
+fn best_verify_re_measures_a_finished_run_and_records_the_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert_code(&mock_run(tmp.path(), "15", &["--verify", "0"]), 0);
     let run = read_json(&tmp.path().join("run/run.json"));
     assert!(run["verification"].is_null(), "{run}");
-    let b = Command::new(BIN)
-        .arg("best")
-        .arg(tmp.path().join("run"))
-        .output()
-        .unwrap();
-    assert_code(&b, 0);
-    let text_out = text(&b.stdout);
-    assert!(
-        !text_out.contains("= \n") && !text_out.ends_with("= "),
-        "{text_out}"
-    );
     let v = Command::new(BIN)
         .args(["best", "--verify", "--top", "2", "--rounds", "4"])
         .arg(tmp.path().join("run"))
@@ -86,4 +106,9 @@ fn best_names_inactive_parameters_and_can_verify_again() {
     assert!(text(&v.stdout).contains("verified: "), "{}", describe(&v));
     let run = read_json(&tmp.path().join("run/run.json"));
     assert_eq!(run["verification"]["rounds"], 4);
+    assert_eq!(
+        run["verification"]["candidates"].as_array().unwrap().len(),
+        3
+    );
+    assert_eq!(run["best_eval_id"], run["verification"]["winner_eval_id"]);
 }
