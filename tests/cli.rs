@@ -912,3 +912,98 @@ fn replay_reports_every_learner_on_a_recorded_run_and_synthetic_tables() {
         assert!(text.contains(l), "missing `{l}` in\n{text}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Values the space or the run cannot hold: refused at their position, nothing created
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn bad_values_are_refused_at_their_position() {
+    let cases: Vec<(String, u32, &str)> = vec![
+        (
+            TOY_YAML.replace("compile: \"cc {{ source }} -o {{ exe }}\"", "compile: \"\""),
+            16,
+            "command is empty",
+        ),
+        (
+            format!("{TOY_YAML}timeouts: {{compile_s: 9223372036854775807}}\n"),
+            18,
+            "timeouts.compile_s",
+        ),
+        (
+            format!("{TOY_YAML}timeouts: {{run_s: .nan}}\n"),
+            18,
+            "timeouts.run_s",
+        ),
+        (
+            TOY_YAML.replace("    low: 0\n", "    low: -1e19\n"),
+            14,
+            "whole number",
+        ),
+        (
+            TOY_YAML.replace("[1, 2, 4, 8, 16, 32]", "[1, 2, 2.0, 4]"),
+            6,
+            "twice",
+        ),
+        (
+            TOY_YAML.replace("[\"a\", \"b\", \"c\"]", "[\"a\", \"b\", \"a\"]"),
+            10,
+            "twice",
+        ),
+        (
+            TOY_YAML.replace("name: toy", "name: ../../escaped"),
+            1,
+            "not a usable name",
+        ),
+        (
+            format!("{TOY_YAML}search: {{kappa: -1}}\n"),
+            18,
+            "search.kappa",
+        ),
+        (
+            format!("{TOY_YAML}metric: {{kind: regex}}\n"),
+            18,
+            "metric.regex",
+        ),
+        (format!("{TOY_YAML}check: {{rtol: -1}}\n"), 18, "check.rtol"),
+        (
+            format!("{TOY_YAML}constraints: [\"P1 * 2 <= 8\"]\n"),
+            18,
+            "cannot be evaluated",
+        ),
+        (
+            format!(
+                "{TOY_YAML}constraints: [\"{}P0{} < 3\"]\n",
+                "(".repeat(7000),
+                ")".repeat(7000)
+            ),
+            18,
+            "longer than",
+        ),
+    ];
+    for (yaml, line, needle) in cases {
+        let fx = Fixture::new(&yaml, TOY_MOLD);
+        assert_rejected(&fx, &[&at(&fx, line), needle]);
+    }
+}
+
+#[test]
+fn bad_flag_values_name_the_flag() {
+    let fx = Fixture::base();
+    for (flag, value) in [
+        ("--compile-timeout", "nan"),
+        ("--compile-timeout", "inf"),
+        ("--run-timeout", "1e30"),
+        ("--kappa", "-1"),
+        ("--max-evals", "0"),
+        ("--pool", "0"),
+        ("--verify-rounds", "1"),
+    ] {
+        let out = fx.out("run");
+        let o = mock_run(&fx, &out, &[flag, value]);
+        assert_code(&o, 2);
+        let err = text(&o.stderr);
+        assert!(err.contains(&format!("`{flag}`")), "{flag} {value}: {err}");
+        assert!(!out.exists(), "{flag} {value}: a run directory was created");
+    }
+}

@@ -125,7 +125,6 @@ impl Ctx<'_> {
         let env = env_templates(&raw.env);
         let named = named_templates(&raw, &compile, &run, &env);
         cx.check_templates(&named, &space, &sources)?;
-        cx.check_commands_not_empty(&named[..2], &space, &sources)?;
         cx.check_every_param_used(&named, &space, &mold, &raw)?;
         let metric = cx.metric(raw.metric.as_ref())?;
         let repeats = cx.repeats(raw.repeats.as_ref())?;
@@ -280,40 +279,30 @@ impl Ctx<'_> {
                 self.check_flags_split(t, &read, space, &builtins)?;
             }
             let rendered = if t.command {
-                t.template.argv(&vars).map(|_| ())
+                t.template.argv(&vars).map(|argv| argv.is_empty())
             } else {
-                t.template.render(&vars).map(|_| ())
+                t.template.render(&vars).map(|_| false)
             };
-            if let Err(e) = rendered {
-                return self.template_error(t, format!("does not render: {e}"));
+            match rendered {
+                Err(e) => return self.template_error(t, format!("does not render: {e}")),
+                Ok(true) => return self.empty_command(t),
+                Ok(false) => {}
             }
         }
         Ok(())
     }
 
-    /// The compile and run commands name a program (with the default configuration).
-    fn check_commands_not_empty(
-        &self,
-        commands: &[NamedTemplate],
-        space: &Space,
-        sources: &[PathBuf],
-    ) -> Result<(), Error> {
-        let builtins = template::Builtins::placeholder(self.dir, sources);
-        let vars = template::context(space, &space.default_config(), &builtins);
-        for t in commands {
-            if t.template.argv(&vars).is_ok_and(|a| a.is_empty()) {
-                let example = match t.what.as_str() {
-                    "compile" => "clang-22 -O3 {{ source }} -o {{ exe }}",
-                    _ => "{{ exe }}",
-                };
-                return self.err(
-                    t.loc,
-                    format!("the `{}` command is empty", t.what),
-                    Some(&format!("e.g. `{}: \"{example}\"`", t.what)),
-                );
-            }
-        }
-        Ok(())
+    /// A compile or run command that names no program (with the default configuration).
+    fn empty_command(&self, t: &NamedTemplate) -> Result<(), Error> {
+        let example = match t.what.as_str() {
+            "compile" => "clang-22 -O3 {{ source }} -o {{ exe }}",
+            _ => "{{ exe }}",
+        };
+        self.err(
+            t.loc,
+            format!("the `{}` command is empty", t.what),
+            Some(&format!("e.g. `{}: \"{example}\"`", t.what)),
+        )
     }
 
     fn template_error(&self, t: &NamedTemplate, what: String) -> Result<(), Error> {
