@@ -534,4 +534,33 @@ repeats: 2
     assert!(contains(&out.join("work/eval-0/check/variant")));
     let reference = std::fs::read_to_string(out.join("reference.out")).unwrap();
     assert!(reference.starts_with("==BEGIN DUMP_ARRAYS=="));
+
+    // results.json records the exact commands, relative to the build directory.
+    let results = read_json(&out.join("results.json"));
+    let c = &results["evaluations"][0]["commands"];
+    let args = |k: &str| -> Vec<String> {
+        c[k].as_array()
+            .unwrap_or_else(|| panic!("no `{k}` in {c}"))
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(args("compile")[0], "clang-22", "{c}");
+    assert!(args("compile").contains(&"./variant".to_string()), "{c}");
+    assert!(
+        !args("compile").contains(&"-DDUMP_ARRAYS".to_string()),
+        "{c}"
+    );
+    assert_eq!(
+        args("check_build").last().map(String::as_str),
+        Some("-DDUMP_ARRAYS"),
+        "{c}"
+    );
+    assert_eq!(args("check"), ["./check/variant"], "{c}");
+    assert_eq!(args("run"), ["./variant"], "{c}");
+    let tmp_path = d.display().to_string();
+    assert!(
+        !c.to_string().contains(&tmp_path),
+        "an absolute path in {c}"
+    );
 }

@@ -34,7 +34,7 @@ pub fn build(v: &Variant, source: &str) -> Step<Build> {
             format!(
                 "the compile exceeded its timeout of {timeout_s} s{}; command: {}",
                 adaptive_note(timeout_s, v.problem.compile_timeout_s),
-                v.shown(&cmd.argv)
+                v.shown(&cmd.argv).join(" ")
             ),
         ),
         _ if !f.success() => fail(

@@ -321,14 +321,14 @@ fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result<Pat
                 m.cause.unwrap_or_default()
             )))
         }
-        Step::Stop(s) => return Err(stopped(s, run_dir)),
+        Step::Stop(s) => return Err(s.into_error(run_dir)),
     }
     let ran = v
         .run_check(problem.run_timeout_s)
         .map_err(Error::Reference)?;
     match &ran.finished.exit {
-        Exit::Interrupted => return Err(stopped(Stop::Interrupted, run_dir)),
-        Exit::SpawnError(m) => return Err(stopped(Stop::Environment(m.clone()), run_dir)),
+        Exit::Interrupted => return Err(Stop::Interrupted.into_error(run_dir)),
+        Exit::SpawnError(m) => return Err(Stop::Environment(m.clone()).into_error(run_dir)),
         _ if !ran.finished.success() => {
             return Err(Error::Reference(format!(
                 "{what} failed to run: {}",
@@ -348,8 +348,4 @@ fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result<Pat
         )));
     }
     Ok(got)
-}
-
-fn stopped(s: Stop, run_dir: &Path) -> Error {
-    s.into_error(run_dir)
 }

@@ -114,7 +114,7 @@ impl<'a> Variant<'a> {
     /// A command line as a record shows it: relative to the build directory it ran in (the
     /// directory itself `.`, the problem's directory by a relative path), so that run files
     /// name no directory of the machine that made them.
-    pub fn shown(&self, argv: &[String]) -> String {
+    pub fn shown(&self, argv: &[String]) -> Vec<String> {
         let problem_dir = pathdiff::diff_paths(&self.problem.dir, &self.dir).map_or_else(
             || self.problem.dir.display().to_string(),
             |p| p.display().to_string(),
@@ -125,19 +125,13 @@ impl<'a> Variant<'a> {
         );
         argv.iter()
             .map(|a| a.replace(&build, ".").replace(&problem, &problem_dir))
-            .collect::<Vec<_>>()
-            .join(" ")
+            .collect()
     }
 
     /// The commands of this variant as results.json records them (paths relative to the
     /// build directory); `None` when a template does not render for it.
     pub fn recorded_commands(&self) -> Option<Commands> {
-        let args = |c: Command| -> Vec<String> {
-            c.argv
-                .iter()
-                .map(|a| self.shown(std::slice::from_ref(a)))
-                .collect()
-        };
+        let args = |c: Command| self.shown(&c.argv);
         let run = self.timed_command(0).ok()?;
         let env = run.env.clone();
         let cv = self.check_build();
