@@ -95,13 +95,7 @@ impl RealEvaluator {
 
     /// The compile timeout: adapted to the compiles so far (see [`COMPILE_FACTOR`]).
     pub fn compile_timeout(&self, problem: &Problem) -> f64 {
-        if self.compile_times.len() < COMPILE_SAMPLES {
-            return problem.compile_timeout_s;
-        }
-        let median = crate::stats::median(&self.compile_times).unwrap_or(0.0);
-        (COMPILE_FACTOR * median)
-            .max(COMPILE_FLOOR_S)
-            .min(problem.compile_timeout_s)
+        adaptive_compile_timeout(&self.compile_times, problem.compile_timeout_s)
     }
 
     /// The timeout of one timed run: adapted to the incumbent (see [`ADAPTIVE_FACTOR`]).
@@ -249,14 +243,22 @@ impl RealEvaluator {
         let (Status::Ok, Some(y)) = (m.status, m.objective) else {
             return;
         };
-        let better = |a: f64, b: f64| match self.goal {
-            Goal::Minimize => a < b,
-            Goal::Maximize => a > b,
-        };
-        if self.incumbent.is_none_or(|b| better(y, b)) {
+        if self.incumbent.is_none_or(|b| self.goal.better(y, b)) {
             self.incumbent = Some(y);
         }
     }
+}
+
+/// `configured` until [`COMPILE_SAMPLES`] compiles are known, then [`COMPILE_FACTOR`] ×
+/// their median, within [`COMPILE_FLOOR_S`]..=`configured`.
+fn adaptive_compile_timeout(compile_times: &[f64], configured: f64) -> f64 {
+    if compile_times.len() < COMPILE_SAMPLES {
+        return configured;
+    }
+    let median = crate::stats::median(compile_times).unwrap_or(0.0);
+    (COMPILE_FACTOR * median)
+        .max(COMPILE_FLOOR_S)
+        .min(configured)
 }
 
 /// A failed check build: recorded as a build failure of the variant, saying which build.
@@ -348,4 +350,32 @@ fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result<Pat
         )));
     }
     Ok(got)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compile_timeouts_adapt_to_the_median_within_floor_and_limit() {
+        assert_eq!(
+            adaptive_compile_timeout(&[1.0, 2.0], 120.0),
+            120.0,
+            "too few compiles"
+        );
+        assert_eq!(
+            adaptive_compile_timeout(&[1.0, 1.0, 1.0], 120.0),
+            10.0,
+            "the floor"
+        );
+        assert_eq!(
+            adaptive_compile_timeout(&[4.0, 3.0, 5.0, 90.0], 120.0),
+            22.5
+        );
+        assert_eq!(
+            adaptive_compile_timeout(&[40.0, 50.0, 60.0], 120.0),
+            120.0,
+            "the limit"
+        );
+    }
 }

@@ -59,11 +59,7 @@ fn needs_confirmation(v: &Variant, samples: &[f64], incumbent: Option<f64>) -> b
     else {
         return false;
     };
-    let better = match v.problem.metric.goal {
-        crate::problem::Goal::Minimize => objective < best,
-        crate::problem::Goal::Maximize => objective > best,
-    };
-    better && spread > CONFIRM_SPREAD
+    v.problem.metric.goal.better(objective, best) && spread > CONFIRM_SPREAD
 }
 
 /// One timed run: its metric and wall time, or the failure it is recorded as (with this

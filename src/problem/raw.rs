@@ -32,6 +32,25 @@ pub enum Goal {
     Maximize,
 }
 
+impl Goal {
+    /// Whether objective `a` is strictly better than `b` for this goal.
+    pub fn better(self, a: f64, b: f64) -> bool {
+        match self {
+            Goal::Minimize => a < b,
+            Goal::Maximize => a > b,
+        }
+    }
+
+    /// Best first: the order that sorts objectives from best to worst (total, NaN last
+    /// when minimising).
+    pub fn order(self, a: f64, b: f64) -> std::cmp::Ordering {
+        match self {
+            Goal::Minimize => a.total_cmp(&b),
+            Goal::Maximize => b.total_cmp(&a),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, serde::Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Reduce {
@@ -249,5 +268,21 @@ fn yaml_error(file: &Path, e: serde_saphyr::Error) -> Error {
             message: first,
             hint,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn goals_order_best_first() {
+        assert!(Goal::Minimize.better(1.0, 2.0) && !Goal::Minimize.better(2.0, 2.0));
+        assert!(Goal::Maximize.better(3.0, 2.0) && !Goal::Maximize.better(1.0, 2.0));
+        let mut v = vec![2.0, 1.0, 3.0];
+        v.sort_by(|a, b| Goal::Maximize.order(*a, *b));
+        assert_eq!(v, [3.0, 2.0, 1.0]);
+        v.sort_by(|a, b| Goal::Minimize.order(*a, *b));
+        assert_eq!(v, [1.0, 2.0, 3.0]);
     }
 }

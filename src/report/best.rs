@@ -6,7 +6,6 @@ use std::path::Path;
 use crate::error::Error;
 use crate::evaluate::child;
 use crate::evaluate::{Evaluator, MockEvaluator, RealEvaluator};
-use crate::problem::Goal;
 use crate::run::log;
 use crate::run::verdict::{Plan, Verification};
 use crate::run::verify;
@@ -79,12 +78,7 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
         if verified.is_some_and(|w| rec[id].parse() == Ok(w)) {
             winner = Some((v, row()));
         }
-        let better = match (&best, meta.goal) {
-            (None, _) => true,
-            (Some(b), Goal::Minimize) => v < b.0,
-            (Some(b), Goal::Maximize) => v > b.0,
-        };
-        if better {
+        if best.as_ref().is_none_or(|b| meta.goal.better(v, b.0)) {
             best = Some((v, row()));
         }
     }

@@ -501,17 +501,12 @@ pub fn load_run(dir: &Path) -> Result<(Problem, Vec<Record>), Error> {
     Ok((problem, records))
 }
 
-/// Best successful record for the goal.
+/// Best successful record for the goal (the earliest of equals).
 pub fn best(records: &[Record], goal: crate::problem::Goal) -> Option<&Record> {
     let oks = records
         .iter()
         .filter(|r| r.m.status == Status::Ok && r.m.objective.is_some());
-    match goal {
-        crate::problem::Goal::Minimize => {
-            oks.min_by(|a, b| a.m.objective.unwrap().total_cmp(&b.m.objective.unwrap()))
-        }
-        crate::problem::Goal::Maximize => {
-            oks.max_by(|a, b| a.m.objective.unwrap().total_cmp(&b.m.objective.unwrap()))
-        }
-    }
+    // The first of equally good ones: a later tie is not a new best.
+    let objective = |r: &Record| r.m.objective.unwrap_or(f64::NAN);
+    oks.min_by(|a, b| goal.order(objective(a), objective(b)))
 }

@@ -22,16 +22,8 @@ pub fn candidates(records: &[Record], goal: Goal, top: usize) -> Vec<&Record> {
         .filter(ok)
         .filter(|r| r.source != Source::Default && r.m.reused_from.is_none())
         .collect();
-    best.sort_by(|a, b| {
-        let (x, y) = (
-            a.m.objective.unwrap_or(f64::NAN),
-            b.m.objective.unwrap_or(f64::NAN),
-        );
-        match goal {
-            Goal::Minimize => x.total_cmp(&y),
-            Goal::Maximize => y.total_cmp(&x),
-        }
-    });
+    let objective = |r: &Record| r.m.objective.unwrap_or(f64::NAN);
+    best.sort_by(|a, b| goal.order(objective(a), objective(b)));
     best.truncate(top);
     let default = records
         .iter()
@@ -90,13 +82,8 @@ fn decide(
     c: Vec<Candidate>,
 ) -> Verification {
     let key = |x: &Candidate| x.median.filter(|m| m.is_finite());
-    let winner = (c.iter().filter(|x| key(x).is_some())).min_by(|a, b| {
-        let (x, y) = (key(a).unwrap_or(0.0), key(b).unwrap_or(0.0));
-        match goal {
-            Goal::Minimize => x.total_cmp(&y),
-            Goal::Maximize => y.total_cmp(&x),
-        }
-    });
+    let winner = (c.iter().filter(|x| key(x).is_some()))
+        .min_by(|a, b| goal.order(key(a).unwrap_or(0.0), key(b).unwrap_or(0.0)));
     let default = c.iter().find(|x| Some(x.eval_id) == default_eval_id);
     let speedup = match (default, winner) {
         (Some(d), Some(w)) if !d.samples.is_empty() => {
