@@ -564,3 +564,27 @@ repeats: 2
         "an absolute path in {c}"
     );
 }
+
+#[test]
+fn a_noisy_would_be_best_is_timed_again_before_it_is_accepted() {
+    // The default ("ok", 0.25) is the incumbent; "noisy" gives 0.1, 0.3, 0.1: it would win,
+    // with a spread of 2, so it gets 2 × 3 more runs before its objective is taken.
+    let keys = "check: {mode: none}\nrepeats: 3\ntimeouts: {run_s: 20}\n";
+    let p = FakeProblem::with(&["ok", "noisy"], 1, keys);
+    let o = p
+        .command(&["--max-evals", "2", "--verify", "0"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let csv = Csv::read(&p.out());
+    let rows = by_mode(&csv);
+    assert_eq!(csv.get(&rows["ok"], "repeats"), "3");
+    assert_eq!(
+        csv.get(&rows["noisy"], "repeats"),
+        "9",
+        "{:?}",
+        rows["noisy"]
+    );
+    // 9 samples alternating 0.1 / 0.3: five of 0.1, so the median is 0.1.
+    assert_eq!(csv.get(&rows["noisy"], "objective"), "0.1");
+}

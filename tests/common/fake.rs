@@ -100,7 +100,12 @@ esac
 cp "$here/prog_$mode.sh" "$exe" && chmod +x "$exe"
 "#;
 
-pub const PROGRAMS: [(&str, &str); 10] = [
+pub const PROGRAMS: [(&str, &str); 11] = [
+    // Alternates 0.1 and 0.3 from run to run (a counter in its directory): a noisy variant.
+    (
+        "noisy",
+        "n=$(cat count 2>/dev/null || echo 0)\necho $((n + 1)) > count\nif [ $((n % 2)) -eq 0 ]; then echo 0.1; else echo 0.3; fi\n",
+    ),
     // A grandchild that leaves the group with setsid; the program waits on its own sleep.
     ("setsid_sleep", "setsid sleep 600.0808 &\nsleep 600.0809\n"),
     // Writes without end.
