@@ -26,6 +26,10 @@ pub struct Cli {
 pub enum Command {
     /// Tune a problem: render, compile, check and time variants chosen by the search.
     Run(RunArgs),
+    /// Tune a C kernel without a mold: find its loop nests (clang-22's AST) and search the
+    /// tree of OpenMP loop transformations and Polly settings, each node built, checked
+    /// against the untransformed program and timed.
+    Mctree(MctreeArgs),
     /// Which parameters matter: mean decrease in impurity of a random forest fitted to a run,
     /// with the evaluations used and the forest's out-of-bag R² (no ranking when too low).
     Importance {
@@ -130,6 +134,79 @@ pub enum Command {
 }
 
 #[derive(Debug, clap::Args)]
+pub struct MctreeArgs {
+    /// The C file holding the kernel. Optional with `--resume DIR`.
+    pub file: Option<PathBuf>,
+    /// The kernel function [default: the one `kernel_*` function, or the one holding
+    /// `#pragma scop`].
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Valid evaluations to spend (failures and duplicates are counted apart) [default: 60].
+    #[arg(long)]
+    pub max_evals: Option<usize>,
+    /// Tree search [default: mcts].
+    #[arg(long, value_parser = ["greedy", "mcts", "rf"])]
+    pub strategy: Option<String>,
+    /// At most this many transformations per node [default: 4].
+    #[arg(long)]
+    pub depth: Option<usize>,
+    /// Tile sizes to try [default: 4,8,16,20,32,50,64,80,96,100,128,256,2048].
+    #[arg(long, value_delimiter = ',')]
+    pub tile_sizes: Option<Vec<u32>>,
+    /// Seed of every random choice [default: 0].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Run directory [default: results/<file-stem>-mctree/<timestamp>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Continue the run in `--out DIR` (or the DIR given here) after an interruption.
+    #[arg(long, value_name = "DIR", num_args = 0..=1)]
+    pub resume: Option<Option<PathBuf>>,
+    /// Print the kernel's loop tree and stop.
+    #[arg(long)]
+    pub list: bool,
+    /// After tuning, write the best node as a mold and problem file into DIR for `moldtune run`.
+    #[arg(long, value_name = "DIR")]
+    pub emit_mold: Option<PathBuf>,
+    /// A YAML file with the same settings (and the compiler, flags, check and environment).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Timed runs per variant [default: 3].
+    #[arg(long)]
+    pub repeats: Option<u32>,
+    /// Compile timeout in seconds [default: 120].
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub compile_timeout: Option<f64>,
+    /// Run timeout in seconds [default: 30× the untransformed program, 5 s to 10 min].
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub run_timeout: Option<f64>,
+    /// At the end, re-measure the untransformed program and the best N interleaved [default: 3].
+    #[arg(long, value_name = "N")]
+    pub verify: Option<usize>,
+    /// Interleaved rounds of that re-measurement [default: 10].
+    #[arg(long, value_name = "R")]
+    pub verify_rounds: Option<usize>,
+    /// Keep each variant's build directory under DIR/work.
+    #[arg(long)]
+    pub keep_builds: bool,
+    /// With `--resume`: continue although the C file changed.
+    #[arg(long, requires = "resume")]
+    pub accept_changed_mold: bool,
+    /// No progress output.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Machine-readable output (the loop tree with `--list`, else the summary).
+    #[arg(long)]
+    pub json: bool,
+    /// Testing: replace compile+run by a deterministic synthetic objective.
+    #[arg(long, hide = true)]
+    pub mock: bool,
+    /// Compiler and link arguments and extra sources (e.g. `-- -Iutilities utilities/polybench.c`).
+    #[arg(last = true)]
+    pub args: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
 pub struct RunArgs {
     /// The problem file (YAML). Optional with `--resume DIR`.
     pub problem: Option<PathBuf>,
@@ -229,6 +306,7 @@ pub fn run(args: Vec<String>) -> u8 {
 fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
     match cli.command {
         Command::Run(a) => run_command(a, args),
+        Command::Mctree(a) => mctree_command(a, args),
         Command::Importance { dir, json } => importance_command(&dir, json),
         Command::Replay {
             dirs,
@@ -331,6 +409,67 @@ fn run_command(a: RunArgs, args: Vec<String>) -> Result<u8, Error> {
         }));
     } else {
         print_summary(&s);
+    }
+    Ok(exit::OK)
+}
+
+/// `moldtune mctree`.
+fn mctree_command(a: MctreeArgs, args: Vec<String>) -> Result<u8, Error> {
+    let (resume, out) = match a.resume {
+        Some(Some(d)) => (true, Some(d)),
+        Some(None) => (true, a.out.clone()),
+        None => (false, a.out.clone()),
+    };
+    let o = crate::mctree::MctreeOptions {
+        file: a.file,
+        kernel: a.kernel,
+        max_evals: a.max_evals,
+        strategy: a.strategy,
+        depth: a.depth,
+        tile_sizes: a.tile_sizes,
+        seed: a.seed,
+        config: a.config,
+        repeats: a.repeats,
+        compile_timeout: a.compile_timeout,
+        run_timeout: a.run_timeout,
+        args: a.args,
+        emit_mold: a.emit_mold,
+        run: RunOptions {
+            out,
+            resume,
+            mock: a.mock,
+            keep_builds: a.keep_builds,
+            accept_changed_mold: a.accept_changed_mold,
+            verify_top: a.verify,
+            verify_rounds: a.verify_rounds,
+            quiet: a.quiet,
+            command_line: args,
+            ..RunOptions::default()
+        },
+    };
+    match crate::mctree::mctree(o, a.list)? {
+        crate::mctree::Done::Listed(tree) if a.json => print_json(&tree),
+        crate::mctree::Done::Listed(tree) => print!("{}", tree.render()),
+        crate::mctree::Done::Tuned(t) if a.json => print_json(&serde_json::json!({
+            "dir": t.summary.dir, "termination": t.summary.termination,
+            "experiments": t.experiments, "valid": t.valid,
+            "best": t.summary.best.as_ref().map(|b| serde_json::json!({"eval_id": b.0, "objective": b.1, "config": t.summary.best_config})),
+            "default_objective": t.summary.default_objective,
+            "verification": t.summary.verification,
+            "emitted": t.emitted,
+        })),
+        crate::mctree::Done::Tuned(t) => {
+            print_summary(&t.summary);
+            println!(
+                "{} experiments for {} valid evaluations ({:.2} per valid evaluation)",
+                t.experiments,
+                t.valid,
+                t.experiments as f64 / t.valid.max(1) as f64
+            );
+            if let Some(p) = &t.emitted {
+                println!("mold for `moldtune run`: {}", p.display());
+            }
+        }
     }
     Ok(exit::OK)
 }

@@ -11,11 +11,16 @@
 //! 4. [`run`] — the driver loop, the results log (the checkpoint resume replays) and progress;
 //! 5. [`report`] — best, importance, re-measurement and replay over run directories.
 //!
+//! [`mctree`] is a second front end onto stages 2–4: it makes the problem (the kernel's
+//! loops and the tree of transformations) from a plain C file and hands a tree search to
+//! the run's driver; reports read its run directories like any other.
+//!
 //! [`cli`] is the front door that parses the command line and calls into the stages.
 
 pub mod cli;
 pub mod error;
 pub mod evaluate;
+pub mod mctree;
 pub mod problem;
 pub mod report;
 pub mod rng;

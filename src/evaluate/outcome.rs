@@ -81,6 +81,8 @@ pub enum Source {
     Model,
     /// Random search, or a model step with too few successes to fit.
     Random,
+    /// A node of mctree's tree chosen by its best-first or Monte-Carlo expansion.
+    Tree,
 }
 
 impl Source {
@@ -90,6 +92,7 @@ impl Source {
             Source::Initial => "initial",
             Source::Model => "model",
             Source::Random => "random",
+            Source::Tree => "tree",
         }
     }
     pub fn parse(s: &str) -> Option<Source> {
@@ -98,6 +101,7 @@ impl Source {
             Source::Initial,
             Source::Model,
             Source::Random,
+            Source::Tree,
         ]
         .into_iter()
         .find(|x| x.as_str() == s)

@@ -20,3 +20,4 @@ pub mod template;
 pub use file::{
     Check, CheckMode, Goal, Metric, MetricKind, Problem, Reduce, SearchDefaults, Stream,
 };
+pub use raw::from_yaml;

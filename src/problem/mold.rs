@@ -5,6 +5,10 @@
 //! `#pragma`, `#include` and other directives are untouched unless a parameter has that name.
 //! Any `#P<digits>` that names no parameter is an error, as is a parameter that appears neither
 //! in the mold nor in a command template.
+//!
+//! A mold may also have insertion points ([`Placement`]): labelled places (mctree's loops)
+//! where one parameter's value — a `; `-separated list of `LABEL: TEXT` entries — puts each
+//! `TEXT` on a line of its own. The source needs no markers for them.
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +23,44 @@ pub struct Mold {
     pub text: String,
     /// Byte ranges of markers and the parameter each one stands for, in order.
     markers: Vec<(std::ops::Range<usize>, usize)>,
+    placement: Option<Placement>,
+}
+
+/// A place in the text where entries are inserted: before byte `at`, each on its own line
+/// followed by `indent` (the indentation of what was at `at`).
+#[derive(Debug, Clone)]
+pub struct Point {
+    pub label: String,
+    pub at: usize,
+    pub indent: String,
+}
+
+/// Insertion points fed by parameter `param`; every entry is written as `prefix` + `TEXT`.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    pub param: usize,
+    pub points: Vec<Point>,
+    pub prefix: String,
+}
+
+impl Placement {
+    /// The `(label, text)` entries of a value, in order.
+    pub fn entries(value: &str) -> impl Iterator<Item = (&str, &str)> {
+        value
+            .split("; ")
+            .filter_map(|e| e.split_once(": "))
+            .map(|(l, t)| (l.trim(), t.trim()))
+    }
+
+    /// The insertions a value makes: (byte offset, text), in order of the value.
+    fn insertions(&self, value: &str) -> Vec<(usize, String)> {
+        Placement::entries(value)
+            .filter_map(|(label, text)| {
+                let p = self.points.iter().find(|p| p.label == label)?;
+                Some((p.at, format!("{}{text}\n{}", self.prefix, p.indent)))
+            })
+            .collect()
+    }
 }
 
 fn marker_regex() -> Regex {
@@ -72,20 +114,41 @@ impl Mold {
             path: path.to_path_buf(),
             text,
             markers,
+            placement: None,
         })
+    }
+
+    /// A mold without markers whose parameter `placement.param` inserts text at points.
+    pub fn with_placement(path: &Path, text: String, placement: Placement) -> Mold {
+        Mold {
+            path: path.to_path_buf(),
+            text,
+            markers: vec![],
+            placement: Some(placement),
+        }
     }
 
     /// Whether parameter `i` has at least one marker.
     pub fn uses(&self, i: usize) -> bool {
         self.markers.iter().any(|(_, p)| *p == i)
+            || self.placement.as_ref().is_some_and(|p| p.param == i)
     }
 
     pub fn render(&self, space: &Space, c: &Config) -> String {
+        // (byte range replaced, text), in order of the text; an insertion is an empty range.
+        let mut edits: Vec<(std::ops::Range<usize>, String)> = (self.markers.iter())
+            .map(|(range, i)| (range.clone(), space.params[*i].text(c.0[*i])))
+            .collect();
+        if let Some(p) = &self.placement {
+            let value = space.params[p.param].text(c.0[p.param]);
+            edits.extend(p.insertions(&value).into_iter().map(|(at, t)| (at..at, t)));
+            edits.sort_by_key(|(r, _)| r.start);
+        }
         let mut out = String::with_capacity(self.text.len() + 256);
         let mut last = 0;
-        for (range, i) in &self.markers {
+        for (range, text) in edits {
             out.push_str(&self.text[last..range.start]);
-            out.push_str(&space.params[*i].text(c.0[*i]));
+            out.push_str(&text);
             last = range.end;
         }
         out.push_str(&self.text[last..]);

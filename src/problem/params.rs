@@ -590,6 +590,7 @@ fn probe_coords(kind: &Kind) -> Vec<f64> {
     let n = match kind {
         Kind::Ordinal(v) => v.len(),
         Kind::Categorical(v) => v.len(),
+        Kind::Open(v) => v.len(),
         Kind::Boolean => 2,
         Kind::Integer { low, high, .. } => return vec![*low as f64, *high as f64],
         Kind::Real { low, high, .. } => return vec![*low, *high],

@@ -59,7 +59,7 @@ pub enum Reduce {
     Median,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum CheckMode {
     #[default]
@@ -67,7 +67,7 @@ pub enum CheckMode {
     None,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Stream {
     Stdout,
@@ -226,6 +226,12 @@ pub struct RawProblem {
 
 /// Parses the problem file's text; unknown keys and wrong types are errors at their position.
 pub fn parse(file: &Path, text: &str) -> Result<RawProblem, Error> {
+    from_yaml(file, text)
+}
+
+/// Parses a YAML file of moldtune's (a problem file, an mctree `--config`) into `T`; unknown
+/// keys and wrong types are errors at their `file:line:col`.
+pub fn from_yaml<T: serde::de::DeserializeOwned>(file: &Path, text: &str) -> Result<T, Error> {
     serde_saphyr::from_str(text).map_err(|e| yaml_error(file, e))
 }
 
@@ -247,7 +253,10 @@ fn yaml_error(file: &Path, e: serde_saphyr::Error) -> Error {
         first
     };
     let hint = if first.contains("unknown field") {
-        Some("see the README's \"Problem file\" section for the allowed keys".to_string())
+        Some(
+            "see the README's \"Problem file\" (or \"mctree\") section for the allowed keys"
+                .to_string(),
+        )
     } else if first.contains("invalid type") || first.contains("expected") {
         Some("check the value's type against the README's \"Problem file\" section".to_string())
     } else {

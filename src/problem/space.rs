@@ -30,12 +30,64 @@ impl std::fmt::Display for Scalar {
     }
 }
 
+/// The values of an open categorical parameter: added while a search runs (mctree's
+/// transformation stacks are found as its tree grows), shared by the space and the strategy
+/// that adds them. A value's coordinate is the order of its first appearance.
+#[derive(Debug, Clone, Default)]
+pub struct OpenValues(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl OpenValues {
+    fn list(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The coordinate of `value`, added if it is new.
+    pub fn intern(&self, value: &str) -> f64 {
+        let mut v = self.list();
+        let i = v.iter().position(|x| x == value).unwrap_or_else(|| {
+            v.push(value.to_string());
+            v.len() - 1
+        });
+        i as f64
+    }
+
+    /// The value at `coord` ("" for a coordinate never handed out).
+    pub fn get(&self, coord: f64) -> String {
+        self.list().get(coord as usize).cloned().unwrap_or_default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.list().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl PartialEq for OpenValues {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Kind {
     Ordinal(Vec<Scalar>),
     Categorical(Vec<String>),
-    Integer { low: i64, high: i64, log: bool },
-    Real { low: f64, high: f64, log: bool },
+    /// A categorical parameter whose values are not known in advance ([`OpenValues`]); never
+    /// written in a problem file.
+    Open(OpenValues),
+    Integer {
+        low: i64,
+        high: i64,
+        log: bool,
+    },
+    Real {
+        low: f64,
+        high: f64,
+        log: bool,
+    },
     Boolean,
 }
 
@@ -80,7 +132,7 @@ impl Param {
             Kind::Ordinal(v) => Some(v.len() as u128),
             Kind::Categorical(v) => Some(v.len() as u128),
             Kind::Integer { low, high, .. } => Some((high - low) as u128 + 1),
-            Kind::Real { .. } => None,
+            Kind::Real { .. } | Kind::Open(_) => None,
             Kind::Boolean => Some(2),
         }
     }
@@ -93,6 +145,7 @@ impl Param {
         match &self.kind {
             Kind::Ordinal(v) => v[coord as usize].to_string(),
             Kind::Categorical(v) => v[coord as usize].clone(),
+            Kind::Open(v) => v.get(coord),
             Kind::Integer { .. } => format!("{}", coord as i64),
             Kind::Real { .. } => format!("{coord}"),
             Kind::Boolean => if coord != 0.0 { "1" } else { "0" }.to_string(),
@@ -121,6 +174,7 @@ impl Param {
                 Scalar::Bool(b) => (*b).into(),
             },
             Kind::Categorical(v) => v[coord as usize].clone().into(),
+            Kind::Open(v) => v.get(coord).into(),
             Kind::Integer { .. } => (coord as i64).into(),
             Kind::Real { .. } => coord.into(),
             Kind::Boolean => (coord != 0.0).into(),
@@ -140,6 +194,7 @@ impl Param {
                 Scalar::Bool(b) => Val::Bool(*b),
             },
             Kind::Categorical(v) => Val::Str(v[coord as usize].clone()),
+            Kind::Open(v) => Val::Str(v.get(coord)),
             Kind::Integer { .. } | Kind::Real { .. } => Val::Num(coord),
             Kind::Boolean => Val::Bool(coord != 0.0),
         })
@@ -167,6 +222,7 @@ impl Param {
                 let t = s.to_string();
                 v.iter().position(|x| *x == t).map(|i| i as f64)
             }
+            Kind::Open(v) => Some(v.intern(&s.to_string())),
             Kind::Integer { low, high, .. } => {
                 as_f64(s).filter(|x| x.fract() == 0.0 && *x >= *low as f64 && *x <= *high as f64)
             }
@@ -185,6 +241,7 @@ impl Param {
     pub fn parse_cell(&self, cell: &str) -> Option<f64> {
         match &self.kind {
             Kind::Categorical(v) => v.iter().position(|x| x == cell).map(|i| i as f64),
+            Kind::Open(v) => Some(v.intern(cell)),
             Kind::Ordinal(v) => v
                 .iter()
                 .position(|x| x.to_string() == cell)
@@ -203,7 +260,7 @@ impl Param {
         match &self.kind {
             Kind::Ordinal(v) if v.len() > 1 => coord / (v.len() - 1) as f64,
             Kind::Ordinal(_) => 0.0,
-            Kind::Categorical(_) | Kind::Boolean => coord,
+            Kind::Categorical(_) | Kind::Open(_) | Kind::Boolean => coord,
             Kind::Integer { low, high, log } => scale(coord, *low as f64, *high as f64, *log),
             Kind::Real { low, high, log } => scale(coord, *low, *high, *log),
         }
@@ -422,6 +479,7 @@ impl Space {
                     match &p.kind {
                         Kind::Ordinal(x) => (v * x.len() as f64).floor(),
                         Kind::Categorical(x) => (v * x.len() as f64).floor(),
+                        Kind::Open(x) => (v * x.len() as f64).floor(),
                         Kind::Boolean => (v * 2.0).floor(),
                         Kind::Integer { low, high, log } => {
                             let (a, b) = (*low as f64, (*high + 1) as f64);
@@ -453,7 +511,7 @@ impl Space {
     pub fn categorical_mask(&self) -> Vec<bool> {
         self.params
             .iter()
-            .map(|p| matches!(p.kind, Kind::Categorical(_) | Kind::Boolean))
+            .map(|p| matches!(p.kind, Kind::Categorical(_) | Kind::Open(_) | Kind::Boolean))
             .collect()
     }
 

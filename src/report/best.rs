@@ -141,7 +141,7 @@ fn config_of(
 pub fn verify_again(dir: &Path, plan: Plan) -> Result<Option<Verification>, Error> {
     let _lock = log::lock(dir)?;
     let mut meta = log::read_run_json(dir)?;
-    let (problem, records) = log::load_run(dir)?;
+    let (problem, records) = crate::report::load_run(dir)?;
     let mut evaluator: Box<dyn Evaluator> = match meta.mock {
         true => Box::new(MockEvaluator::new()),
         false => Box::new(RealEvaluator::new()),

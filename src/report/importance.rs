@@ -87,7 +87,7 @@ pub struct Share {
 
 /// Parameter importance of the run in `dir`: see the module documentation.
 pub fn importance(dir: &Path) -> Result<Importance, Error> {
-    let (problem, records) = log::load_run(dir)?;
+    let (problem, records) = crate::report::load_run(dir)?;
     let oks: Vec<&log::Record> = records
         .iter()
         .filter(|r| r.m.status == Status::Ok && r.m.objective.is_some())

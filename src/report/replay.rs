@@ -404,7 +404,7 @@ fn table_row(r: &LearnerReport, budget: usize) -> String {
 
 /// The run's outcomes as a replayable table.
 pub fn table_of(dir: &std::path::Path) -> Result<Table, crate::error::Error> {
-    let (problem, records) = crate::run::log::load_run(dir)?;
+    let (problem, records) = crate::report::load_run(dir)?;
     let name = format!(
         "{} ({} recorded evaluations, {})",
         problem.name,

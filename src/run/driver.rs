@@ -15,11 +15,11 @@ use crate::evaluate::{Evaluated, Evaluator, MockEvaluator, RealEvaluator};
 use crate::problem::{Goal, Problem};
 use crate::run::log::{self, Record, RunMeta};
 use crate::run::progress::Progress;
-use crate::run::settings::{self, Resolved, RunOptions};
+use crate::run::settings::{self, Budget, Resolved, RunOptions, EXPERIMENT_CAP};
 use crate::run::verdict::Verification;
 use crate::run::verify;
 use crate::search::searcher::NoProposal;
-use crate::search::Searcher;
+use crate::search::{Searcher, Strategy};
 
 #[derive(Debug)]
 pub struct Summary {
@@ -64,7 +64,7 @@ fn compiler_version(problem: &Problem) -> Option<String> {
 }
 
 /// `results/<name>/<yyyymmdd-hhmmss>`, with a suffix if that exists already.
-fn default_out(problem: &Problem) -> PathBuf {
+pub fn default_out(problem: &Problem) -> PathBuf {
     let stamp = now_rfc3339()
         .replace([':', '-'], "")
         .replace('T', "-")
@@ -80,21 +80,45 @@ fn default_out(problem: &Problem) -> PathBuf {
     dir
 }
 
+/// `moldtune run`: the problem file's search with a learner of [`crate::search`].
 pub fn run(opts: RunOptions) -> Result<Summary, Error> {
     let previous = settings::previous_run(&opts)?;
     let prev = previous.as_ref();
     let problem = settings::load_problem(&opts, prev)?;
     let s = settings::resolve(&opts, prev, &problem)?;
-    let dir = opts.out.clone().unwrap_or_else(|| default_out(&problem));
+    let mut searcher = Searcher::new(&problem.space, s.searcher_settings(&problem));
+    let launch = Launch {
+        problem: &problem,
+        s,
+        opts: &opts,
+        prev,
+        mctree: None,
+    };
+    drive(launch, &mut searcher)
+}
+
+/// One search to run: the problem, its resolved settings, the command line, the run being
+/// resumed and the front end's settings for run.json.
+pub struct Launch<'a> {
+    pub problem: &'a Problem,
+    pub s: Resolved,
+    pub opts: &'a RunOptions,
+    pub prev: Option<&'a RunMeta>,
+    pub mctree: Option<serde_json::Value>,
+}
+
+/// Runs a search with `strategy` in its run directory: the one loop behind `run` and
+/// `mctree` (evaluation, results log, resume, progress, verification).
+pub fn drive(l: Launch, strategy: &mut dyn Strategy) -> Result<Summary, Error> {
+    let dir = (l.opts.out.clone()).unwrap_or_else(|| default_out(l.problem));
     // Lock first, so that a second run on a busy directory is told so (not "resume it").
     let _lock = log::lock(&dir)?;
-    let dir = claim_dir(&dir, opts.resume)?;
-    let mut session = Session::open(&problem, dir, &opts, prev, s)?;
-    let mut evaluator = make_evaluator(session.s.mock, opts.keep_builds);
+    let dir = claim_dir(&dir, l.opts.resume)?;
+    let mut session = Session::open(&l, dir)?;
+    let mut evaluator = make_evaluator(session.s.mock, l.opts.keep_builds);
     session.prepare(evaluator.as_mut())?;
-    let mut searcher = Searcher::new(&problem.space, session.s.searcher_settings(&problem));
-    session.replay(&mut searcher, evaluator.as_mut());
-    let termination = session.search(&mut searcher, evaluator.as_mut())?;
+    session.replay(strategy, evaluator.as_mut());
+    let termination = session.search(strategy, evaluator.as_mut())?;
     let termination = session.verify(termination, evaluator.as_mut())?;
     session.finish(termination)
 }
@@ -148,13 +172,8 @@ struct Session<'p> {
 impl<'p> Session<'p> {
     /// Opens the run directory: continues the log when resuming (else starts it) and writes
     /// run.json as `running`.
-    fn open(
-        problem: &'p Problem,
-        dir: PathBuf,
-        opts: &RunOptions,
-        prev: Option<&RunMeta>,
-        s: Resolved,
-    ) -> Result<Session<'p>, Error> {
+    fn open(l: &Launch<'p>, dir: PathBuf) -> Result<Session<'p>, Error> {
+        let (problem, opts, prev, s) = (l.problem, l.opts, l.prev, l.s.clone());
         let continuing = opts.resume && dir.join(log::RESULTS_CSV).exists();
         let records = if continuing {
             log::read_records(&dir, problem)?
@@ -165,19 +184,29 @@ impl<'p> Session<'p> {
             settings::check_same_mold(prev, problem, opts.accept_changed_mold, records.len())?;
         let mut meta = new_meta(problem, opts, prev, &s, records.len());
         meta.mold_changes = changes;
+        meta.mctree = l.mctree.clone();
         log::write_run_json(&dir, &meta)?;
         let log = if continuing {
             log::Log::append_to(&dir)?
         } else {
             log::Log::create(&dir, problem)?
         };
-        let progress = Progress::new(s.max_evals, records.len(), opts.quiet);
+        let spent = records.iter().filter(|r| s.budget.spends(r)).count();
+        let progress = Progress::new(s.max_evals, spent, opts.quiet);
+        let what = match s.budget {
+            Budget::Evaluations => "evaluations",
+            Budget::Valid => "valid evaluations",
+        };
         progress.message(&format!(
-            "moldtune: {} — learner {}, seed {}, {} of {} evaluations done, results in {}",
+            "moldtune: {} — {} {}, seed {}, {spent} of {} {what} done, results in {}",
             problem.name,
-            s.learner.as_str(),
+            if s.strategy.is_some() {
+                "strategy"
+            } else {
+                "learner"
+            },
+            s.strategy_name(),
             s.seed,
-            records.len(),
             s.max_evals,
             dir.display()
         ));
@@ -213,7 +242,7 @@ impl<'p> Session<'p> {
     }
 
     /// Tells the searcher and the evaluator what the log already holds (a resumed run).
-    fn replay(&mut self, searcher: &mut Searcher, evaluator: &mut dyn Evaluator) {
+    fn replay(&mut self, searcher: &mut dyn Strategy, evaluator: &mut dyn Evaluator) {
         for r in &self.records {
             searcher.tell(&r.config, &r.m, r.source);
             evaluator.remember(&r.m, r.eval_id);
@@ -224,14 +253,19 @@ impl<'p> Session<'p> {
     /// Ask → evaluate → record → tell, until the budget, the space or an interrupt ends it.
     fn search(
         &mut self,
-        searcher: &mut Searcher,
+        searcher: &mut dyn Strategy,
         evaluator: &mut dyn Evaluator,
     ) -> Result<&'static str, Error> {
         let elapsed0 = self.records.last().map_or(0.0, |r| r.elapsed_sec);
         let t0 = Instant::now();
         let termination = loop {
-            if self.records.len() >= self.s.max_evals {
+            if self.spent() >= self.s.max_evals {
                 break "max_evals";
+            }
+            if self.s.budget == Budget::Valid
+                && self.records.len() >= EXPERIMENT_CAP * self.s.max_evals
+            {
+                break "experiment_cap";
             }
             if child::interrupted() {
                 break "interrupted";
@@ -278,8 +312,10 @@ impl<'p> Session<'p> {
             self.best_id = new_best;
             self.write_best_c()?;
         }
+        let spent = self.spent();
         let last = self.records.last().expect("just pushed");
-        self.progress.update(last, self.best_objective(), &describe);
+        self.progress
+            .update(last, spent, self.best_objective(), &describe);
         self.update_meta();
         log::write_results_json(&self.dir, self.problem, &self.meta, &self.records)
     }
@@ -292,6 +328,12 @@ impl<'p> Session<'p> {
         self.meta.updated_at = now_rfc3339();
         let _ = log::write_run_json(&self.dir, &self.meta);
         Error::Environment(why)
+    }
+
+    /// Evaluations that spent budget so far.
+    fn spent(&self) -> usize {
+        let b = self.s.budget;
+        self.records.iter().filter(|r| b.spends(r)).count()
     }
 
     fn best_objective(&self) -> Option<f64> {
@@ -319,7 +361,10 @@ impl<'p> Session<'p> {
         evaluator: &mut dyn Evaluator,
     ) -> Result<&'static str, Error> {
         let plan = self.s.verify;
-        let done = matches!(termination, "max_evals" | "space_exhausted");
+        let done = matches!(
+            termination,
+            "max_evals" | "space_exhausted" | "experiment_cap"
+        );
         if !done || plan.top == 0 || self.best_id.is_none() {
             return Ok(termination);
         }
@@ -421,7 +466,7 @@ fn new_meta(
         problem_hash: problem.hash.clone(),
         mold_hash: settings::mold_hash(problem),
         seed: s.seed,
-        learner: s.learner.as_str().into(),
+        learner: s.strategy_name().into(),
         acquisition: s.acquisition,
         design: s.design,
         feasibility: s.feasibility,
@@ -448,5 +493,6 @@ fn new_meta(
         mold_changes: vec![],
         verify: Some(s.verify),
         verification: None,
+        mctree: None,
     }
 }

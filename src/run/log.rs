@@ -108,6 +108,10 @@ pub struct RunMeta {
     /// Its verdict: the re-measured candidates, the winner, the speed-up and its interval.
     #[serde(default)]
     pub verification: Option<crate::run::verdict::Verification>,
+    /// The settings of the front end that made the problem (`moldtune mctree`: the file,
+    /// kernel, flags and tree options), from which a resumed run rebuilds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mctree: Option<serde_json::Value>,
 }
 
 /// A mold edit a resumed run accepted: evaluations from `from_eval` on used the new mold.
@@ -491,14 +495,6 @@ pub fn read_run_records(dir: &Path, problem: &Problem) -> Result<Vec<Record>, Er
         ));
     }
     read_records(dir, problem)
-}
-
-/// Loads a run directory's problem and records.
-pub fn load_run(dir: &Path) -> Result<(Problem, Vec<Record>), Error> {
-    let meta = read_run_json(dir)?;
-    let problem = Problem::load(&meta.problem)?;
-    let records = read_run_records(dir, &problem)?;
-    Ok((problem, records))
 }
 
 /// Best successful record for the goal (the earliest of equals).

@@ -49,23 +49,25 @@ impl Progress {
             .join(", ")
     }
 
-    pub fn update(&mut self, r: &Record, best: Option<f64>, describe: &str) {
+    /// Shows evaluation `r`, after which `spent` of the budget is used.
+    pub fn update(&mut self, r: &Record, spent: usize, best: Option<f64>, describe: &str) {
         self.count(r);
         let best_s = best.map_or("-".to_string(), |b| format!("{b:.6}"));
         if let Some(b) = &self.bar {
-            b.set_position(r.eval_id as u64 + 1);
+            b.set_position(spent as u64);
             b.set_message(format!("best {best_s} | {}", self.counts_text()));
         } else if !self.quiet {
             let obj = r.m.objective.map_or("-".to_string(), |o| format!("{o:.6}"));
-            let why = match (&r.m.status, &r.m.cause) {
-                (Status::Ok, _) | (_, None) => String::new(),
-                (_, Some(c)) => format!("  ({})", c.lines().next().unwrap_or("")),
+            let why = match (&r.m.status, &r.m.cause, r.m.reused_from) {
+                (_, _, Some(e)) => format!("  (the same program as eval {e}: not re-measured)"),
+                (Status::Ok, _, _) | (_, None, _) => String::new(),
+                (_, Some(c), _) => format!("  ({})", c.lines().next().unwrap_or("")),
             };
             // The eval id as results.csv has it, then how far the run is.
             eprintln!(
                 "eval {:>4} [{}/{}] {:<14} {:>10}  best {:>10}  {}{}",
                 r.eval_id,
-                r.eval_id + 1,
+                spent,
                 self.total,
                 r.m.status.as_str(),
                 obj,

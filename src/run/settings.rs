@@ -55,6 +55,39 @@ pub struct Resolved {
     pub feasibility: bool,
     pub interleave: usize,
     pub verify: Plan,
+    pub budget: Budget,
+    /// The strategy's name when it is not a learner of `run` (mctree's `greedy`, `mcts`,
+    /// `rf`): shown and recorded in run.json's `learner`.
+    pub strategy: Option<String>,
+}
+
+impl Resolved {
+    /// The name run.json records as `learner`.
+    pub fn strategy_name(&self) -> &str {
+        self.strategy.as_deref().unwrap_or(self.learner.as_str())
+    }
+}
+
+/// What `--max-evals` counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Budget {
+    /// Every evaluation (`run`).
+    #[default]
+    Evaluations,
+    /// Only evaluations that were measured and passed the check (mctree): failures and
+    /// duplicates are experiments outside the budget, at most [`EXPERIMENT_CAP`] times it.
+    Valid,
+}
+
+/// With [`Budget::Valid`], a run ends after this many experiments per evaluation of budget.
+pub const EXPERIMENT_CAP: usize = 4;
+
+impl Budget {
+    /// Whether `r` spends budget.
+    pub fn spends(self, r: &crate::run::log::Record) -> bool {
+        self == Budget::Evaluations
+            || (r.m.status == crate::evaluate::outcome::Status::Ok && r.m.reused_from.is_none())
+    }
 }
 
 /// The run.json of the run being resumed, if any.
@@ -146,6 +179,8 @@ pub fn resolve(
             .or(prev.and_then(|m| m.interleave))
             .unwrap_or(Settings::default_interleave(learner)),
         verify: resolve_plan(opts, prev)?,
+        budget: Budget::Evaluations,
+        strategy: None,
     })
 }
 

@@ -10,3 +10,25 @@ pub mod unseen;
 
 pub use searcher::Searcher;
 pub use settings::{Acquisition, Design, Learner, Settings};
+
+use crate::evaluate::outcome::{Measurement, Source};
+use crate::problem::space::Config;
+use searcher::NoProposal;
+
+/// What the run's driver asks for the next configuration and tells every outcome: the
+/// [`Searcher`] over a flat space, and mctree's tree search.
+pub trait Strategy {
+    /// The configuration to evaluate at `step` (0-based) and why it was chosen.
+    fn ask(&mut self, step: usize) -> Result<(Config, Source), NoProposal>;
+    /// The outcome of an evaluation (also every logged one when a run resumes).
+    fn tell(&mut self, config: &Config, m: &Measurement, source: Source);
+}
+
+impl Strategy for Searcher<'_> {
+    fn ask(&mut self, step: usize) -> Result<(Config, Source), NoProposal> {
+        Searcher::ask(self, step)
+    }
+    fn tell(&mut self, config: &Config, m: &Measurement, source: Source) {
+        Searcher::tell(self, config, m, source)
+    }
+}

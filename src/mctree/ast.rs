@@ -1,0 +1,621 @@
+//! Discovery: the kernel's loops from clang-22's JSON AST, parsed with the user's own flags.
+//!
+//! `clang-22 -fsyntax-only FLAGS -Xclang -ast-dump=json FILE` prints the translation unit.
+//! Locations are delta-encoded (`line`, `col` and `file` appear only when they change), so
+//! positions are taken from the always-present byte `offset` (the expansion location for a
+//! macro) and turned into line:col with the file's own text. A function is the file's when
+//! its name is found at its location's offset in the file.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::mctree::looptree::{Bound, Loop, LoopTree};
+use crate::problem::mold::line_col;
+
+/// A function defined in the file: its name and byte range.
+#[derive(Debug, Clone)]
+pub struct Function {
+    pub name: String,
+    pub begin: usize,
+    pub end: usize,
+    pub line: u32,
+    body: Value,
+}
+
+/// The translation unit's AST, parsed with `flags` (the user's -I/-D flags).
+pub fn dump(clang: &str, file: &Path, flags: &[String]) -> Result<Value, Error> {
+    let out = std::process::Command::new(clang)
+        .args(["-fsyntax-only", "-fopenmp", "-Xclang", "-ast-dump=json"])
+        .args(flags)
+        .arg(file)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| {
+            Error::Environment(format!(
+                "cannot start `{clang}` to read the loops of `{}`: {e} (install it with `bash scripts/setup.sh`)",
+                file.display()
+            ))
+        })?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = stderr.lines().take(20).collect();
+        return Err(Error::usage(
+            format!(
+                "`{}` does not compile with the given flags:\n{}",
+                file.display(),
+                tail.join("\n")
+            ),
+            Some("pass the include paths and macros it needs after `--`, e.g. `-- -Iutilities -DMEDIUM_DATASET`"),
+        ));
+    }
+    serde_json::from_slice(&out.stdout)
+        .map_err(|e| Error::Internal(format!("clang's JSON AST does not parse: {e}")))
+}
+
+/// The byte offset of a location (the expansion's, for a location inside a macro).
+fn offset(loc: &Value) -> Option<usize> {
+    loc.get("expansionLoc")
+        .and_then(|l| l.get("offset"))
+        .or_else(|| loc.get("offset"))
+        .and_then(Value::as_u64)
+        .map(|o| o as usize)
+}
+
+fn kind(v: &Value) -> &str {
+    v.get("kind").and_then(Value::as_str).unwrap_or("")
+}
+
+fn inner(v: &Value) -> &[Value] {
+    v.get("inner")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// The functions with a body defined in `text` (the file itself, not its headers).
+pub fn functions(tu: &Value, text: &str) -> Vec<Function> {
+    let mut out = Vec::new();
+    for d in inner(tu) {
+        if kind(d) != "FunctionDecl" {
+            continue;
+        }
+        let Some(name) = d.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        let Some(body) = inner(d).iter().find(|c| kind(c) == "CompoundStmt") else {
+            continue;
+        };
+        let at = d.get("loc").and_then(offset);
+        let range = d.get("range");
+        let begin = range.and_then(|r| r.get("begin")).and_then(offset);
+        let end = range.and_then(|r| r.get("end")).and_then(offset);
+        let (Some(at), Some(begin), Some(end)) = (at, begin, end) else {
+            continue;
+        };
+        if text.get(at..).is_some_and(|t| t.starts_with(name)) {
+            out.push(Function {
+                name: name.into(),
+                begin,
+                end,
+                line: line_col(text, at.min(text.len())).0,
+                body: body.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// The kernel: `--kernel NAME`, else the one function named `kernel_*`, else the one that
+/// holds `#pragma scop`.
+pub fn choose<'f>(
+    fns: &'f [Function],
+    wanted: Option<&str>,
+    text: &str,
+    file: &Path,
+) -> Result<&'f Function, Error> {
+    let names = || {
+        let n: Vec<String> = fns.iter().map(|f| format!("`{}`", f.name)).collect();
+        if n.is_empty() {
+            "none".to_string()
+        } else {
+            n.join(", ")
+        }
+    };
+    if let Some(w) = wanted {
+        return fns.iter().find(|f| f.name == w).ok_or_else(|| {
+            Error::usage(
+                format!("`{}` defines no function `{w}`", file.display()),
+                Some(&format!("the functions it defines: {}", names())),
+            )
+        });
+    }
+    let kernels: Vec<&Function> = fns
+        .iter()
+        .filter(|f| f.name.starts_with("kernel_"))
+        .collect();
+    if let [k] = kernels.as_slice() {
+        return Ok(k);
+    }
+    let scops: Vec<usize> = text.match_indices("#pragma scop").map(|(i, _)| i).collect();
+    let with_scop: Vec<&Function> = (fns.iter())
+        .filter(|f| scops.iter().any(|&s| s > f.begin && s < f.end))
+        .collect();
+    if let [k] = with_scop.as_slice() {
+        return Ok(k);
+    }
+    Err(Error::usage(
+        format!(
+            "cannot tell which function of `{}` is the kernel",
+            file.display()
+        ),
+        Some(&format!(
+            "name it with `--kernel NAME`; the functions it defines: {}",
+            names()
+        )),
+    ))
+}
+
+/// Peels implicit casts and parentheses.
+fn bare(v: &Value) -> &Value {
+    match kind(v) {
+        "ImplicitCastExpr" | "ParenExpr" | "ConstantExpr" => inner(v).first().map_or(v, bare),
+        _ => v,
+    }
+}
+
+/// The declaration a `DeclRefExpr` names: (id, name, type).
+fn decl_ref(v: &Value) -> Option<(&str, &str, &str)> {
+    let v = bare(v);
+    if kind(v) != "DeclRefExpr" {
+        return None;
+    }
+    let d = v.get("referencedDecl")?;
+    let id = d.get("id")?.as_str()?;
+    let name = d.get("name")?.as_str()?;
+    let ty = d
+        .get("type")
+        .and_then(|t| t.get("qualType"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    Some((id, name, ty))
+}
+
+/// Every declaration an expression reads.
+fn refs(v: &Value, out: &mut BTreeSet<String>) {
+    if let Some((id, _, _)) = decl_ref(v) {
+        out.insert(id.to_string());
+    }
+    for c in inner(v) {
+        refs(c, out);
+    }
+}
+
+/// The value of an integer constant expression (`N - 1` once `N` is expanded).
+fn literal(v: &Value) -> Option<i64> {
+    let v = bare(v);
+    let op = v.get("opcode").and_then(Value::as_str);
+    match (kind(v), op, inner(v)) {
+        ("IntegerLiteral", _, _) => v.get("value")?.as_str()?.parse().ok(),
+        ("UnaryOperator", Some("-"), [x]) => literal(x)?.checked_neg(),
+        ("BinaryOperator", Some(op), [a, b]) => {
+            let (a, b) = (literal(a)?, literal(b)?);
+            match op {
+                "+" => a.checked_add(b),
+                "-" => a.checked_sub(b),
+                "*" => a.checked_mul(b),
+                "/" => a.checked_div(b),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The source text of an expression, from its range's offsets.
+fn text_of<'t>(v: &Value, text: &'t str) -> &'t str {
+    let r = v.get("range");
+    let b = r.and_then(|r| r.get("begin")).and_then(offset);
+    let e = r.and_then(|r| r.get("end"));
+    let end = e.and_then(offset).map(|o| {
+        let len = e
+            .and_then(|e| e.get("expansionLoc").or(Some(e)))
+            .and_then(|l| l.get("tokLen"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0) as usize;
+        o + len
+    });
+    match (b, end) {
+        (Some(b), Some(e)) if b <= e => text.get(b..e).unwrap_or("?"),
+        _ => "?",
+    }
+}
+
+/// What the walk knows: the file's text and, per enclosing loop, its induction variable.
+struct Walk<'t> {
+    text: &'t str,
+    loops: Vec<Loop>,
+    /// Induction variable declaration id → loop id.
+    ivs: HashMap<String, usize>,
+    /// Whether the walk is inside an OpenMP directive of the user's.
+    in_omp: bool,
+}
+
+/// The parts of a canonical `for` header.
+struct Header {
+    iv_id: String,
+    iv: String,
+    declared_in_loop: bool,
+    lower: Value,
+    upper: Value,
+    inclusive: bool,
+    step: i64,
+    integer: bool,
+}
+
+fn header(for_stmt: &Value) -> Option<Header> {
+    let parts = inner(for_stmt);
+    let (init, cond, inc) = (parts.first()?, parts.get(2)?, parts.get(3)?);
+    let (iv_id, iv, ty, lower, declared_in_loop) = match kind(init) {
+        "DeclStmt" => {
+            let [d] = inner(init) else { return None };
+            let id = d.get("id")?.as_str()?.to_string();
+            let name = d.get("name")?.as_str()?.to_string();
+            let ty = d.get("type")?.get("qualType")?.as_str()?.to_string();
+            (id, name, ty, inner(d).first()?.clone(), true)
+        }
+        "BinaryOperator" if init.get("opcode")?.as_str()? == "=" => {
+            let (id, name, ty) = decl_ref(inner(init).first()?)?;
+            let lower = inner(init).get(1)?.clone();
+            (id.into(), name.into(), ty.into(), lower, false)
+        }
+        _ => return None,
+    };
+    let (upper, inclusive, down) = condition(cond, &iv_id)?;
+    let step = increment(inc, &iv_id)?;
+    if (step < 0) != down {
+        return None;
+    }
+    let integer = !(ty.contains("float") || ty.contains("double") || ty.contains('*'));
+    Some(Header {
+        iv_id,
+        iv,
+        declared_in_loop,
+        lower,
+        upper,
+        inclusive,
+        step,
+        integer,
+    })
+}
+
+/// `iv < e`, `iv <= e`, `iv > e`, `iv >= e`: (e, inclusive, counts down).
+fn condition(cond: &Value, iv: &str) -> Option<(Value, bool, bool)> {
+    let op = cond.get("opcode")?.as_str()?;
+    let [l, r] = inner(cond) else { return None };
+    if decl_ref(l)?.0 != iv {
+        return None;
+    }
+    let (inclusive, down) = match op {
+        "<" => (false, false),
+        "<=" => (true, false),
+        ">" => (false, true),
+        ">=" => (true, true),
+        _ => return None,
+    };
+    Some((r.clone(), inclusive, down))
+}
+
+/// `iv++`, `++iv`, `iv--`, `iv += c`, `iv -= c`: the step.
+fn increment(inc: &Value, iv: &str) -> Option<i64> {
+    let op = inc.get("opcode")?.as_str()?;
+    let target = inner(inc).first()?;
+    if decl_ref(target)?.0 != iv {
+        return None;
+    }
+    match (kind(inc), op) {
+        ("UnaryOperator", "++") => Some(1),
+        ("UnaryOperator", "--") => Some(-1),
+        ("CompoundAssignOperator", "+=") => literal(inner(inc).get(1)?),
+        ("CompoundAssignOperator", "-=") => literal(inner(inc).get(1)?).map(|s| -s),
+        _ => None,
+    }
+    .filter(|&s| s != 0)
+}
+
+impl Walk<'_> {
+    fn bound(&self, e: &Value) -> Bound {
+        let mut ids = BTreeSet::new();
+        refs(e, &mut ids);
+        let loops: Vec<usize> = ids
+            .iter()
+            .filter_map(|i| self.ivs.get(i).copied())
+            .collect();
+        let text = text_of(e, self.text).to_string();
+        match (literal(e), loops.is_empty()) {
+            (Some(value), _) => Bound::Constant { value },
+            (None, true) => Bound::Invariant { text },
+            (None, false) => Bound::Depends { loops, text },
+        }
+    }
+
+    /// Records the loop `v` (a `ForStmt`) below `parent`, then everything in its body.
+    fn for_stmt(&mut self, v: &Value, parent: Option<usize>) -> usize {
+        let id = self.loops.len();
+        let at = v
+            .get("range")
+            .and_then(|r| r.get("begin"))
+            .and_then(offset)
+            .unwrap_or(0);
+        let at = at.min(self.text.len());
+        let (line, col) = line_col(self.text, at);
+        let line_start = self.text[..at].rfind('\n').map_or(0, |n| n + 1);
+        let before = &self.text[line_start..at];
+        let h = header(v);
+        let mut l = Loop {
+            id,
+            iv: h.as_ref().map_or("?".into(), |h| h.iv.clone()),
+            iv_declared_in_loop: h.as_ref().is_some_and(|h| h.declared_in_loop),
+            line,
+            col,
+            offset: at,
+            indent: before.chars().take_while(|c| c.is_whitespace()).collect(),
+            lower: Bound::Invariant { text: "?".into() },
+            upper: Bound::Invariant { text: "?".into() },
+            inclusive: false,
+            step: 1,
+            trip: None,
+            canonical: h.as_ref().is_some_and(|h| h.integer),
+            untouchable: None,
+            parent,
+            children: vec![],
+            statements: 0,
+            perfect: 1,
+            rectangular: 1,
+            shared_writes: vec![],
+            inner_ivs: vec![],
+        };
+        if let Some(h) = &h {
+            l.lower = self.bound(&h.lower);
+            l.upper = self.bound(&h.upper);
+            l.inclusive = h.inclusive;
+            l.step = h.step;
+            l.trip = trip(&l.lower, &l.upper, h.inclusive, h.step);
+        }
+        l.untouchable = self.why_untouchable(&l, before, v);
+        self.loops.push(l);
+        if let Some(p) = parent {
+            self.loops[p].children.push(id);
+        }
+        if let Some(h) = h {
+            self.ivs.insert(h.iv_id, id);
+        }
+        if let Some(body) = inner(v).get(4) {
+            self.body(body, id);
+        }
+        id
+    }
+
+    fn why_untouchable(&self, l: &Loop, before: &str, v: &Value) -> Option<String> {
+        if self.in_omp {
+            return Some("inside an OpenMP directive of the source".into());
+        }
+        if !before.trim().is_empty() || !self.text[l.offset..].starts_with("for") {
+            return Some("the `for` does not start its line (a macro or a one-line nest)".into());
+        }
+        if !l.canonical {
+            return Some("not in OpenMP's canonical loop form".into());
+        }
+        let mut breaks = false;
+        find_kind(
+            inner(v).get(4),
+            &["BreakStmt", "ReturnStmt", "GotoStmt"],
+            &mut breaks,
+        );
+        breaks.then(|| "leaves the loop early (break, return or goto)".into())
+    }
+
+    /// The statements of a loop body (a block or a single statement).
+    fn body(&mut self, body: &Value, owner: usize) {
+        let stmts: Vec<&Value> = if kind(body) == "CompoundStmt" {
+            inner(body).iter().collect()
+        } else {
+            vec![body]
+        };
+        for s in stmts {
+            match kind(s) {
+                "ForStmt" => {
+                    self.for_stmt(s, Some(owner));
+                }
+                "NullStmt" => {}
+                _ => {
+                    self.loops[owner].statements += 1;
+                    self.nested(s, owner);
+                }
+            }
+        }
+    }
+
+    /// Loops inside a statement that is not itself a loop (an `if`, a block, a directive).
+    fn nested(&mut self, v: &Value, owner: usize) {
+        for c in inner(v) {
+            if kind(c) == "ForStmt" {
+                self.for_stmt(c, Some(owner));
+            } else {
+                let was = self.in_omp;
+                self.in_omp |= kind(c).starts_with("OMP");
+                self.nested(c, owner);
+                self.in_omp = was;
+            }
+        }
+    }
+}
+
+/// Whether a node of one of `kinds` is anywhere below `v` (not counting nested loops'
+/// `break`, which leaves only the nested loop).
+fn find_kind(v: Option<&Value>, kinds: &[&str], found: &mut bool) {
+    let Some(v) = v else { return };
+    if kinds.contains(&kind(v)) {
+        *found = true;
+        return;
+    }
+    for c in inner(v) {
+        let nested_loop = matches!(kind(c), "ForStmt" | "WhileStmt" | "DoStmt" | "SwitchStmt");
+        if nested_loop {
+            find_kind(inner(c).last(), &["ReturnStmt", "GotoStmt"], found);
+        } else {
+            find_kind(Some(c), kinds, found);
+        }
+    }
+}
+
+fn trip(lower: &Bound, upper: &Bound, inclusive: bool, step: i64) -> Option<i64> {
+    let (Bound::Constant { value: lo }, Bound::Constant { value: hi }) = (lower, upper) else {
+        return None;
+    };
+    let span = (hi - lo) + if inclusive { step.signum() } else { 0 };
+    Some((span + step - step.signum()) / step).map(|t| t.max(0))
+}
+
+/// The loop tree of `kernel`, with nests, rectangularity and the variables a `parallel
+/// for` must privatise worked out.
+pub fn loop_tree(kernel: &Function, text: &str, file: &str) -> LoopTree {
+    let mut w = Walk {
+        text,
+        loops: vec![],
+        ivs: HashMap::new(),
+        in_omp: false,
+    };
+    let mut roots = Vec::new();
+    walk_roots(&kernel.body, &mut w, &mut roots);
+    let mut t = LoopTree {
+        kernel: kernel.name.clone(),
+        file: file.into(),
+        line: kernel.line,
+        loops: w.loops,
+        roots,
+    };
+    nests(&mut t);
+    writes(&mut t, &kernel.body);
+    t
+}
+
+fn walk_roots(v: &Value, w: &mut Walk, roots: &mut Vec<usize>) {
+    for c in inner(v) {
+        if kind(c) == "ForStmt" {
+            roots.push(w.for_stmt(c, None));
+        } else {
+            let was = w.in_omp;
+            w.in_omp |= kind(c).starts_with("OMP");
+            walk_roots(c, w, roots);
+            w.in_omp = was;
+        }
+    }
+}
+
+/// Perfect-nest depth and rectangular prefix of every loop (innermost first).
+fn nests(t: &mut LoopTree) {
+    for id in (0..t.loops.len()).rev() {
+        let l = &t.loops[id];
+        let perfect_child = match (l.statements, l.children.as_slice()) {
+            (0, [c]) if t.loops[*c].untouchable.is_none() => Some(*c),
+            _ => None,
+        };
+        t.loops[id].perfect = perfect_child.map_or(1, |c| 1 + t.loops[c].perfect);
+    }
+    for id in 0..t.loops.len() {
+        let nest = t.perfect_nest(id);
+        let mut rect = 1;
+        while rect < nest.len() {
+            let inner_loop = &t.loops[nest[rect]];
+            let outer = &nest[..rect];
+            let depends = |b: &Bound| matches!(b, Bound::Depends { loops, .. } if loops.iter().any(|l| outer.contains(l)));
+            if depends(&inner_loop.lower) || depends(&inner_loop.upper) {
+                break;
+            }
+            rect += 1;
+        }
+        t.loops[id].rectangular = rect;
+    }
+}
+
+/// For every loop: the inner induction variables declared outside it, and the other
+/// scalars declared outside it that its body writes.
+fn writes(t: &mut LoopTree, body: &Value) {
+    let mut found = Vec::new();
+    collect_fors(body, &mut found);
+    for (id, v) in found.into_iter().enumerate().take(t.loops.len()) {
+        let mut declared = BTreeSet::new();
+        declarations(inner(v).get(4), &mut declared);
+        let mut written = BTreeSet::new();
+        assigned(inner(v).get(4), &mut written);
+        let inner_ivs: BTreeSet<String> = descendants(t, id)
+            .filter(|&d| !t.loops[d].iv_declared_in_loop)
+            .map(|d| t.loops[d].iv.clone())
+            .collect();
+        let own = &t.loops[id].iv;
+        t.loops[id].shared_writes = (written.into_iter())
+            .filter(|(did, name)| {
+                !declared.contains(did) && name != own && !inner_ivs.contains(name)
+            })
+            .map(|(_, name)| name)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        t.loops[id].inner_ivs = inner_ivs.into_iter().collect();
+    }
+}
+
+fn descendants(t: &LoopTree, id: usize) -> impl Iterator<Item = usize> + '_ {
+    let mut stack = t.loops[id].children.clone();
+    std::iter::from_fn(move || {
+        let d = stack.pop()?;
+        stack.extend(t.loops[d].children.iter().copied());
+        Some(d)
+    })
+}
+
+/// The `ForStmt`s below `v` in preorder (the walk's order, so index = loop id).
+fn collect_fors<'v>(v: &'v Value, out: &mut Vec<&'v Value>) {
+    for c in inner(v) {
+        if kind(c) == "ForStmt" {
+            out.push(c);
+        }
+        collect_fors(c, out);
+    }
+}
+
+fn declarations(v: Option<&Value>, out: &mut BTreeSet<String>) {
+    let Some(v) = v else { return };
+    if kind(v) == "VarDecl" {
+        if let Some(id) = v.get("id").and_then(Value::as_str) {
+            out.insert(id.into());
+        }
+    }
+    for c in inner(v) {
+        declarations(Some(c), out);
+    }
+}
+
+/// Scalars (not array elements) assigned, compound-assigned, incremented or decremented.
+fn assigned(v: Option<&Value>, out: &mut BTreeSet<(String, String)>) {
+    let Some(v) = v else { return };
+    let writes = match kind(v) {
+        "BinaryOperator" => v.get("opcode").and_then(Value::as_str) == Some("="),
+        "CompoundAssignOperator" => true,
+        "UnaryOperator" => matches!(
+            v.get("opcode").and_then(Value::as_str),
+            Some("++") | Some("--")
+        ),
+        _ => false,
+    };
+    if writes {
+        if let Some((id, name, _)) = inner(v).first().and_then(decl_ref) {
+            out.insert((id.into(), name.into()));
+        }
+    }
+    for c in inner(v) {
+        assigned(Some(c), out);
+    }
+}

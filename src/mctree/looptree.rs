@@ -1,0 +1,156 @@
+//! The loop tree of one kernel function: what discovery ([`super::ast`]) found, and what the
+//! transformations ([`super::transform`]) may touch. `--list` prints it.
+
+use serde::Serialize;
+
+/// A loop bound, as far as legality needs it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Bound {
+    /// A compile-time integer (macros are expanded: `N` is a literal here).
+    Constant { value: i64 },
+    /// Fixed while the loop nest runs (a parameter such as PolyBench's `_PB_N = n`, an
+    /// expression of constants and parameters).
+    Invariant { text: String },
+    /// Reads the induction variables of these enclosing loops (a triangular nest: `j <= i`).
+    Depends { loops: Vec<usize>, text: String },
+}
+
+impl Bound {
+    fn show(&self) -> String {
+        match self {
+            Bound::Constant { value } => value.to_string(),
+            Bound::Invariant { text } => text.clone(),
+            Bound::Depends { text, loops } => {
+                let on: Vec<String> = loops.iter().map(|l| format!("L{l}")).collect();
+                format!("{text} (depends on {})", on.join(", "))
+            }
+        }
+    }
+}
+
+/// One `for` loop of the kernel.
+#[derive(Debug, Clone, Serialize)]
+pub struct Loop {
+    /// Preorder index in the kernel; `L<id>` in transformations.
+    pub id: usize,
+    /// The induction variable.
+    pub iv: String,
+    /// Whether it is declared in the loop's init (`for (int i = …`); otherwise outside the
+    /// loop, so a `parallel for` above an enclosing loop must make it private.
+    pub iv_declared_in_loop: bool,
+    pub line: u32,
+    pub col: u32,
+    /// Byte offset of the `for` keyword in the source file.
+    pub offset: usize,
+    /// The text before `for` on its line (the indentation a directive gets).
+    #[serde(skip)]
+    pub indent: String,
+    pub lower: Bound,
+    pub upper: Bound,
+    /// `i < n` and `i <= n` are both written as the bound text; `inclusive` says which.
+    pub inclusive: bool,
+    pub step: i64,
+    /// The trip count when both bounds are constants.
+    pub trip: Option<i64>,
+    /// Whether the loop has OpenMP's canonical form (integer induction variable, a
+    /// comparison with it, a constant step): only such loops can be transformed.
+    pub canonical: bool,
+    /// Why it cannot be transformed, when it cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub untouchable: Option<String>,
+    pub parent: Option<usize>,
+    /// Loops nested directly in the body (also those inside an `if` or a block).
+    pub children: Vec<usize>,
+    /// Statements in the body other than loops.
+    pub statements: usize,
+    /// The depth of the perfect nest starting here (1: the body is not a single loop).
+    pub perfect: usize,
+    /// How many leading loops of that perfect nest form a rectangular nest (no bound
+    /// depends on an outer loop of the same nest).
+    pub rectangular: usize,
+    /// Scalars declared outside the loop that its body writes, other than the induction
+    /// variables of nested loops: a `parallel for` on it would race on them.
+    pub shared_writes: Vec<String>,
+    /// Induction variables of nested loops declared outside this loop: `private(...)`.
+    pub inner_ivs: Vec<String>,
+}
+
+/// The kernel's loops in preorder; `roots` are the outermost ones.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoopTree {
+    pub kernel: String,
+    pub file: String,
+    pub line: u32,
+    pub loops: Vec<Loop>,
+    pub roots: Vec<usize>,
+}
+
+impl LoopTree {
+    /// The loops of the perfect nest starting at `id`, outermost first.
+    pub fn perfect_nest(&self, id: usize) -> Vec<usize> {
+        let mut nest = vec![id];
+        let mut at = id;
+        while nest.len() < self.loops[id].perfect {
+            at = self.loops[at].children[0];
+            nest.push(at);
+        }
+        nest
+    }
+
+    /// Whether any loop can be transformed at all.
+    pub fn touchable(&self) -> bool {
+        self.loops.iter().any(|l| l.untouchable.is_none())
+    }
+
+    /// The tree as indented text, one loop per line.
+    pub fn render(&self) -> String {
+        let mut out = format!(
+            "{} ({}:{}): {} loops\n",
+            self.kernel,
+            self.file,
+            self.line,
+            self.loops.len()
+        );
+        for &r in &self.roots {
+            self.render_loop(r, 1, &mut out);
+        }
+        out
+    }
+
+    fn render_loop(&self, id: usize, depth: usize, out: &mut String) {
+        let l = &self.loops[id];
+        let close = if l.inclusive { ']' } else { ')' };
+        let step = if l.step == 1 {
+            String::new()
+        } else {
+            format!(" step {}", l.step)
+        };
+        let declared = if l.iv_declared_in_loop {
+            "declared in the loop"
+        } else {
+            "declared outside"
+        };
+        out.push_str(&format!(
+            "{:indent$}L{id} for {} in [{}, {}{close}{step} ({declared})  at {}:{}  \
+             perfect nest {}, rectangular {}, {} statement(s)",
+            "",
+            l.iv,
+            l.lower.show(),
+            l.upper.show(),
+            l.line,
+            l.col,
+            l.perfect,
+            l.rectangular,
+            l.statements,
+            indent = depth * 2
+        ));
+        if let Some(why) = &l.untouchable {
+            out.push_str(&format!("  [not transformable: {why}]"));
+        }
+        out.push('\n');
+        for &c in &l.children {
+            self.render_loop(c, depth + 1, out);
+        }
+    }
+}

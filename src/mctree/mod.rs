@@ -1,0 +1,425 @@
+//! `moldtune mctree FILE.c`: tuning without a mold — the second front end onto the run's
+//! evaluation. [`ast`] discovers the kernel's loops from clang-22's JSON AST into a
+//! [`looptree`]; [`transform`] says which directive stacks clang-22 accepts; [`tree`] holds
+//! the explored nodes and [`search`] chooses the next (greedy, mcts, rf); [`setup`] turns
+//! the file and settings into the [`Problem`] that the run's driver evaluates, logs and
+//! resumes like any other; [`emit`] writes the best node back as a mold for `moldtune run`.
+
+pub mod ast;
+pub mod emit;
+pub mod looptree;
+pub mod search;
+pub mod setup;
+pub mod transform;
+pub mod tree;
+
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+use crate::evaluate::build::build;
+use crate::evaluate::time::parse_kernel_time;
+use crate::evaluate::variant::{describe_exit, Step, Variant};
+use crate::problem::space::OpenValues;
+use crate::problem::{limits, CheckMode, MetricKind, Problem, Stream};
+use crate::run::driver::{self, Launch, Summary};
+use crate::run::log::{self, RunMeta};
+use crate::run::settings::{flag, Budget, Resolved, RunOptions};
+use crate::run::verdict::Plan;
+use crate::search::{Acquisition, Design, Learner};
+use looptree::LoopTree;
+use search::{Kind, TreeSearch};
+use setup::{ConfigFile, Recorded};
+use tree::Tree;
+
+/// Everything `moldtune mctree` can be told.
+#[derive(Debug, Clone, Default)]
+pub struct MctreeOptions {
+    pub file: Option<PathBuf>,
+    pub kernel: Option<String>,
+    pub max_evals: Option<usize>,
+    pub strategy: Option<String>,
+    pub depth: Option<usize>,
+    pub tile_sizes: Option<Vec<u32>>,
+    pub seed: Option<u64>,
+    pub config: Option<PathBuf>,
+    pub repeats: Option<u32>,
+    pub compile_timeout: Option<f64>,
+    pub run_timeout: Option<f64>,
+    /// What follows `--`: compiler and link arguments, extra sources.
+    pub args: Vec<String>,
+    /// Write the best node as a mold and problem file here.
+    pub emit_mold: Option<PathBuf>,
+    pub run: RunOptions,
+}
+
+/// What a finished `mctree` command did.
+pub enum Done {
+    Listed(Box<LoopTree>),
+    Tuned(Box<Tuned>),
+}
+
+/// A finished tuning: the run's summary, how many experiments it took for how many valid
+/// evaluations, and the emitted problem file.
+pub struct Tuned {
+    pub summary: Summary,
+    pub experiments: usize,
+    pub valid: usize,
+    pub emitted: Option<PathBuf>,
+}
+
+/// Runs `moldtune mctree`: lists the loop tree (`--list`), or tunes it.
+pub fn mctree(o: MctreeOptions, list: bool) -> Result<Done, Error> {
+    let prev = match (o.run.resume, &o.run.out) {
+        (true, Some(dir)) => Some(log::read_run_json(dir)?),
+        (true, None) => return Err(Error::usage("`--resume` needs the run directory", None)),
+        _ => None,
+    };
+    let recorded = prev.as_ref().and_then(recorded_of);
+    if prev.is_some() && recorded.is_none() {
+        return Err(Error::usage(
+            "this run directory was not written by `moldtune mctree`",
+            Some("resume it with `moldtune run --resume DIR`"),
+        ));
+    }
+    let file_cfg = load_config(o.config.as_deref())?;
+    let r = resolve(&o, &file_cfg, recorded)?;
+    let text = read_source(&r.file)?;
+    let tree = discover(&r, &text)?;
+    if list {
+        return Ok(Done::Listed(Box::new(tree)));
+    }
+    if !tree.touchable() {
+        return Err(untouchable(&r, &tree));
+    }
+    tune(o, r, text, tree, prev.as_ref())
+}
+
+fn recorded_of(meta: &RunMeta) -> Option<Recorded> {
+    serde_json::from_value(meta.mctree.clone()?).ok()
+}
+
+fn untouchable(r: &Recorded, tree: &LoopTree) -> Error {
+    let why = if tree.loops.is_empty() {
+        "has no loops".to_string()
+    } else {
+        let reasons: Vec<String> = (tree.loops.iter())
+            .filter_map(|l| {
+                Some(format!(
+                    "L{} ({}:{}): {}",
+                    l.id,
+                    l.line,
+                    l.col,
+                    l.untouchable.as_ref()?
+                ))
+            })
+            .collect();
+        format!(
+            "has no loop a transformation can touch:\n  {}",
+            reasons.join("\n  ")
+        )
+    };
+    Error::usage(
+        format!("the kernel `{}` of `{}` {why}", r.kernel, r.file.display()),
+        Some("`moldtune mctree FILE --list` shows the loops found; name another with `--kernel`"),
+    )
+}
+
+fn read_source(file: &Path) -> Result<String, Error> {
+    std::fs::read_to_string(file).map_err(|e| {
+        Error::usage(
+            format!("cannot read `{}`: {e}", file.display()),
+            Some("give the C file that holds the kernel: `moldtune mctree kernel.c`"),
+        )
+    })
+}
+
+/// The kernel's loop tree, from the AST of the file parsed with the user's flags.
+fn discover(r: &Recorded, text: &str) -> Result<LoopTree, Error> {
+    let tu = ast::dump(&r.compiler, &r.file, &r.parse_flags())?;
+    let fns = ast::functions(&tu, text);
+    let k = ast::choose(
+        &fns,
+        Some(&r.kernel)
+            .filter(|k| !k.is_empty())
+            .map(String::as_str),
+        text,
+        &r.file,
+    )?;
+    Ok(ast::loop_tree(k, text, &r.file.display().to_string()))
+}
+
+fn load_config(path: Option<&Path>) -> Result<ConfigFile, Error> {
+    let Some(p) = path else {
+        return Ok(ConfigFile::default());
+    };
+    let text = std::fs::read_to_string(p).map_err(|e| Error::ConfigFile {
+        file: p.to_path_buf(),
+        message: format!("cannot read the mctree config: {e}"),
+        hint: None,
+    })?;
+    crate::problem::from_yaml(p, &text)
+}
+
+/// The settings: flags, else the config file, else run.json (resuming), else defaults.
+fn resolve(o: &MctreeOptions, c: &ConfigFile, prev: Option<Recorded>) -> Result<Recorded, Error> {
+    if let Some(prev) = prev {
+        return Ok(prev);
+    }
+    let Some(file) = &o.file else {
+        return Err(Error::usage(
+            "no C file given",
+            Some("`moldtune mctree kernel.c`"),
+        ));
+    };
+    let file = std::fs::canonicalize(file)
+        .map_err(|e| Error::usage(format!("cannot find `{}`: {e}", file.display()), None))?;
+    let mut args = c.args.clone().unwrap_or_default();
+    args.extend(o.args.iter().cloned());
+    let (args, sources) = setup::split_args(&args)?;
+    let text = read_source(&file)?;
+    let timeouts = c.timeouts.as_ref();
+    let check = c.check.as_ref();
+    let defaults = transform::Options::default();
+    let pb_dump = text.contains("polybench_prevent_dce") || text.contains("POLYBENCH_DUMP_ARRAYS");
+    let mut check_env = vec![
+        ("PB_DUMP".to_string(), "1".to_string()),
+        ("OMP_NUM_THREADS".into(), setup::threads()),
+    ];
+    check_env.extend(check.and_then(|k| k.env.clone()).unwrap_or_default());
+    let mut env = vec![("OMP_NUM_THREADS".to_string(), setup::threads())];
+    env.extend(c.env.clone().unwrap_or_default());
+    let r = Recorded {
+        file,
+        kernel: o.kernel.clone().or(c.kernel.clone()).unwrap_or_default(),
+        strategy: o
+            .strategy
+            .clone()
+            .or(c.strategy.clone())
+            .unwrap_or("mcts".into()),
+        depth: o.depth.or(c.depth).unwrap_or(defaults.depth),
+        tile_sizes: o
+            .tile_sizes
+            .clone()
+            .or(c.tile_sizes.clone())
+            .unwrap_or(defaults.tile_sizes),
+        unroll: c.unroll.clone().unwrap_or(defaults.unroll),
+        compiler: c.compiler.clone().unwrap_or("clang-22".into()),
+        flags: c
+            .flags
+            .clone()
+            .unwrap_or(vec!["-O3".into(), "-march=native".into()]),
+        args,
+        sources,
+        metric: c.metric.unwrap_or(MetricKind::KernelTime),
+        repeats: o.repeats.or(c.repeats).unwrap_or(3),
+        compile_timeout_s: o
+            .compile_timeout
+            .or(timeouts.and_then(|t| t.compile_s))
+            .unwrap_or(120.0),
+        run_timeout_s: o
+            .run_timeout
+            .or(timeouts.and_then(|t| t.run_s))
+            .unwrap_or(0.0),
+        env,
+        check_mode: check.and_then(|k| k.mode).unwrap_or(CheckMode::Output),
+        check_stream: check.and_then(|k| k.stream).unwrap_or(Stream::Stderr),
+        check_env,
+        check_build_flags: (check.and_then(|k| k.build_flags.clone())).unwrap_or(if pb_dump {
+            vec!["-DPOLYBENCH_DUMP_ARRAYS".into()]
+        } else {
+            vec![]
+        }),
+        rtol: check.and_then(|k| k.rtol).unwrap_or(1e-6),
+    };
+    validate(&r)?;
+    Ok(r)
+}
+
+fn validate(r: &Recorded) -> Result<(), Error> {
+    if Kind::parse(&r.strategy).is_none() {
+        return Err(Error::usage(
+            format!("unknown strategy `{}`", r.strategy),
+            Some("use greedy, mcts or rf"),
+        ));
+    }
+    flag("--depth", limits::at_least(r.depth, 1))?;
+    flag("--repeats", limits::repeats(r.repeats as u64))?;
+    flag("--compile-timeout", limits::timeout(r.compile_timeout_s))?;
+    if r.run_timeout_s != 0.0 {
+        flag("--run-timeout", limits::timeout(r.run_timeout_s))?;
+    }
+    if r.tile_sizes.is_empty() || r.tile_sizes.iter().any(|&s| s < 2) {
+        return Err(Error::usage(
+            format!(
+                "`--tile-sizes` must list sizes of at least 2, got {:?}",
+                r.tile_sizes
+            ),
+            Some("e.g. `--tile-sizes 8,32,128`"),
+        ));
+    }
+    flag("check rtol", limits::non_negative(r.rtol))?;
+    Ok(())
+}
+
+/// Builds and runs the untransformed program once (before a run directory exists): a file
+/// that does not build or run is a usage error; decides the metric (the kernel time the
+/// program prints, else wall time) and the run timeout (30× this run, 5 s to 10 min).
+fn preflight(r: &mut Recorded, problem: &mut Problem) -> Result<(), Error> {
+    let dir = std::env::temp_dir().join(format!("moldtune-mctree-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let config = setup::root_config();
+    let source = problem.mold.render(&problem.space, &config);
+    problem.run_timeout_s = if r.run_timeout_s > 0.0 {
+        r.run_timeout_s
+    } else {
+        600.0
+    };
+    let v = Variant::new(problem, &config, &dir);
+    let result = probe(&v, &source);
+    let _ = std::fs::remove_dir_all(&dir);
+    let (wall, kernel) = result?;
+    if r.metric == MetricKind::KernelTime && kernel.is_none() {
+        r.metric = MetricKind::WallTime;
+    }
+    if r.run_timeout_s == 0.0 {
+        r.run_timeout_s = (30.0 * wall).clamp(5.0, 600.0);
+    }
+    problem.metric.kind = r.metric;
+    problem.run_timeout_s = r.run_timeout_s;
+    Ok(())
+}
+
+/// One build and run: (wall seconds, the kernel time printed, if any).
+fn probe(v: &Variant, source: &str) -> Result<(f64, Option<f64>), Error> {
+    match build(v, source) {
+        Step::Ok(_) => {}
+        Step::Fail(m) => {
+            return Err(Error::usage(
+                format!("the untransformed program does not build ({}):\n{}", m.status, m.cause.unwrap_or_default()),
+                Some("pass what it needs after `--`: include paths, macros, extra sources such as polybench.c"),
+            ))
+        }
+        Step::Stop(s) => return Err(s.into_error(&v.dir)),
+    }
+    let t0 = std::time::Instant::now();
+    let ran = v
+        .run_tagged("probe", v.problem.run_timeout_s)
+        .map_err(Error::Environment)?;
+    let wall = t0.elapsed().as_secs_f64();
+    if !ran.finished.success() {
+        return Err(Error::usage(
+            format!(
+                "the untransformed program fails: {}",
+                describe_exit(&ran.finished, &ran.stderr, "it")
+            ),
+            None,
+        ));
+    }
+    let stdout = String::from_utf8_lossy(&ran.stdout_tail()).to_string();
+    Ok((wall, parse_kernel_time(&stdout)))
+}
+
+/// Tunes the kernel: the run's driver with the tree search as its strategy.
+fn tune(
+    o: MctreeOptions,
+    mut r: Recorded,
+    text: String,
+    loops: LoopTree,
+    prev: Option<&RunMeta>,
+) -> Result<Done, Error> {
+    r.kernel = loops.kernel.clone();
+    let labels = OpenValues::default();
+    let mut problem = setup::problem(&r, &text, &loops, &labels)?;
+    if prev.is_none() && !o.run.mock {
+        preflight(&mut r, &mut problem)?;
+    }
+    let kind = Kind::parse(&r.strategy).unwrap_or(Kind::Mcts);
+    let s = resolved(&o, prev, kind)?;
+    let mut search = TreeSearch::new(Tree::new(loops, r.options()), kind, s.seed, labels);
+    let mut opts = o.run.clone();
+    let out = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| driver::default_out(&problem));
+    opts.out = Some(out.clone());
+    let launch = Launch {
+        problem: &problem,
+        s,
+        opts: &opts,
+        prev,
+        mctree: serde_json::to_value(&r).ok(),
+    };
+    let result = driver::drive(launch, &mut search);
+    if out.is_dir() {
+        let _ = log::write_atomic(&out.join("tree.dot"), search.tree.dot().as_bytes());
+    }
+    let summary = result?;
+    let experiments = search
+        .tree
+        .nodes
+        .iter()
+        .filter(|n| n.eval_id.is_some())
+        .count();
+    let valid = (search.tree.nodes.iter())
+        .filter(|n| matches!(n.state, tree::State::Ok(_)))
+        .count();
+    let emitted = match (&o.emit_mold, &summary.best) {
+        (Some(dir), Some((eval_id, _, _))) => {
+            let n = (search.tree.nodes.iter()).position(|n| n.eval_id == Some(*eval_id));
+            let best = n.map_or_else(transform::Stacks::root, |n| {
+                search.tree.nodes[n].stacks.clone()
+            });
+            Some(emit::emit(dir, &problem, &r, &search.tree.loops, &best)?)
+        }
+        _ => None,
+    };
+    Ok(Done::Tuned(Box::new(Tuned {
+        summary,
+        experiments,
+        valid,
+        emitted,
+    })))
+}
+
+/// The search settings of an mctree run (budget in valid evaluations).
+fn resolved(o: &MctreeOptions, prev: Option<&RunMeta>, kind: Kind) -> Result<Resolved, Error> {
+    let max_evals = o.max_evals.or(prev.map(|m| m.max_evals)).unwrap_or(60);
+    flag("--max-evals", limits::at_least(max_evals, 1))?;
+    Ok(Resolved {
+        learner: Learner::Random,
+        max_evals,
+        seed: o.seed.or(prev.map(|m| m.seed)).unwrap_or(0),
+        initial: 0,
+        kappa: 1.96,
+        pool: 0,
+        mock: o.run.mock || prev.is_some_and(|m| m.mock),
+        acquisition: Acquisition::default(),
+        design: Design::default(),
+        feasibility: false,
+        interleave: 0,
+        verify: Plan {
+            top: o
+                .run
+                .verify_top
+                .or(prev.and_then(|m| m.verify).map(|p| p.top))
+                .unwrap_or(Plan::default().top),
+            rounds: o
+                .run
+                .verify_rounds
+                .or(prev.and_then(|m| m.verify).map(|p| p.rounds))
+                .unwrap_or(Plan::default().rounds),
+        },
+        budget: Budget::Valid,
+        strategy: Some(kind.as_str().into()),
+    })
+}
+
+/// The problem of an mctree run directory, rebuilt from its run.json (for `best`, reports).
+pub fn problem_of_run(meta: &RunMeta) -> Option<Result<Problem, Error>> {
+    let r = recorded_of(meta)?;
+    Some((|| {
+        let text = read_source(&r.file)?;
+        let tree = discover(&r, &text)?;
+        setup::problem(&r, &text, &tree, &OpenValues::default())
+    })())
+}

@@ -1,0 +1,294 @@
+//! The tree search: which node of the [`Tree`] to evaluate next, as a [`Strategy`] of the
+//! run's driver (so evaluation, the log, resume and progress are `run`'s own).
+//!
+//! - `greedy`: mctree's best-first expansion — an unevaluated child of the best node that
+//!   has one left (the baseline).
+//! - `mcts`: UCT with progressive widening — descend by the upper confidence bound on
+//!   speed-up rewards, open a new child once a node's visits allow it (⌈√visits⌉ children).
+//! - `rf`: the random forest of `run` over features of the transformation stack ranks the
+//!   children of the best nodes by lower confidence bound.
+//!
+//! Every draw depends only on the seed and the step, so a resumed search proposes what the
+//! uninterrupted one would have. Children are drawn by family first (polly, tile of k loops
+//! of loop L, interchange, …), then uniformly within it.
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::evaluate::outcome::{Measurement, Source};
+use crate::mctree::transform::{Op, Polly, Stacks};
+use crate::mctree::tree::{State, Tree};
+use crate::problem::space::{Config, OpenValues};
+use crate::rng::Rng;
+use crate::search::searcher::NoProposal;
+use crate::search::surrogate::{Forest, ForestParams};
+use crate::search::Strategy;
+
+/// How the tree is searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Greedy,
+    Mcts,
+    Rf,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Greedy => "greedy",
+            Kind::Mcts => "mcts",
+            Kind::Rf => "rf",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Kind> {
+        [Kind::Greedy, Kind::Mcts, Kind::Rf]
+            .into_iter()
+            .find(|k| k.as_str() == s)
+    }
+}
+
+const STREAM_PICK: u64 = 11;
+const STREAM_FIT: u64 = 12;
+/// UCT's exploration constant (rewards are scaled to the best one so far).
+const UCT_C: f64 = 0.7;
+/// rf: the children of this many best nodes form the candidate pool …
+const RF_PARENTS: usize = 8;
+/// … of at most this many candidates.
+const RF_POOL: usize = 4000;
+/// rf: every this-many-th step is a greedy one (as `run` interleaves random proposals).
+const RF_INTERLEAVE: usize = 4;
+/// rf: the model is fitted once this many nodes are measured.
+const RF_MIN_FIT: usize = 4;
+
+pub struct TreeSearch {
+    pub tree: Tree,
+    kind: Kind,
+    seed: u64,
+    /// The `transformations` parameter's values (coordinate = index).
+    labels: OpenValues,
+    /// Evaluations told so far (the next one's eval id).
+    told: usize,
+    /// Nodes whose subtree has nothing left to propose.
+    dead: HashSet<usize>,
+}
+
+impl TreeSearch {
+    pub fn new(tree: Tree, kind: Kind, seed: u64, labels: OpenValues) -> TreeSearch {
+        TreeSearch {
+            tree,
+            kind,
+            seed,
+            labels,
+            told: 0,
+            dead: HashSet::new(),
+        }
+    }
+
+    /// The configuration of node `n`: (transformations, polly).
+    pub fn config(&self, n: usize) -> Config {
+        let node = &self.tree.nodes[n];
+        let polly = Polly::ALL.iter().position(|&p| p == node.stacks.polly);
+        Config(vec![
+            self.labels.intern(&node.text),
+            polly.unwrap_or(0) as f64,
+        ])
+    }
+
+    /// The node a configuration stands for.
+    pub fn node_of(&mut self, c: &Config) -> Option<usize> {
+        let text = self.labels.get(c.0[0]);
+        let polly = *Polly::ALL.get(c.0[1] as usize)?;
+        self.tree.find(&text, polly)
+    }
+
+    /// A child of `n` never proposed: a family at random, then a member of it.
+    fn draw_child(&mut self, n: usize, rng: &mut Rng) -> Option<usize> {
+        let mut families: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        let open = self.tree.open_children(n);
+        for &c in &open {
+            families
+                .entry(self.tree.nodes[c].family.as_str())
+                .or_default()
+                .push(c);
+        }
+        let members: Vec<&Vec<usize>> = families.values().collect();
+        if members.is_empty() {
+            return None;
+        }
+        let f = members[rng.below(members.len())];
+        Some(f[rng.below(f.len())])
+    }
+
+    /// An unevaluated child of the best node that has one.
+    fn greedy(&mut self, rng: &mut Rng) -> Option<usize> {
+        for (n, _) in self.tree.ranked() {
+            if let Some(c) = self.draw_child(n, rng) {
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    /// Per node: (evaluations in its subtree, sum of their rewards). A reward is the speed-up
+    /// over the root scaled by the best speed-up (failures and duplicates 0).
+    fn subtree_stats(&self) -> Vec<(f64, f64)> {
+        let t = &self.tree;
+        let root = match t.nodes[0].state {
+            State::Ok(y) => y,
+            _ => 1.0,
+        };
+        let best = t.ranked().first().map_or(1.0, |b| root / b.1.max(1e-300));
+        let mut stats = vec![(0.0, 0.0); t.nodes.len()];
+        for (i, n) in t.nodes.iter().enumerate() {
+            let reward = match n.state {
+                State::Ok(y) => root / y.max(1e-300) / best,
+                State::Duplicate | State::Failed(_) => 0.0,
+                State::Open | State::Asked => continue,
+            };
+            let mut at = Some(i);
+            while let Some(a) = at {
+                stats[a].0 += 1.0;
+                stats[a].1 += reward;
+                at = t.nodes[a].parent;
+            }
+        }
+        stats
+    }
+
+    /// UCT descent with progressive widening; a node with nothing left below is marked
+    /// dead and the descent restarts.
+    fn mcts(&mut self, rng: &mut Rng) -> Option<usize> {
+        let stats = self.subtree_stats();
+        while !self.dead.contains(&0) {
+            if let Some(c) = self.descend(&stats, rng) {
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    fn descend(&mut self, stats: &[(f64, f64)], rng: &mut Rng) -> Option<usize> {
+        let mut n = 0;
+        loop {
+            let kids = self.tree.children(n);
+            let tried = (kids.iter())
+                .filter(|&&c| self.tree.nodes[c].state != State::Open)
+                .count();
+            let allowed = stats[n].0.max(1.0).sqrt().ceil() as usize;
+            if tried < allowed {
+                if let Some(c) = self.draw_child(n, rng) {
+                    return Some(c);
+                }
+            }
+            let visits = stats[n].0.max(1.0);
+            let uct = |c: usize| {
+                let (v, r) = stats[c];
+                r / v + UCT_C * (visits.ln() / v).sqrt()
+            };
+            let next = (kids.iter().copied())
+                .filter(|&c| self.tree.expandable(c) && !self.dead.contains(&c) && stats[c].0 > 0.0)
+                .max_by(|&a, &b| uct(a).total_cmp(&uct(b)).then(b.cmp(&a)));
+            match next {
+                Some(c) => n = c,
+                None => {
+                    if let Some(c) = self.draw_child(n, rng) {
+                        return Some(c);
+                    }
+                    self.dead.insert(n);
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// The candidate with the lowest lower confidence bound of the forest's prediction among
+    /// the children of the best nodes; greedy while there is too little to fit.
+    fn rf(&mut self, step: usize, rng: &mut Rng) -> Option<(usize, Source)> {
+        let ranked = self.tree.ranked();
+        if ranked.len() < RF_MIN_FIT || step % RF_INTERLEAVE == RF_INTERLEAVE - 1 {
+            return self.greedy(rng).map(|c| (c, Source::Tree));
+        }
+        let mut pool: Vec<usize> = Vec::new();
+        for &(n, _) in ranked.iter().take(RF_PARENTS) {
+            pool.extend(self.tree.open_children(n));
+        }
+        pool.sort_unstable();
+        pool.dedup();
+        if pool.is_empty() {
+            return self.greedy(rng).map(|c| (c, Source::Tree));
+        }
+        rng.shuffle(&mut pool);
+        pool.truncate(RF_POOL);
+        let d = features(&self.tree.nodes[0].stacks, &self.tree).len();
+        let x: Vec<f64> = (ranked.iter())
+            .flat_map(|&(n, _)| features(&self.tree.nodes[n].stacks, &self.tree))
+            .collect();
+        let y: Vec<f64> = ranked.iter().map(|&(_, v)| v.max(1e-300).ln()).collect();
+        let xp: Vec<f64> = (pool.iter())
+            .flat_map(|&n| features(&self.tree.nodes[n].stacks, &self.tree))
+            .collect();
+        let mut fit_rng = Rng::for_step(self.seed, STREAM_FIT, step as u64);
+        let forest = Forest::fit(&x, d, &y, ForestParams::random_forest(), &mut fit_rng);
+        let (mu, sd) = forest.predict(&xp);
+        let lcb = |i: usize| mu[i] - 1.96 * sd[i];
+        let best = (0..pool.len()).min_by(|&a, &b| lcb(a).total_cmp(&lcb(b)))?;
+        Some((pool[best], Source::Model))
+    }
+}
+
+/// Fixed-width features of a stack for the forest: per loop, the tile's width and log₂
+/// sizes, the interchange (of the loops, of the tile's floors) as a number, reverse, log₂
+/// unroll factor, parallel; then the Polly knob.
+pub fn features(s: &Stacks, tree: &Tree) -> Vec<f64> {
+    let mut out = Vec::new();
+    for l in 0..tree.loops.loops.len() {
+        let mut f = [0.0; 9];
+        let ops = s.ops.get(&l).map_or(&[][..], Vec::as_slice);
+        for (i, op) in ops.iter().enumerate() {
+            match op {
+                Op::Tile(sz) => {
+                    f[0] = sz.len() as f64;
+                    for (k, &v) in sz.iter().take(3).enumerate() {
+                        f[1 + k] = (v as f64).log2();
+                    }
+                }
+                Op::Interchange(p) => {
+                    let code = p.iter().fold(0.0, |a, &x| a * 10.0 + x as f64);
+                    f[if i == 0 { 4 } else { 5 }] = code;
+                }
+                Op::Reverse => f[6] = 1.0,
+                Op::Unroll(u) => f[7] = (*u as f64).log2(),
+                Op::Parallel => f[8] = 1.0,
+            }
+        }
+        out.extend_from_slice(&f);
+    }
+    out.extend(Polly::ALL.iter().map(|&p| (s.polly == p) as u8 as f64));
+    out
+}
+
+impl Strategy for TreeSearch {
+    fn ask(&mut self, step: usize) -> Result<(Config, Source), NoProposal> {
+        let (n, source) = if self.tree.nodes[0].state == State::Open {
+            (0, Source::Default)
+        } else {
+            let mut rng = Rng::for_step(self.seed, STREAM_PICK, step as u64);
+            let picked = match self.kind {
+                Kind::Greedy => self.greedy(&mut rng).map(|c| (c, Source::Tree)),
+                Kind::Mcts => self.mcts(&mut rng).map(|c| (c, Source::Tree)),
+                Kind::Rf => self.rf(step, &mut rng),
+            };
+            picked.ok_or(NoProposal::Exhausted)?
+        };
+        self.tree.nodes[n].state = State::Asked;
+        Ok((self.config(n), source))
+    }
+
+    fn tell(&mut self, config: &Config, m: &Measurement, _source: Source) {
+        let eval_id = self.told;
+        self.told += 1;
+        if let Some(n) = self.node_of(config) {
+            self.tree.record(n, m, eval_id);
+        }
+    }
+}

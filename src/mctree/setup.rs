@@ -1,0 +1,302 @@
+//! mctree's settings and the [`Problem`] it hands to the run's driver: the user's file as a
+//! mold whose insertion points are the kernel's loops, a space of two parameters
+//! (`transformations`, open; `polly`, the knob's flags), the compile line, the output check
+//! against the untransformed program and the metric.
+//!
+//! Every setting comes from the command line, else the `--config` YAML, else the resumed
+//! run's run.json (`mctree` section), else a default; the resolved [`Recorded`] settings are
+//! what run.json keeps.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use crate::mctree::looptree::LoopTree;
+use crate::mctree::transform::{Options, Polly};
+use crate::problem::file::SearchDefaults;
+use crate::problem::mold::{Mold, Placement, Point};
+use crate::problem::space::{Config, Kind, OpenValues, Param, Space};
+use crate::problem::template::Template;
+use crate::problem::{limits, Check, CheckMode, Goal, Metric, MetricKind, Problem, Reduce, Stream};
+
+/// The optional `--config` file: the same settings as the flags (flags win).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    pub kernel: Option<String>,
+    pub strategy: Option<String>,
+    pub max_evals: Option<usize>,
+    pub depth: Option<usize>,
+    pub seed: Option<u64>,
+    pub tile_sizes: Option<Vec<u32>>,
+    pub unroll: Option<Vec<u32>>,
+    pub compiler: Option<String>,
+    /// Optimisation flags (default `-O3 -march=native`).
+    pub flags: Option<Vec<String>>,
+    /// Extra compiler and link arguments and sources (as after `--`).
+    pub args: Option<Vec<String>>,
+    pub repeats: Option<u32>,
+    pub timeouts: Option<ConfigTimeouts>,
+    pub metric: Option<MetricKind>,
+    /// Environment of the timed runs.
+    pub env: Option<BTreeMap<String, String>>,
+    pub check: Option<ConfigCheck>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigTimeouts {
+    pub compile_s: Option<f64>,
+    pub run_s: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigCheck {
+    /// `output` (default) or `none`.
+    pub mode: Option<CheckMode>,
+    pub stream: Option<Stream>,
+    /// Environment of the check run (added to `PB_DUMP=1` and the thread count).
+    pub env: Option<BTreeMap<String, String>>,
+    /// Arguments of the separate check build (default: `-DPOLYBENCH_DUMP_ARRAYS` when the
+    /// file uses PolyBench's compile-time array dump, else none).
+    pub build_flags: Option<Vec<String>>,
+    pub rtol: Option<f64>,
+}
+
+/// The resolved settings, recorded in run.json's `mctree` section.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Recorded {
+    /// The C file (absolute).
+    pub file: PathBuf,
+    pub kernel: String,
+    pub strategy: String,
+    pub depth: usize,
+    pub tile_sizes: Vec<u32>,
+    pub unroll: Vec<u32>,
+    pub compiler: String,
+    pub flags: Vec<String>,
+    /// The user's compiler and link arguments (paths made absolute).
+    pub args: Vec<String>,
+    /// Extra sources compiled with the file (absolute).
+    pub sources: Vec<PathBuf>,
+    pub metric: MetricKind,
+    pub repeats: u32,
+    pub compile_timeout_s: f64,
+    pub run_timeout_s: f64,
+    pub env: Vec<(String, String)>,
+    pub check_mode: CheckMode,
+    pub check_stream: Stream,
+    pub check_env: Vec<(String, String)>,
+    pub check_build_flags: Vec<String>,
+    pub rtol: f64,
+}
+
+impl Recorded {
+    pub fn options(&self) -> Options {
+        Options {
+            tile_sizes: self.tile_sizes.clone(),
+            unroll: self.unroll.clone(),
+            depth: self.depth,
+            ..Options::default()
+        }
+    }
+
+    /// The flags discovery parses the file with: the user's, minus sources and link-only
+    /// arguments.
+    pub fn parse_flags(&self) -> Vec<String> {
+        let mut out = self.flags.clone();
+        out.extend(
+            (self.args.iter())
+                .filter(|a| !a.starts_with("-l") && !a.starts_with("-L") && !a.starts_with("-Wl,"))
+                .cloned(),
+        );
+        out.push("-DPOLYBENCH_TIME".into());
+        out
+    }
+}
+
+/// The number of threads of the runs and checks (at least 2: a race needs two).
+pub fn threads() -> String {
+    let n = std::thread::available_parallelism().map_or(2, |n| n.get());
+    n.max(2).to_string()
+}
+
+/// Splits what follows `--` into compiler arguments and extra sources, paths made absolute
+/// (the variants compile in their own directories).
+pub fn split_args(args: &[String]) -> Result<(Vec<String>, Vec<PathBuf>), Error> {
+    let mut flags = Vec::new();
+    let mut sources = Vec::new();
+    let mut it = args.iter().peekable();
+    while let Some(a) = it.next() {
+        let is_source =
+            [".c", ".o", ".a", ".so"].iter().any(|e| a.ends_with(e)) && !a.starts_with('-');
+        if is_source {
+            sources.push(absolute(a, "source")?);
+            continue;
+        }
+        let path_flags = ["-I", "-L", "-isystem", "-iquote", "-include"];
+        match path_flags.iter().find(|f| a.starts_with(*f)) {
+            Some(f) if a.len() > f.len() => {
+                flags.push(format!("{f}{}", absolute_loose(&a[f.len()..])));
+            }
+            Some(f) => {
+                let Some(p) = it.next() else {
+                    return Err(Error::usage(format!("`{f}` needs a path after it"), None));
+                };
+                flags.push(f.to_string());
+                flags.push(absolute_loose(p));
+            }
+            None => flags.push(a.clone()),
+        }
+    }
+    Ok((flags, sources))
+}
+
+fn absolute(p: &str, what: &str) -> Result<PathBuf, Error> {
+    std::fs::canonicalize(p).map_err(|e| {
+        Error::usage(
+            format!("cannot find the {what} `{p}` given after `--`: {e}"),
+            Some("paths are relative to the directory moldtune runs in"),
+        )
+    })
+}
+
+/// A path made absolute against the current directory (it need not exist).
+fn absolute_loose(p: &str) -> String {
+    let path = Path::new(p);
+    if path.is_absolute() {
+        return p.to_string();
+    }
+    std::env::current_dir()
+        .map(|d| d.join(path).display().to_string())
+        .unwrap_or_else(|_| p.to_string())
+}
+
+/// A word of the compile template: as is when plain, else a tera string literal (one
+/// argument, braces and all).
+fn literal(word: &str) -> Result<String, Error> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./=+,:^$@".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        return Ok(word.to_string());
+    }
+    for q in ['"', '\''] {
+        if !word.contains(q) && !word.contains('\\') {
+            return Ok(format!("{{{{ {q}{word}{q} }}}}"));
+        }
+    }
+    Err(Error::usage(
+        format!("the argument `{word}` holds both kinds of quotes and a backslash"),
+        Some("pass it through a response file (`@file`) instead"),
+    ))
+}
+
+/// The compile command: the user's compiler and flags, OpenMP for the directives, the Polly
+/// knob, the variant, the extra sources and the user's arguments.
+fn compile_template(r: &Recorded, dir: &Path) -> Result<Template, Error> {
+    let mut words = vec![literal(&r.compiler)?];
+    for f in &r.flags {
+        words.push(literal(f)?);
+    }
+    words.extend(["-fopenmp", "-fno-crash-diagnostics"].map(String::from));
+    // `#include "x.h"` of the file's own directory, now that the variant lives elsewhere.
+    words.push(literal(&format!("-I{}", dir.display()))?);
+    words.push("-DPOLYBENCH_TIME".into());
+    words.push("{{ polly | words }}".into());
+    words.push("-mllvm".into());
+    words.push(literal(&format!("-polly-only-func=^{}$", r.kernel))?);
+    words.push("{{ source }} {{ sources }}".into());
+    for a in &r.args {
+        words.push(literal(a)?);
+    }
+    words.push("-o {{ exe }} -lm".into());
+    Ok(Template::new(words.join(" ")))
+}
+
+/// The space: `transformations` (open: the tree's stacks) and `polly` (the knob's flags).
+fn space(labels: &OpenValues) -> Space {
+    labels.intern("");
+    let polly = Polly::ALL.iter().map(|p| p.flags().to_string()).collect();
+    Space {
+        params: vec![
+            Param::new("transformations", Kind::Open(labels.clone()), None),
+            Param::new("polly", Kind::Categorical(polly), None),
+        ],
+        order: vec![0, 1],
+        forbidden: vec![],
+        constraints: vec![],
+    }
+}
+
+fn env(pairs: &[(String, String)]) -> Result<Vec<(String, Template)>, Error> {
+    (pairs.iter())
+        .map(|(k, v)| Ok((k.clone(), Template::new(literal(v)?))))
+        .collect()
+}
+
+/// The problem of tuning `tree`'s kernel in `text` with settings `r`.
+pub fn problem(
+    r: &Recorded,
+    text: &str,
+    tree: &LoopTree,
+    labels: &OpenValues,
+) -> Result<Problem, Error> {
+    let dir = r.file.parent().unwrap_or(Path::new("/")).to_path_buf();
+    let stem = r
+        .file
+        .file_stem()
+        .map_or("kernel".into(), |s| s.to_string_lossy().to_string());
+    let points = (tree.loops.iter())
+        .filter(|l| l.untouchable.is_none())
+        .map(|l| Point {
+            label: format!("L{}", l.id),
+            at: l.offset,
+            indent: l.indent.clone(),
+        })
+        .collect();
+    let placement = Placement {
+        param: 0,
+        points,
+        prefix: "#pragma omp ".into(),
+    };
+    let settings = serde_json::to_string(r).unwrap_or_default();
+    Ok(Problem {
+        name: format!("{stem}-mctree"),
+        path: r.file.clone(),
+        dir: dir.clone(),
+        hash: crate::rng::hex_hash(format!("{settings}\n{text}").as_bytes()),
+        space: space(labels),
+        mold: Mold::with_placement(&r.file, text.to_string(), placement),
+        sources: r.sources.clone(),
+        compile: compile_template(r, &dir)?,
+        run: Template::new("{{ exe }}".into()),
+        env: env(&r.env)?,
+        metric: Metric {
+            kind: r.metric,
+            goal: Goal::Minimize,
+            regex: None,
+        },
+        repeats: r.repeats,
+        reduce: Reduce::Median,
+        compile_timeout_s: r.compile_timeout_s,
+        run_timeout_s: r.run_timeout_s,
+        max_output_bytes: limits::DEFAULT_OUTPUT_BYTES,
+        check: Check {
+            mode: r.check_mode,
+            stream: r.check_stream,
+            env: r.check_env.clone(),
+            rtol: r.rtol,
+            atol: 1e-12,
+            reference: None,
+            compile_extra: r.check_build_flags.clone(),
+        },
+        search: SearchDefaults::default(),
+    })
+}
+
+/// The root configuration (untransformed, Polly off).
+pub fn root_config() -> Config {
+    Config(vec![0.0, 0.0])
+}

@@ -1,0 +1,369 @@
+//! Transformations: clang-22's OpenMP loop directives stacked above the kernel's loops, the
+//! Polly knob at the root, and which one-step extensions of a stack clang-22 accepts.
+//!
+//! A node of the tree is a [`Stacks`]: per loop, the directives written above its `for`
+//! (applied bottom-up), and the Polly knob. clang-22's stacking rules (toolchain facts): a
+//! directive acts on the loops the one below exposes — `tile` its floor loops, `interchange`,
+//! `reverse` and `unroll partial` one loop, `parallel for` none; a multi-loop directive needs
+//! a perfect, rectangular nest below it. So every stack follows one grammar, bottom to top:
+//! a base (`tile`, `interchange`, `reverse` or `unroll partial`), an `interchange` of the tile's
+//! floor loops, `unroll partial` above `reverse`, and `parallel for` last. Nothing else is
+//! generated — in particular no identity permutation, no `apply` (clang-22 hangs), no
+//! collapse into intra-tile loops (silently wrong).
+
+use std::collections::BTreeMap;
+
+use crate::mctree::looptree::LoopTree;
+
+/// The Polly knob: the compiler flags a node adds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Polly {
+    Off,
+    On,
+    /// Polly's analysis without its own rescheduling (the paper's setting for pragmas).
+    NoReschedule,
+}
+
+impl Polly {
+    pub const ALL: [Polly; 3] = [Polly::Off, Polly::On, Polly::NoReschedule];
+
+    /// The compiler flags, as the `polly` parameter's value.
+    pub fn flags(self) -> &'static str {
+        match self {
+            Polly::Off => "",
+            Polly::On => "-mllvm -polly",
+            Polly::NoReschedule => {
+                "-mllvm -polly -mllvm -polly-reschedule=0 -mllvm -polly-postopts=0"
+            }
+        }
+    }
+}
+
+/// One directive.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Op {
+    Tile(Vec<u32>),
+    /// A permutation of the loops below, 1-based, never the identity.
+    Interchange(Vec<usize>),
+    Reverse,
+    Unroll(u32),
+    /// `parallel for`, with the inner induction variables declared outside made private.
+    Parallel,
+}
+
+impl Op {
+    /// How many loops the directive consumes from below.
+    pub fn width(&self) -> usize {
+        match self {
+            Op::Tile(s) => s.len(),
+            Op::Interchange(p) => p.len(),
+            _ => 1,
+        }
+    }
+
+    /// The directive after `#pragma omp ` (without a `parallel for`'s private clause).
+    pub fn text(&self) -> String {
+        let list = |v: &mut dyn Iterator<Item = String>| v.collect::<Vec<_>>().join(",");
+        match self {
+            Op::Tile(s) => format!("tile sizes({})", list(&mut s.iter().map(u32::to_string))),
+            Op::Interchange(p) => format!(
+                "interchange permutation({})",
+                list(&mut p.iter().map(usize::to_string))
+            ),
+            Op::Reverse => "reverse".into(),
+            Op::Unroll(f) => format!("unroll partial({f})"),
+            Op::Parallel => "parallel for".into(),
+        }
+    }
+
+    /// The kind of directive (tiles by how many loops): children are drawn kind first, so
+    /// that thousands of tile sizes do not crowd out the few other choices.
+    pub fn family(&self) -> String {
+        match self {
+            Op::Tile(s) => format!("tile{}", s.len()),
+            Op::Interchange(_) => "interchange".into(),
+            Op::Reverse => "reverse".into(),
+            Op::Unroll(_) => "unroll".into(),
+            Op::Parallel => "parallel".into(),
+        }
+    }
+
+    /// Inverse of [`Op::text`] (a private clause is ignored).
+    pub fn parse(text: &str) -> Option<Op> {
+        let numbers = |inner: &str| -> Option<Vec<u64>> {
+            let inner = inner.strip_suffix(')')?;
+            inner.split(',').map(|x| x.trim().parse().ok()).collect()
+        };
+        if text.starts_with("parallel for") {
+            return Some(Op::Parallel);
+        }
+        if text == "reverse" {
+            return Some(Op::Reverse);
+        }
+        if let Some(r) = text.strip_prefix("tile sizes(") {
+            let v = numbers(r)?;
+            return Some(Op::Tile(v.into_iter().map(|x| x as u32).collect()));
+        }
+        if let Some(r) = text.strip_prefix("interchange permutation(") {
+            let v = numbers(r)?;
+            return Some(Op::Interchange(v.into_iter().map(|x| x as usize).collect()));
+        }
+        let r = text.strip_prefix("unroll partial(")?;
+        numbers(r)?.first().map(|&f| Op::Unroll(f as u32))
+    }
+}
+
+/// A node: the directives above each loop (bottom first) and the Polly knob.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Stacks {
+    pub polly: Polly,
+    pub ops: BTreeMap<usize, Vec<Op>>,
+}
+
+/// What the generator may use.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub tile_sizes: Vec<u32>,
+    pub unroll: Vec<u32>,
+    /// At most this many transformations (directives, and the Polly knob) per node.
+    pub depth: usize,
+    /// Tile at most this many loops at once.
+    pub max_tile: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            tile_sizes: vec![4, 8, 16, 20, 32, 50, 64, 80, 96, 100, 128, 256, 2048],
+            unroll: vec![2, 4, 8],
+            depth: 4,
+            max_tile: 3,
+        }
+    }
+}
+
+impl Stacks {
+    pub fn root() -> Stacks {
+        Stacks {
+            polly: Polly::Off,
+            ops: BTreeMap::new(),
+        }
+    }
+
+    /// The number of transformations (the node's depth in the tree).
+    pub fn depth(&self) -> usize {
+        self.ops.values().map(Vec::len).sum::<usize>() + (self.polly != Polly::Off) as usize
+    }
+
+    fn stack(&self, l: usize) -> &[Op] {
+        self.ops.get(&l).map_or(&[], Vec::as_slice)
+    }
+
+    /// The directives in source order, `L<k>: <directive>` joined by `; ` (the
+    /// `transformations` column and the mold's insertion value); "" for the root.
+    pub fn text(&self, tree: &LoopTree) -> String {
+        let mut entries = Vec::new();
+        for (&l, ops) in &self.ops {
+            for op in ops.iter().rev() {
+                let mut t = op.text();
+                let private = &tree.loops[l].inner_ivs;
+                if *op == Op::Parallel && !private.is_empty() {
+                    t.push_str(&format!(" private({})", private.join(",")));
+                }
+                entries.push(format!("L{l}: {t}"));
+            }
+        }
+        entries.join("; ")
+    }
+
+    /// Inverse of [`Stacks::text`]; `None` if an entry names no loop of `tree`.
+    pub fn parse(text: &str, polly: Polly, tree: &LoopTree) -> Option<Stacks> {
+        let mut s = Stacks {
+            polly,
+            ops: BTreeMap::new(),
+        };
+        for (label, op) in crate::problem::mold::Placement::entries(text) {
+            let l: usize = label.strip_prefix('L')?.parse().ok()?;
+            if l >= tree.loops.len() {
+                return None;
+            }
+            // Entries are listed top first; stacks are stored bottom first.
+            s.ops.entry(l).or_default().insert(0, Op::parse(op)?);
+        }
+        Some(s)
+    }
+
+    /// Every node one transformation below this one that clang-22 accepts, with the
+    /// family of the transformation added (`polly`, `L3 tile2`, …).
+    pub fn children(&self, tree: &LoopTree, o: &Options) -> Vec<(Stacks, String)> {
+        if self.depth() >= o.depth {
+            return vec![];
+        }
+        let mut out = Vec::new();
+        if self.polly == Polly::Off {
+            for p in [Polly::On, Polly::NoReschedule] {
+                let c = Stacks {
+                    polly: p,
+                    ..self.clone()
+                };
+                out.push((c, "polly".to_string()));
+            }
+        }
+        for l in 0..tree.loops.len() {
+            for op in self.next_ops(tree, l, o) {
+                let family = format!("L{l} {}", op.family());
+                let mut c = self.clone();
+                c.ops.entry(l).or_default().push(op);
+                out.push((c, family));
+            }
+        }
+        out
+    }
+
+    /// The loop whose directive consumes loop `l` (a loop of its perfect nest below a
+    /// multi-loop directive), if any.
+    fn consumer(&self, tree: &LoopTree, l: usize) -> Option<usize> {
+        self.ops.iter().find_map(|(&a, ops)| {
+            let width = ops.first().map_or(1, Op::width);
+            let nest = tree.perfect_nest(a);
+            nest[1..width.min(nest.len())].contains(&l).then_some(a)
+        })
+    }
+
+    /// The directives that may go above loop `l`'s current stack.
+    fn next_ops(&self, tree: &LoopTree, l: usize, o: &Options) -> Vec<Op> {
+        let lp = &tree.loops[l];
+        if lp.untouchable.is_some() {
+            return vec![];
+        }
+        let stack = self.stack(l);
+        let leaf = lp.children.is_empty();
+        if self.consumer(tree, l).is_some() {
+            // Inside another loop's transformed nest only a one-loop directive fits.
+            return match stack {
+                [] if leaf => o.unroll.iter().map(|&f| Op::Unroll(f)).collect(),
+                _ => vec![],
+            };
+        }
+        let mut ops = match stack.last() {
+            None => self.bases(tree, l, o),
+            Some(Op::Tile(s)) if s.len() >= 2 => permutations(s.len()),
+            Some(Op::Reverse) if leaf => o.unroll.iter().map(|&f| Op::Unroll(f)).collect(),
+            _ => vec![],
+        };
+        if stack.last() != Some(&Op::Parallel) && self.may_parallelize(tree, l) {
+            ops.push(Op::Parallel);
+        }
+        ops
+    }
+
+    /// The first directive of an empty stack: tiles and interchanges of the rectangular
+    /// perfect nest (its inner loops untransformed, except a leaf's `unroll partial`),
+    /// `reverse`, and `unroll partial` on an innermost loop.
+    fn bases(&self, tree: &LoopTree, l: usize, o: &Options) -> Vec<Op> {
+        let nest = tree.perfect_nest(l);
+        let free = 1 + nest[1..]
+            .iter()
+            .take_while(|&&n| matches!(self.stack(n), [] | [Op::Unroll(_)]))
+            .count();
+        let width = tree.loops[l].rectangular.min(free);
+        let mut ops = Vec::new();
+        for k in 1..=width.min(o.max_tile) {
+            ops.extend(tiles(&nest[..k], tree, &o.tile_sizes));
+        }
+        for k in 2..=width.min(o.max_tile) {
+            ops.extend(permutations(k));
+        }
+        ops.push(Op::Reverse);
+        if tree.loops[l].children.is_empty() {
+            ops.extend(o.unroll.iter().map(|&f| Op::Unroll(f)));
+        }
+        ops
+    }
+
+    /// `parallel for` on loop `l`: no loop around it or inside it is parallel already, and
+    /// its body writes no scalar shared with other iterations.
+    fn may_parallelize(&self, tree: &LoopTree, l: usize) -> bool {
+        let lp = &tree.loops[l];
+        if !lp.shared_writes.is_empty() {
+            return false;
+        }
+        let parallel = |x: usize| self.stack(x).contains(&Op::Parallel);
+        let mut up = lp.parent;
+        while let Some(p) = up {
+            if parallel(p) {
+                return false;
+            }
+            up = tree.loops[p].parent;
+        }
+        !self
+            .ops
+            .keys()
+            .any(|&x| x != l && is_below(tree, x, l) && parallel(x))
+    }
+}
+
+/// Whether loop `x` is nested (at any depth) inside loop `l`.
+fn is_below(tree: &LoopTree, x: usize, l: usize) -> bool {
+    let mut up = tree.loops[x].parent;
+    while let Some(p) = up {
+        if p == l {
+            return true;
+        }
+        up = tree.loops[p].parent;
+    }
+    false
+}
+
+/// Every tile of the loops `nest` with sizes from `sizes`; a size at or above a loop's
+/// constant trip count tiles nothing and is left out.
+fn tiles(nest: &[usize], tree: &LoopTree, sizes: &[u32]) -> Vec<Op> {
+    let per_loop: Vec<Vec<u32>> = nest
+        .iter()
+        .map(|&n| {
+            let trip = tree.loops[n].trip;
+            (sizes.iter().copied())
+                .filter(|&s| trip.is_none_or(|t| (s as i64) < t))
+                .collect()
+        })
+        .collect();
+    let mut out: Vec<Vec<u32>> = vec![vec![]];
+    for choices in &per_loop {
+        out = out
+            .iter()
+            .flat_map(|prefix| {
+                choices.iter().map(move |&s| {
+                    let mut v = prefix.clone();
+                    v.push(s);
+                    v
+                })
+            })
+            .collect();
+    }
+    out.into_iter()
+        .filter(|v| !v.is_empty())
+        .map(Op::Tile)
+        .collect()
+}
+
+/// Every permutation of `1..=k` but the identity, as interchanges.
+fn permutations(k: usize) -> Vec<Op> {
+    let mut out = Vec::new();
+    let mut p: Vec<usize> = (1..=k).collect();
+    permute(&mut p, 0, &mut out);
+    out.retain(|v| v.iter().enumerate().any(|(i, &x)| x != i + 1));
+    out.sort();
+    out.into_iter().map(Op::Interchange).collect()
+}
+
+fn permute(p: &mut Vec<usize>, i: usize, out: &mut Vec<Vec<usize>>) {
+    if i == p.len() {
+        out.push(p.clone());
+        return;
+    }
+    for j in i..p.len() {
+        p.swap(i, j);
+        permute(p, i + 1, out);
+        p.swap(i, j);
+    }
+}
