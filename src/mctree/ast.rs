@@ -375,6 +375,7 @@ impl Walk<'_> {
             rectangular: 1,
             shared_writes: vec![],
             inner_ivs: vec![],
+            independent: false,
         };
         if let Some(h) = &h {
             l.lower = self.bound(&h.lower);
@@ -564,6 +565,92 @@ fn writes(t: &mut LoopTree, body: &Value) {
             .into_iter()
             .collect();
         t.loops[id].inner_ivs = inner_ivs.into_iter().collect();
+        let iv_id = header(v).map(|h| h.iv_id);
+        t.loops[id].independent = t.loops[id].shared_writes.is_empty()
+            && iv_id.is_some_and(|iv| independent(inner(v).get(4), &iv));
+    }
+}
+
+/// One array access: the array's declaration, its subscripts (outermost first), a write?
+struct Access {
+    array: String,
+    subscripts: Vec<Value>,
+    write: bool,
+}
+
+/// Whether every array written below `body` keeps one dimension indexed by `iv` alone in
+/// all its accesses (so iterations of `iv` touch disjoint elements); no calls, no writes
+/// through pointers.
+fn independent(body: Option<&Value>, iv: &str) -> bool {
+    let mut accesses = Vec::new();
+    let mut opaque = false;
+    collect_accesses(body, false, &mut accesses, &mut opaque);
+    if opaque {
+        return false;
+    }
+    let is_iv = |e: &Value| decl_ref(e).is_some_and(|(id, _, _)| id == iv);
+    let written: BTreeSet<&str> = (accesses.iter())
+        .filter(|a| a.write)
+        .map(|a| a.array.as_str())
+        .collect();
+    let disjoint = written.into_iter().all(|array| {
+        let all: Vec<&Access> = accesses.iter().filter(|a| a.array == array).collect();
+        let dims = all.iter().map(|a| a.subscripts.len()).min().unwrap_or(0);
+        (0..dims).any(|d| all.iter().all(|a| is_iv(&a.subscripts[d])))
+    });
+    disjoint
+}
+
+/// `A[i][j]` → (A, [i, j]).
+fn subscript_chain(v: &Value) -> Option<(String, Vec<Value>)> {
+    let v = bare(v);
+    if kind(v) != "ArraySubscriptExpr" {
+        return None;
+    }
+    let [base, index] = inner(v) else { return None };
+    let (array, mut subs) = match decl_ref(base) {
+        Some((id, _, _)) => (id.to_string(), vec![]),
+        None => subscript_chain(base)?,
+    };
+    subs.push(index.clone());
+    Some((array, subs))
+}
+
+fn collect_accesses(v: Option<&Value>, write: bool, out: &mut Vec<Access>, opaque: &mut bool) {
+    let Some(v) = v else { return };
+    if let Some((array, subscripts)) = subscript_chain(v) {
+        out.push(Access {
+            array,
+            subscripts: subscripts.clone(),
+            write,
+        });
+        for s in &subscripts {
+            collect_accesses(Some(s), false, out, opaque);
+        }
+        return;
+    }
+    let op = v.get("opcode").and_then(Value::as_str);
+    match (kind(v), op) {
+        ("CallExpr", _) => *opaque = true,
+        ("UnaryOperator", Some("*")) if write => *opaque = true,
+        ("BinaryOperator", Some("=")) | ("CompoundAssignOperator", _) => {
+            let kids = inner(v);
+            collect_accesses(kids.first(), true, out, opaque);
+            if op != Some("=") {
+                collect_accesses(kids.first(), false, out, opaque);
+            }
+            collect_accesses(kids.get(1), false, out, opaque);
+            return;
+        }
+        ("UnaryOperator", Some("++" | "--")) => {
+            collect_accesses(inner(v).first(), true, out, opaque);
+            collect_accesses(inner(v).first(), false, out, opaque);
+            return;
+        }
+        _ => {}
+    }
+    for c in inner(v) {
+        collect_accesses(Some(c), write, out, opaque);
     }
 }
 

@@ -74,6 +74,11 @@ pub struct Loop {
     pub shared_writes: Vec<String>,
     /// Induction variables of nested loops declared outside this loop: `private(...)`.
     pub inner_ivs: Vec<String>,
+    /// Whether its iterations touch disjoint data as far as the syntax shows: every array
+    /// the body writes is indexed by this loop's variable, alone, in one dimension of every
+    /// access, and no shared scalar is written. A conservative test (never a proof: the
+    /// output check decides); `parallel for` and `reverse` are proposed only then.
+    pub independent: bool,
 }
 
 /// The kernel's loops in preorder; `roots` are the outermost ones.

@@ -8,13 +8,16 @@
 //! - `rf`: the random forest of `run` over features of the transformation stack ranks the
 //!   children of the best nodes by lower confidence bound.
 //!
-//! Every draw depends only on the seed and the step, so a resumed search proposes what the
-//! uninterrupted one would have. Children are drawn by family first (polly, tile of k loops
-//! of loop L, interchange, …), then uniformly within it.
+//! Every strategy starts with the same small design: the untransformed program, the Polly
+//! knobs, and `parallel for` on each outermost loop that allows it (the changes that matter
+//! most on a multi-core machine). Every draw depends only on the seed and the step, so a
+//! resumed search proposes what the uninterrupted one would have. Children are drawn by
+//! family first (polly, tile of k loops of loop L, interchange, …), weighted by how often
+//! such a change pays off ([`family_weight`]), then uniformly within the family.
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::evaluate::outcome::{Measurement, Source};
+use crate::evaluate::outcome::{Measurement, Source, Status};
 use crate::mctree::transform::{Op, Polly, Stacks};
 use crate::mctree::tree::{State, Tree};
 use crate::problem::space::{Config, OpenValues};
@@ -70,6 +73,15 @@ pub struct TreeSearch {
     told: usize,
     /// Nodes whose subtree has nothing left to propose.
     dead: HashSet<usize>,
+    /// What failed nodes added to their parents: directives (`L1: reverse`) and, for a
+    /// wrong output, the whole kind on that loop (`L1 reverse`: a dependence a reversal or
+    /// tiling of that loop violates, it violates for every size). Nodes holding one are
+    /// not proposed.
+    poisoned: HashSet<String>,
+    /// Polly knobs that left a program's machine code unchanged: Polly does nothing to this
+    /// kernel, so they are not proposed elsewhere (a directive that changed nothing is
+    /// poisoned likewise).
+    idle_knobs: HashSet<Polly>,
 }
 
 impl TreeSearch {
@@ -81,6 +93,8 @@ impl TreeSearch {
             labels,
             told: 0,
             dead: HashSet::new(),
+            poisoned: HashSet::new(),
+            idle_knobs: HashSet::new(),
         }
     }
 
@@ -101,22 +115,93 @@ impl TreeSearch {
         self.tree.find(&text, polly)
     }
 
-    /// A child of `n` never proposed: a family at random, then a member of it.
+    /// Whether node `c` holds what an earlier failure or an idle knob rules out.
+    fn ruled_out(&self, c: usize) -> bool {
+        let s = &self.tree.nodes[c].stacks;
+        self.idle_knobs.contains(&s.polly)
+            || (s.entries().iter())
+                .any(|(e, f)| self.poisoned.contains(e) || self.poisoned.contains(f))
+    }
+
+    /// Children of `n` never proposed and not ruled out.
+    fn candidates(&mut self, n: usize) -> Vec<usize> {
+        let open = self.tree.open_children(n);
+        open.into_iter().filter(|&c| !self.ruled_out(c)).collect()
+    }
+
+    /// Learns from node `n`'s outcome what not to propose again.
+    fn learn(&mut self, n: usize) {
+        let node = &self.tree.nodes[n];
+        let Some(p) = node.parent else { return };
+        let parent = &self.tree.nodes[p];
+        let before = parent.stacks.entries();
+        let added: Vec<(String, String)> = (node.stacks.entries().into_iter())
+            .filter(|(entry, _)| !before.iter().any(|(e, _)| e == entry))
+            .collect();
+        match node.state {
+            State::Duplicate if added.is_empty() => {
+                self.idle_knobs.insert(node.stacks.polly);
+            }
+            State::Duplicate => self.poisoned.extend(added.into_iter().map(|(e, _)| e)),
+            State::Failed(status) => {
+                for (entry, family) in added {
+                    let whole_kind = status == Status::WrongOutput
+                        && !family.ends_with("unroll")
+                        && !family.ends_with("interchange");
+                    if whole_kind {
+                        self.poisoned.insert(family);
+                    }
+                    self.poisoned.insert(entry);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A child of `n` never proposed: a family drawn by its weight, then a member of it.
     fn draw_child(&mut self, n: usize, rng: &mut Rng) -> Option<usize> {
         let mut families: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-        let open = self.tree.open_children(n);
+        let open = self.candidates(n);
         for &c in &open {
             families
                 .entry(self.tree.nodes[c].family.as_str())
                 .or_default()
                 .push(c);
         }
-        let members: Vec<&Vec<usize>> = families.values().collect();
-        if members.is_empty() {
+        let weighted: Vec<(f64, &Vec<usize>)> = (families.iter())
+            .map(|(f, m)| (family_weight(f, &self.tree), m))
+            .collect();
+        let total: f64 = weighted.iter().map(|w| w.0).sum();
+        let mut u = rng.f64() * total;
+        for (w, members) in &weighted {
+            if u < *w {
+                return Some(members[rng.below(members.len())]);
+            }
+            u -= w;
+        }
+        weighted.last().map(|(_, m)| m[rng.below(m.len())])
+    }
+
+    /// The next node of the starting design not yet proposed: the root, its Polly knobs,
+    /// `parallel for` on each outermost loop.
+    fn initial(&mut self) -> Option<usize> {
+        if self.tree.nodes[0].state == State::Open {
+            return Some(0);
+        }
+        if !self.tree.expandable(0) {
             return None;
         }
-        let f = members[rng.below(members.len())];
-        Some(f[rng.below(f.len())])
+        let kids = self.tree.children(0);
+        let roots = &self.tree.loops.roots;
+        let starters: Vec<usize> = (kids.into_iter())
+            .filter(|&c| {
+                let n = &self.tree.nodes[c];
+                let starter = n.family == "polly"
+                    || roots.iter().any(|r| n.family == format!("L{r} parallel"));
+                starter && n.state == State::Open
+            })
+            .collect();
+        starters.into_iter().find(|&c| !self.ruled_out(c))
     }
 
     /// An unevaluated child of the best node that has one.
@@ -210,7 +295,7 @@ impl TreeSearch {
         }
         let mut pool: Vec<usize> = Vec::new();
         for &(n, _) in ranked.iter().take(RF_PARENTS) {
-            pool.extend(self.tree.open_children(n));
+            pool.extend(self.candidates(n));
         }
         pool.sort_unstable();
         pool.dedup();
@@ -233,6 +318,27 @@ impl TreeSearch {
         let lcb = |i: usize| mu[i] - 1.96 * sd[i];
         let best = (0..pool.len()).min_by(|&a, &b| lcb(a).total_cmp(&lcb(b)))?;
         Some((pool[best], Source::Model))
+    }
+}
+
+/// How likely a kind of transformation is to pay off, as a drawing weight: a Polly knob, a
+/// `parallel for` on an outermost loop and multi-loop tiles first; inner `parallel for`
+/// (a fork and join per outer iteration), one-loop tiles (strip-mining) and `reverse` last.
+pub fn family_weight(family: &str, tree: &Tree) -> f64 {
+    if family == "polly" {
+        return 3.0;
+    }
+    let (l, kind) = family.split_once(' ').unwrap_or(("", family));
+    let outermost = (l.strip_prefix('L').and_then(|x| x.parse::<usize>().ok()))
+        .is_some_and(|l| tree.loops.loops.get(l).is_some_and(|x| x.parent.is_none()));
+    match kind {
+        "parallel" if outermost => 4.0,
+        "parallel" => 0.5,
+        "tile2" | "tile3" => 3.0,
+        "interchange" => 2.0,
+        "unroll" => 1.0,
+        "tile1" => 0.5,
+        _ => 0.3,
     }
 }
 
@@ -269,8 +375,15 @@ pub fn features(s: &Stacks, tree: &Tree) -> Vec<f64> {
 
 impl Strategy for TreeSearch {
     fn ask(&mut self, step: usize) -> Result<(Config, Source), NoProposal> {
-        let (n, source) = if self.tree.nodes[0].state == State::Open {
-            (0, Source::Default)
+        let (n, source) = if let Some(n) = self.initial() {
+            (
+                n,
+                if n == 0 {
+                    Source::Default
+                } else {
+                    Source::Initial
+                },
+            )
         } else {
             let mut rng = Rng::for_step(self.seed, STREAM_PICK, step as u64);
             let picked = match self.kind {
@@ -289,6 +402,7 @@ impl Strategy for TreeSearch {
         self.told += 1;
         if let Some(n) = self.node_of(config) {
             self.tree.record(n, m, eval_id);
+            self.learn(n);
         }
     }
 }

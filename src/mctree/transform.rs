@@ -176,6 +176,20 @@ impl Stacks {
         entries.join("; ")
     }
 
+    /// Each directive as (`L<k>: <directive>`, `L<k> <family>`): what a failure poisons.
+    pub fn entries(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (&l, ops) in &self.ops {
+            for op in ops {
+                out.push((
+                    format!("L{l}: {}", op.text()),
+                    format!("L{l} {}", op.family()),
+                ));
+            }
+        }
+        out
+    }
+
     /// Inverse of [`Stacks::text`]; `None` if an entry names no loop of `tree`.
     pub fn parse(text: &str, polly: Polly, tree: &LoopTree) -> Option<Stacks> {
         let mut s = Stacks {
@@ -248,7 +262,9 @@ impl Stacks {
         let mut ops = match stack.last() {
             None => self.bases(tree, l, o),
             Some(Op::Tile(s)) if s.len() >= 2 => permutations(s.len()),
-            Some(Op::Reverse) if leaf => o.unroll.iter().map(|&f| Op::Unroll(f)).collect(),
+            Some(Op::Reverse) if leaf && tree.loops[l].independent => {
+                o.unroll.iter().map(|&f| Op::Unroll(f)).collect()
+            }
             _ => vec![],
         };
         if stack.last() != Some(&Op::Parallel) && self.may_parallelize(tree, l) {
@@ -274,7 +290,9 @@ impl Stacks {
         for k in 2..=width.min(o.max_tile) {
             ops.extend(permutations(k));
         }
-        ops.push(Op::Reverse);
+        if tree.loops[l].independent {
+            ops.push(Op::Reverse);
+        }
         if tree.loops[l].children.is_empty() {
             ops.extend(o.unroll.iter().map(|&f| Op::Unroll(f)));
         }
@@ -285,7 +303,7 @@ impl Stacks {
     /// its body writes no scalar shared with other iterations.
     fn may_parallelize(&self, tree: &LoopTree, l: usize) -> bool {
         let lp = &tree.loops[l];
-        if !lp.shared_writes.is_empty() {
+        if !lp.independent {
             return false;
         }
         let parallel = |x: usize| self.stack(x).contains(&Op::Parallel);
