@@ -10,14 +10,44 @@ use crate::evaluate::variant::{describe_exit, Build, Step, Variant};
 /// Writes `source` as `variant.c` and compiles it → a [`Build`], `build_error` or
 /// `build_timeout`.
 pub fn build(v: &Variant, source: &str) -> Step<Build> {
-    let fail = |status, compile_s, cause: String| {
-        Step::Fail(Measurement::failed(status, compile_s, 0.0, cause))
-    };
     let written = std::fs::create_dir_all(&v.dir)
         .and_then(|_| std::fs::write(v.dir.join("variant.c"), source));
     if let Err(e) = written {
         return Step::Stop(Stop::Environment(environment::describe(&v.dir, &e)));
     }
+    // The problem's syntax check first (timed builds only: a check build compiles the same
+    // source), then the compile.
+    let checked_s = match &v.problem.syntax_check {
+        Some(args) if v.compile_extra.is_empty() => {
+            let syntax = Variant {
+                compile_extra: args.clone(),
+                ..Variant::new(v.problem, v.config, &v.dir)
+            };
+            match compile(&syntax, true) {
+                Step::Ok(b) => b.compile_s,
+                other => return other,
+            }
+        }
+        _ => 0.0,
+    };
+    match compile(v, false) {
+        Step::Ok(b) => Step::Ok(Build {
+            compile_s: b.compile_s + checked_s,
+            ..b
+        }),
+        Step::Fail(mut m) => {
+            m.compile_s += checked_s;
+            Step::Fail(m)
+        }
+        stop => stop,
+    }
+}
+
+/// Runs `v`'s compile command (a syntax check produces no program).
+fn compile(v: &Variant, syntax_only: bool) -> Step<Build> {
+    let fail = |status, compile_s, cause: String| {
+        Step::Fail(Measurement::failed(status, compile_s, 0.0, cause))
+    };
     let cmd = match v.compile_command() {
         Ok(c) => c,
         Err(e) => return fail(Status::BuildError, 0.0, format!("compile template: {e}")),
@@ -40,9 +70,17 @@ pub fn build(v: &Variant, source: &str) -> Step<Build> {
         _ if !f.success() => fail(
             Status::BuildError,
             f.wall_s,
-            describe_exit(&f, &cmd.stderr, "the compiler"),
+            describe_exit(
+                &f,
+                &cmd.stderr,
+                if syntax_only {
+                    "the syntax check"
+                } else {
+                    "the compiler"
+                },
+            ),
         ),
-        _ if !v.exe().is_file() => fail(
+        _ if !syntax_only && !v.exe().is_file() => fail(
             Status::BuildError,
             f.wall_s,
             format!("the compile command produced no `{}`", v.exe().display()),

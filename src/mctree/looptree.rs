@@ -17,14 +17,18 @@ pub enum Bound {
 }
 
 impl Bound {
+    fn loops(&self) -> &[usize] {
+        match self {
+            Bound::Depends { loops, .. } => loops,
+            _ => &[],
+        }
+    }
+
     fn show(&self) -> String {
         match self {
             Bound::Constant { value } => value.to_string(),
             Bound::Invariant { text } => text.clone(),
-            Bound::Depends { text, loops } => {
-                let on: Vec<String> = loops.iter().map(|l| format!("L{l}")).collect();
-                format!("{text} (depends on {})", on.join(", "))
-            }
+            Bound::Depends { text, .. } => text.clone(),
         }
     }
 }
@@ -131,11 +135,18 @@ impl LoopTree {
         } else {
             format!(" step {}", l.step)
         };
-        let declared = if l.iv_declared_in_loop {
-            "declared in the loop"
+        let mut declared = if l.iv_declared_in_loop {
+            "declared in the loop".to_string()
         } else {
-            "declared outside"
+            "declared outside".to_string()
         };
+        let mut on: Vec<usize> = [l.lower.loops(), l.upper.loops()].concat();
+        on.sort_unstable();
+        on.dedup();
+        if !on.is_empty() {
+            let names: Vec<String> = on.iter().map(|d| format!("L{d}")).collect();
+            declared += &format!("; bounds depend on {}", names.join(", "));
+        }
         out.push_str(&format!(
             "{:indent$}L{id} for {} in [{}, {}{close}{step} ({declared})  at {}:{}  \
              perfect nest {}, rectangular {}, {} statement(s)",

@@ -283,6 +283,7 @@ pub fn problem(
         compile_timeout_s: r.compile_timeout_s,
         run_timeout_s: r.run_timeout_s,
         max_output_bytes: limits::DEFAULT_OUTPUT_BYTES,
+        syntax_check: Some(vec!["-fsyntax-only".into()]),
         check: Check {
             mode: r.check_mode,
             stream: r.check_stream,

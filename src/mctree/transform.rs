@@ -385,3 +385,160 @@ fn permute(p: &mut Vec<usize>, i: usize, out: &mut Vec<Vec<usize>>) {
         p.swap(i, j);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mctree::looptree::{Bound, Loop};
+
+    fn lp(id: usize, parent: Option<usize>, children: Vec<usize>, iv: &str) -> Loop {
+        Loop {
+            id,
+            iv: iv.into(),
+            iv_declared_in_loop: false,
+            line: 1 + id as u32,
+            col: 1,
+            offset: 10 * id,
+            indent: String::new(),
+            lower: Bound::Constant { value: 0 },
+            upper: Bound::Constant { value: 100 },
+            inclusive: false,
+            step: 1,
+            trip: Some(100),
+            canonical: true,
+            untouchable: None,
+            parent,
+            children,
+            statements: 0,
+            perfect: 1,
+            rectangular: 1,
+            shared_writes: vec![],
+            inner_ivs: vec![],
+            independent: true,
+        }
+    }
+
+    /// L0 i { L1 j { L2 k } } (perfect, rectangular) and L3 a { L4 b <= a } (triangular).
+    fn tree() -> LoopTree {
+        let mut loops = vec![
+            lp(0, None, vec![1], "i"),
+            lp(1, Some(0), vec![2], "j"),
+            lp(2, Some(1), vec![], "k"),
+            lp(3, None, vec![4], "a"),
+            lp(4, Some(3), vec![], "b"),
+        ];
+        (loops[0].perfect, loops[0].rectangular) = (3, 3);
+        (loops[1].perfect, loops[1].rectangular) = (2, 2);
+        loops[0].inner_ivs = vec!["j".into(), "k".into()];
+        (loops[3].perfect, loops[3].rectangular) = (2, 1);
+        loops[4].upper = Bound::Depends {
+            loops: vec![3],
+            text: "a".into(),
+        };
+        loops[4].trip = None;
+        LoopTree {
+            kernel: "k".into(),
+            file: "k.c".into(),
+            line: 1,
+            loops,
+            roots: vec![0, 3],
+        }
+    }
+
+    fn opts() -> Options {
+        Options {
+            tile_sizes: vec![8, 32, 128],
+            ..Options::default()
+        }
+    }
+
+    fn ops_on(children: &[(Stacks, String)], parent: &Stacks, l: usize) -> Vec<Op> {
+        (children.iter())
+            .filter(|(c, _)| c.polly == parent.polly)
+            .filter_map(|(c, _)| {
+                let s = c.ops.get(&l)?;
+                (Some(s) != parent.ops.get(&l))
+                    .then(|| s.last().cloned())
+                    .flatten()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_root_offers_tiles_of_the_rectangular_nest_and_no_identity_permutation() {
+        let (t, root) = (tree(), Stacks::root());
+        let kids = root.children(&t, &opts());
+        let on0 = ops_on(&kids, &root, 0);
+        // Sizes 8 and 32 (128 is not below the trip count 100): 2 + 4 + 8 tiles.
+        assert_eq!(on0.iter().filter(|o| matches!(o, Op::Tile(_))).count(), 14);
+        assert!(!on0.contains(&Op::Tile(vec![128])));
+        let perms: Vec<&Op> = on0
+            .iter()
+            .filter(|o| matches!(o, Op::Interchange(_)))
+            .collect();
+        assert_eq!(perms.len(), 6);
+        assert!(!on0.contains(&Op::Interchange(vec![1, 2, 3])));
+        assert!(!on0.contains(&Op::Interchange(vec![1, 2])));
+        // The triangular nest: only one-loop tiles at its top, no interchange.
+        let on3 = ops_on(&kids, &root, 3);
+        assert!(on3.iter().all(|o| o.width() == 1), "{on3:?}");
+        assert_eq!(kids.iter().filter(|(_, f)| f == "polly").count(), 2);
+    }
+
+    #[test]
+    fn above_a_tile_only_floor_interchanges_and_parallel_fit_and_inside_it_only_unroll() {
+        let t = tree();
+        let mut s = Stacks::root();
+        s.ops.insert(0, vec![Op::Tile(vec![32, 32])]);
+        let kids = s.children(&t, &opts());
+        let on0 = ops_on(&kids, &s, 0);
+        assert_eq!(on0, vec![Op::Interchange(vec![2, 1]), Op::Parallel]);
+        // L1 is consumed by the tile: nothing; L2 (a leaf below the tiled pair) keeps its own.
+        assert!(ops_on(&kids, &s, 1).is_empty());
+        s.ops.insert(0, vec![Op::Tile(vec![32, 32, 32])]);
+        let kids = s.children(&t, &opts());
+        assert_eq!(
+            ops_on(&kids, &s, 2),
+            vec![Op::Unroll(2), Op::Unroll(4), Op::Unroll(8)]
+        );
+    }
+
+    #[test]
+    fn parallel_for_never_nests_and_needs_independent_iterations() {
+        let mut t = tree();
+        let mut s = Stacks::root();
+        s.ops.insert(0, vec![Op::Parallel]);
+        let kids = s.children(&t, &opts());
+        assert!(!ops_on(&kids, &s, 1).contains(&Op::Parallel));
+        assert!(!ops_on(&kids, &s, 2).contains(&Op::Parallel));
+        assert!(ops_on(&kids, &s, 3).contains(&Op::Parallel));
+        t.loops[3].independent = false;
+        let kids = Stacks::root().children(&t, &opts());
+        let on3 = ops_on(&kids, &Stacks::root(), 3);
+        assert!(!on3.contains(&Op::Parallel) && !on3.contains(&Op::Reverse));
+    }
+
+    #[test]
+    fn text_round_trips_and_the_depth_limit_holds() {
+        let t = tree();
+        let mut s = Stacks::root();
+        s.ops.insert(
+            0,
+            vec![
+                Op::Tile(vec![8, 128]),
+                Op::Interchange(vec![2, 1]),
+                Op::Parallel,
+            ],
+        );
+        s.ops.insert(4, vec![Op::Unroll(4)]);
+        let text = s.text(&t);
+        assert_eq!(
+            text,
+            "L0: parallel for private(j,k); L0: interchange permutation(2,1); L0: tile sizes(8,128); L4: unroll partial(4)"
+        );
+        assert_eq!(Stacks::parse(&text, Polly::Off, &t), Some(s.clone()));
+        assert_eq!(Stacks::parse("L9: reverse", Polly::Off, &t), None);
+        assert_eq!(s.depth(), 4);
+        assert!(s.children(&t, &opts()).is_empty());
+    }
+}

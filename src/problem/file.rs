@@ -81,6 +81,10 @@ pub struct Problem {
     /// The most bytes a compile or run may write to one file (`max_output_mb`, 1 GiB by
     /// default): past it the writer is killed by SIGXFSZ.
     pub max_output_bytes: u64,
+    /// Arguments that turn the compile command into a cheap syntax check (mctree:
+    /// `-fsyntax-only`), run before each timed build: a rejection is a `build_error`
+    /// without the full compile. Not settable in a problem file.
+    pub syntax_check: Option<Vec<String>>,
     pub check: Check,
     pub search: SearchDefaults,
 }
@@ -152,6 +156,7 @@ impl Ctx<'_> {
             compile_timeout_s,
             run_timeout_s,
             max_output_bytes,
+            syntax_check: None,
             check,
             search,
         })

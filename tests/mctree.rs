@@ -1,0 +1,513 @@
+//! `moldtune mctree`: the loop trees of the PolyBench kernels, every proposed directive
+//! stack accepted by clang-22, bad input refused before a run directory exists, the budget in
+//! valid evaluations, resume after SIGKILL, a kernel in PolyBench's original layout with an
+//! extra source, and `--emit-mold` under `moldtune run`. (floyd-warshall's tiles on random
+//! input are in `mctree_check.rs`: that test evaluates in-process, which reaps children.)
+
+mod common;
+use common::fake::BIN;
+use common::{assert_code, describe, have_clang, read_json, Csv};
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use moldtune::mctree::looptree::LoopTree;
+use moldtune::mctree::setup::{self, Recorded};
+use moldtune::mctree::transform::Options;
+use moldtune::mctree::{ast, tree::Tree};
+use moldtune::problem::space::{Config, OpenValues};
+use moldtune::problem::{CheckMode, MetricKind, Stream};
+use moldtune::rng::Rng;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn kernel(k: &str) -> PathBuf {
+    root().join(format!("polybench/{k}/{k}.c"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    root().join("tests/mctree").join(name)
+}
+
+fn moldtune(args: &[&str]) -> std::process::Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+fn list(file: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["mctree", file.to_str().unwrap(), "--list", "--json", "--"];
+    args.extend(extra);
+    let o = moldtune(&args);
+    assert_code(&o, 0);
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// (iv, parent, perfect, rectangular, statements) of every loop.
+fn shape(t: &serde_json::Value) -> Vec<(String, Option<u64>, u64, u64, u64)> {
+    (t["loops"].as_array().unwrap().iter())
+        .map(|l| {
+            (
+                l["iv"].as_str().unwrap().to_string(),
+                l["parent"].as_u64(),
+                l["perfect"].as_u64().unwrap(),
+                l["rectangular"].as_u64().unwrap(),
+                l["statements"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn s(
+    iv: &str,
+    parent: Option<u64>,
+    perfect: u64,
+    rect: u64,
+    stmts: u64,
+) -> (String, Option<u64>, u64, u64, u64) {
+    (iv.to_string(), parent, perfect, rect, stmts)
+}
+
+#[test]
+fn lists_the_loop_trees_of_the_polybench_kernels() {
+    if !have_clang() {
+        return;
+    }
+    let fw = list(&kernel("floyd-warshall"), &["-DMEDIUM_DATASET"]);
+    assert_eq!(fw["kernel"], "kernel_floyd_warshall");
+    assert_eq!(
+        shape(&fw),
+        vec![
+            s("k", None, 3, 3, 0),
+            s("i", Some(0), 2, 2, 0),
+            s("j", Some(1), 1, 1, 1)
+        ]
+    );
+    assert_eq!(fw["loops"][0]["trip"], 500);
+    assert_eq!(fw["loops"][0]["line"], 46);
+
+    // syr2k: both j loops are triangular (bounded by i, two levels up for the second).
+    let sy = list(&kernel("syr2k"), &["-DMEDIUM_DATASET"]);
+    assert_eq!(
+        shape(&sy),
+        vec![
+            s("i", None, 1, 1, 0),
+            s("j", Some(0), 1, 1, 1),
+            s("k", Some(0), 2, 2, 0),
+            s("j", Some(2), 1, 1, 1)
+        ]
+    );
+    for j in [1, 3] {
+        assert_eq!(sy["loops"][j]["upper"]["kind"], "depends");
+        assert_eq!(sy["loops"][j]["upper"]["loops"], serde_json::json!([0]));
+    }
+    // covariance: imperfect (statements around the inner loop) and a triangular nest.
+    let cov = list(&kernel("covariance"), &["-DMEDIUM_DATASET"]);
+    let c = shape(&cov);
+    assert_eq!(c[0], s("j", None, 1, 1, 2));
+    assert_eq!(c[4], s("i", None, 2, 1, 0));
+    assert_eq!(cov["loops"][5]["lower"]["kind"], "depends");
+    // heat-3d: a time loop around two perfect rectangular 3-deep nests.
+    let heat = list(&kernel("heat-3d"), &["-DMEDIUM_DATASET"]);
+    assert_eq!(heat["roots"], serde_json::json!([0]));
+    assert_eq!(heat["loops"][0]["children"], serde_json::json!([1, 4]));
+    assert_eq!(heat["loops"][0]["inclusive"], true);
+    for n in [1, 4] {
+        assert_eq!(
+            (
+                heat["loops"][n]["perfect"].as_u64(),
+                heat["loops"][n]["rectangular"].as_u64()
+            ),
+            (Some(3), Some(3))
+        );
+    }
+    assert_eq!(heat["loops"][0]["independent"], false);
+    assert_eq!(heat["loops"][1]["independent"], true);
+    // lu: every loop carries a dependence; the inner bounds follow the outer loops.
+    let lu = list(&kernel("lu"), &["-DMEDIUM_DATASET"]);
+    assert_eq!(lu["loops"].as_array().unwrap().len(), 5);
+    assert_eq!(lu["loops"][2]["upper"]["loops"], serde_json::json!([1]));
+    assert!((lu["loops"].as_array().unwrap().iter()).all(|l| l["independent"] == false));
+    // The text form names every loop with its position.
+    let o = moldtune(&["mctree", kernel("lu").to_str().unwrap(), "--list"]);
+    assert_code(&o, 0);
+    let text = common::text(&o.stdout);
+    assert!(
+        text.contains("L2 for k in [0, j) (declared outside; bounds depend on L1)"),
+        "{text}"
+    );
+}
+
+/// The settings of an mctree run on `file` with `flags` (what the command line would give).
+fn recorded(file: &Path, kernel: &str, flags: &[&str]) -> Recorded {
+    Recorded {
+        file: file.to_path_buf(),
+        kernel: kernel.into(),
+        strategy: "mcts".into(),
+        depth: 4,
+        tile_sizes: Options::default().tile_sizes,
+        unroll: vec![2, 4, 8],
+        compiler: "clang-22".into(),
+        flags: vec!["-O1".into()],
+        args: flags.iter().map(|f| f.to_string()).collect(),
+        sources: vec![],
+        metric: MetricKind::KernelTime,
+        repeats: 1,
+        compile_timeout_s: 60.0,
+        run_timeout_s: 30.0,
+        env: vec![("OMP_NUM_THREADS".into(), "2".into())],
+        check_mode: CheckMode::Output,
+        check_stream: Stream::Stderr,
+        check_env: vec![
+            ("PB_DUMP".into(), "1".into()),
+            ("OMP_NUM_THREADS".into(), "2".into()),
+        ],
+        check_build_flags: vec![],
+        rtol: 1e-6,
+    }
+}
+
+fn loop_tree(r: &Recorded) -> (String, LoopTree) {
+    let text = std::fs::read_to_string(&r.file).unwrap();
+    let tu = ast::dump("clang-22", &r.file, &r.parse_flags()).unwrap();
+    let fns = ast::functions(&tu, &text);
+    let wanted = (!r.kernel.is_empty()).then_some(r.kernel.as_str());
+    let k = ast::choose(&fns, wanted, &text, &r.file).unwrap();
+    let t = ast::loop_tree(k, &text, "k.c");
+    (text, t)
+}
+
+/// Random nodes of depth 1 to 3 (seeded): every directive stack mctree can propose.
+fn sample_nodes(tree: &mut Tree, n: usize, seed: u64) -> Vec<usize> {
+    let mut rng = Rng::new(seed);
+    let mut out = Vec::new();
+    while out.len() < n {
+        let mut at = 0;
+        for _ in 0..1 + rng.below(3) {
+            let kids = tree.children(at);
+            if kids.is_empty() {
+                break;
+            }
+            at = kids[rng.below(kids.len())];
+        }
+        if at != 0 {
+            out.push(at);
+        }
+    }
+    out
+}
+
+#[test]
+fn every_proposed_directive_stack_compiles_with_clang_22() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    for k in [
+        "syr2k",
+        "3mm",
+        "lu",
+        "heat-3d",
+        "covariance",
+        "floyd-warshall",
+        "gemm",
+    ] {
+        let r = recorded(&kernel(k), "", &["-DMINI_DATASET"]);
+        let (text, loops) = loop_tree(&r);
+        let labels = OpenValues::default();
+        let problem = setup::problem(&r, &text, &loops, &labels).unwrap();
+        let mut tree = Tree::new(loops, Options::default());
+        for (i, n) in sample_nodes(&mut tree, 25, 7).into_iter().enumerate() {
+            let node = &tree.nodes[n];
+            let config = Config(vec![labels.intern(&node.text), 0.0]);
+            let source = problem.mold.render(&problem.space, &config);
+            let path = tmp.path().join(format!("{k}-{i}.c"));
+            std::fs::write(&path, &source).unwrap();
+            let dir = kernel(k).parent().unwrap().to_path_buf();
+            let o = Command::new("clang-22")
+                .args([
+                    "-fsyntax-only",
+                    "-fopenmp",
+                    "-Werror=pass-failed",
+                    "-DMINI_DATASET",
+                ])
+                .arg(format!("-I{}", dir.display()))
+                .arg(&path)
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success(),
+                "{k}: `{}` does not compile:\n{}",
+                node.text,
+                describe(&o)
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_refused_with_exit_2_and_no_run_directory() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let cases: Vec<(PathBuf, Vec<&str>, &str)> = vec![
+        (fixture("noloops.c"), vec![], "has no loops"),
+        (
+            fixture("untouchable.c"),
+            vec![],
+            "not in OpenMP's canonical loop form",
+        ),
+        (fixture("two.c"), vec![], "`kernel_one`, `kernel_two`"),
+        (
+            fixture("two.c"),
+            vec!["--kernel", "kernel_three"],
+            "defines no function `kernel_three`",
+        ),
+        (
+            fixture("pblayout/matmul.c"),
+            vec![],
+            "'minibench.h' file not found",
+        ),
+        (fixture("missing.c"), vec![], "cannot find"),
+    ];
+    for (file, flags, expected) in cases {
+        let mut args = vec![
+            "mctree",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend(flags);
+        let o = moldtune(&args);
+        assert_code(&o, 2);
+        let err = common::text(&o.stderr);
+        assert!(
+            err.contains(expected),
+            "{}: expected `{expected}` in:\n{err}",
+            file.display()
+        );
+        assert!(
+            !out.exists(),
+            "a run directory was created for {}",
+            file.display()
+        );
+    }
+    // The untransformed program must build with the flags (here: without the extra source).
+    let m = fixture("pblayout/matmul.c");
+    let inc = format!("-I{}", fixture("pblayout").display());
+    let o = moldtune(&[
+        "mctree",
+        m.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--",
+        &inc,
+    ]);
+    assert_code(&o, 2);
+    assert!(
+        common::text(&o.stderr).contains("does not build"),
+        "{}",
+        describe(&o)
+    );
+    assert!(!out.exists());
+}
+
+fn mctree_mock(out: &Path, extra: &[&str]) -> std::process::Output {
+    let f = kernel("gemm");
+    let mut args = vec![
+        "mctree",
+        f.to_str().unwrap(),
+        "--mock",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    args.extend(["--", "-DMINI_DATASET"]);
+    moldtune(&args)
+}
+
+#[test]
+fn the_budget_counts_valid_evaluations_and_resume_continues_the_tree() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = mctree_mock(&out, &["--max-evals", "8", "--verify", "0"]);
+    assert_code(&o, 0);
+    let first = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let csv = Csv::read(&out);
+    let evals = read_json(&out.join("results.json"))["evaluations"].clone();
+    let valid = (evals.as_array().unwrap().iter())
+        .filter(|e| e["status"] == "ok" && e["reused_from"].is_null())
+        .count();
+    assert_eq!(valid, 8, "{} rows", csv.rows.len());
+    assert_eq!(
+        csv.header[..2],
+        ["transformations".to_string(), "polly".to_string()]
+    );
+    let meta = read_json(&out.join("run.json"));
+    assert_eq!(meta["learner"], "mcts");
+    assert!(meta["mctree"]["kernel"] == "kernel_gemm", "{meta}");
+    assert!(out.join("tree.dot").is_file() && out.join("best.c").is_file());
+
+    let o = mctree_mock(&out, &["--resume", "--max-evals", "14", "--verify", "0"]);
+    assert_code(&o, 0);
+    let after = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert!(after.starts_with(&first), "resume rewrote earlier rows");
+    let csv = Csv::read(&out);
+    let ids: Vec<String> = csv.column("eval_id");
+    let want: Vec<String> = (0..ids.len()).map(|i| i.to_string()).collect();
+    assert_eq!(ids, want);
+    let mut nodes: Vec<(String, String)> = (csv.rows.iter())
+        .map(|r| {
+            (
+                csv.get(r, "transformations").to_string(),
+                csv.get(r, "polly").to_string(),
+            )
+        })
+        .collect();
+    let n = nodes.len();
+    nodes.sort();
+    nodes.dedup();
+    assert_eq!(nodes.len(), n, "a node was evaluated twice");
+    // `moldtune best` reads an mctree run directory.
+    let o = moldtune(&["best", out.to_str().unwrap(), "--json"]);
+    assert_code(&o, 0);
+}
+
+#[test]
+fn sigkill_then_resume_loses_and_repeats_no_experiment() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let f = kernel("gemm");
+    let args = [
+        "mctree",
+        f.to_str().unwrap(),
+        "--quiet",
+        "--max-evals",
+        "10",
+        "--verify",
+        "0",
+        "--repeats",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+        "--",
+        "-DMINI_DATASET",
+    ];
+    let mut child = Command::new(BIN).args(args).spawn().unwrap();
+    let t0 = std::time::Instant::now();
+    while Csv::try_rows(&out) < 3 && t0.elapsed().as_secs() < 120 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let o = moldtune(&["mctree", "--resume", out.to_str().unwrap(), "--quiet"]);
+    assert_code(&o, 0);
+    let after = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert!(after.starts_with(&before), "earlier rows changed");
+    let csv = Csv::read(&out);
+    let ids: Vec<String> = csv.column("eval_id");
+    assert_eq!(
+        ids,
+        (0..ids.len()).map(|i| i.to_string()).collect::<Vec<_>>()
+    );
+    let mut keys: Vec<String> = csv
+        .rows
+        .iter()
+        .map(|r| format!("{}|{}", csv.get(r, "transformations"), csv.get(r, "polly")))
+        .collect();
+    let n = keys.len();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), n, "an experiment was repeated");
+    assert!(
+        csv.rows
+            .iter()
+            .filter(|r| csv.get(r, "status") == "ok")
+            .count()
+            >= 10
+    );
+}
+
+#[test]
+fn tunes_a_kernel_in_polybench_layout_and_emits_a_mold_that_run_accepts() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, emitted) = (tmp.path().join("run"), tmp.path().join("mold"));
+    let m = fixture("pblayout/matmul.c");
+    let inc = format!("-I{}", fixture("pblayout").display());
+    let extra = fixture("pblayout/minibench.c");
+    let o = moldtune(&[
+        "mctree",
+        m.to_str().unwrap(),
+        "--max-evals",
+        "6",
+        "--repeats",
+        "1",
+        "--quiet",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+        "--emit-mold",
+        emitted.to_str().unwrap(),
+        "--",
+        &inc,
+        extra.to_str().unwrap(),
+    ]);
+    assert_code(&o, 0);
+    let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(summary["valid"], 6, "{summary}");
+    let meta = read_json(&out.join("run.json"));
+    assert_eq!(meta["mctree"]["kernel"], "mm", "found by its #pragma scop");
+    assert_eq!(meta["metric"], "kernel_time");
+    assert_eq!(
+        meta["mctree"]["check_build_flags"],
+        serde_json::json!(["-DPOLYBENCH_DUMP_ARRAYS"])
+    );
+    assert!(meta["verification"]["winner_eval_id"].is_u64(), "{meta}");
+    let best = summary["best"]["config"]["transformations"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let best_c = std::fs::read_to_string(out.join("best.c")).unwrap();
+    for entry in best.split("; ").filter(|e| !e.is_empty()) {
+        let directive = entry.split_once(": ").unwrap().1;
+        assert!(
+            best_c.contains(&format!("#pragma omp {directive}")),
+            "{entry} not in best.c"
+        );
+    }
+    // The emitted problem runs; its default is mctree's best and passes the output check.
+    let yaml = emitted.join("matmul.yaml");
+    let run = tmp.path().join("fine");
+    let o = moldtune(&[
+        "run",
+        yaml.to_str().unwrap(),
+        "--max-evals",
+        "2",
+        "--verify",
+        "0",
+        "--quiet",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    assert_code(&o, 0);
+    let csv = Csv::read(&run);
+    assert_eq!(csv.get(&csv.rows[0], "status"), "ok", "{}", describe(&o));
+    let default_src = std::fs::read_to_string(emitted.join("matmul.mold.c")).unwrap();
+    assert_eq!(
+        default_src.matches("#pragma omp").count(),
+        best_c.matches("#pragma omp").count()
+    );
+}
