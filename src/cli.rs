@@ -369,11 +369,7 @@ fn print_json(v: &impl serde::Serialize) {
 
 /// `moldtune run`.
 fn run_command(a: RunArgs, args: Vec<String>) -> Result<u8, Error> {
-    let (resume, out) = match a.resume {
-        Some(Some(d)) => (true, Some(d)),
-        Some(None) => (true, a.out.clone()),
-        None => (false, a.out.clone()),
-    };
+    let (resume, out) = resume_target(a.resume, a.out.clone());
     let json = a.json;
     let s = driver::run(RunOptions {
         problem: a.problem,
@@ -413,13 +409,18 @@ fn run_command(a: RunArgs, args: Vec<String>) -> Result<u8, Error> {
     Ok(exit::OK)
 }
 
+/// `--resume [DIR]` and `--out DIR`: whether to resume, and the run directory.
+fn resume_target(resume: Option<Option<PathBuf>>, out: Option<PathBuf>) -> (bool, Option<PathBuf>) {
+    match resume {
+        Some(Some(d)) => (true, Some(d)),
+        Some(None) => (true, out),
+        None => (false, out),
+    }
+}
+
 /// `moldtune mctree`.
 fn mctree_command(a: MctreeArgs, args: Vec<String>) -> Result<u8, Error> {
-    let (resume, out) = match a.resume {
-        Some(Some(d)) => (true, Some(d)),
-        Some(None) => (true, a.out.clone()),
-        None => (false, a.out.clone()),
-    };
+    let (resume, out) = resume_target(a.resume, a.out.clone());
     let o = crate::mctree::MctreeOptions {
         file: a.file,
         kernel: a.kernel,

@@ -6,17 +6,16 @@
 
 mod common;
 use common::fake::BIN;
+use common::mctree::{loop_tree, recorded};
 use common::{assert_code, describe, have_clang, read_json, Csv};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use moldtune::mctree::looptree::LoopTree;
-use moldtune::mctree::setup::{self, Recorded};
+use moldtune::mctree::setup;
 use moldtune::mctree::transform::Options;
-use moldtune::mctree::{ast, tree::Tree};
+use moldtune::mctree::tree::Tree;
 use moldtune::problem::space::{Config, OpenValues};
-use moldtune::problem::{CheckMode, MetricKind, Stream};
 use moldtune::rng::Rng;
 
 fn root() -> &'static Path {
@@ -136,45 +135,6 @@ fn lists_the_loop_trees_of_the_polybench_kernels() {
         text.contains("L2 for k in [0, j) (declared outside; bounds depend on L1)"),
         "{text}"
     );
-}
-
-/// The settings of an mctree run on `file` with `flags` (what the command line would give).
-fn recorded(file: &Path, kernel: &str, flags: &[&str]) -> Recorded {
-    Recorded {
-        file: file.to_path_buf(),
-        kernel: kernel.into(),
-        strategy: "mcts".into(),
-        depth: 4,
-        tile_sizes: Options::default().tile_sizes,
-        unroll: vec![2, 4, 8],
-        compiler: "clang-22".into(),
-        flags: vec!["-O1".into()],
-        args: flags.iter().map(|f| f.to_string()).collect(),
-        sources: vec![],
-        metric: MetricKind::KernelTime,
-        repeats: 1,
-        compile_timeout_s: 60.0,
-        run_timeout_s: 30.0,
-        env: vec![("OMP_NUM_THREADS".into(), "2".into())],
-        check_mode: CheckMode::Output,
-        check_stream: Stream::Stderr,
-        check_env: vec![
-            ("PB_DUMP".into(), "1".into()),
-            ("OMP_NUM_THREADS".into(), "2".into()),
-        ],
-        check_build_flags: vec![],
-        rtol: 1e-6,
-    }
-}
-
-fn loop_tree(r: &Recorded) -> (String, LoopTree) {
-    let text = std::fs::read_to_string(&r.file).unwrap();
-    let tu = ast::dump("clang-22", &r.file, &r.parse_flags()).unwrap();
-    let fns = ast::functions(&tu, &text);
-    let wanted = (!r.kernel.is_empty()).then_some(r.kernel.as_str());
-    let k = ast::choose(&fns, wanted, &text, &r.file).unwrap();
-    let t = ast::loop_tree(k, &text, "k.c");
-    (text, t)
 }
 
 /// Random nodes of depth 1 to 3 (seeded): every directive stack mctree can propose.

@@ -10,11 +10,9 @@ use std::path::Path;
 
 use moldtune::evaluate::outcome::Status;
 use moldtune::evaluate::{Evaluated, Evaluator, RealEvaluator};
-use moldtune::mctree::ast;
 use moldtune::mctree::setup::{self, Recorded};
-use moldtune::mctree::transform::{Op, Options, Stacks};
+use moldtune::mctree::transform::{Op, Stacks};
 use moldtune::problem::space::{Config, OpenValues};
-use moldtune::problem::{CheckMode, MetricKind, Stream};
 
 /// The evaluator reaps every child of the process: one test evaluates at a time.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -22,35 +20,11 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 fn recorded(random: bool) -> Recorded {
     let file =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("polybench/floyd-warshall/floyd-warshall.c");
-    let mut check_env = vec![
-        ("PB_DUMP".to_string(), "1".to_string()),
-        ("OMP_NUM_THREADS".into(), "2".into()),
-    ];
+    let mut r = common::mctree::recorded(&file, "kernel_floyd_warshall", &["-DSMALL_DATASET"]);
     if random {
-        check_env.push(("PB_INPUT".into(), "random".into()));
+        r.check_env.push(("PB_INPUT".into(), "random".into()));
     }
-    Recorded {
-        file,
-        kernel: "kernel_floyd_warshall".into(),
-        strategy: "mcts".into(),
-        depth: 4,
-        tile_sizes: Options::default().tile_sizes,
-        unroll: vec![2, 4, 8],
-        compiler: "clang-22".into(),
-        flags: vec!["-O1".into()],
-        args: vec!["-DSMALL_DATASET".into()],
-        sources: vec![],
-        metric: MetricKind::KernelTime,
-        repeats: 1,
-        compile_timeout_s: 60.0,
-        run_timeout_s: 30.0,
-        env: vec![("OMP_NUM_THREADS".into(), "2".into())],
-        check_mode: CheckMode::Output,
-        check_stream: Stream::Stderr,
-        check_env,
-        check_build_flags: vec![],
-        rtol: 1e-6,
-    }
+    r
 }
 
 #[test]
@@ -63,11 +37,7 @@ fn floyd_warshall_tiles_are_wrong_on_random_input_and_right_on_polybench_input()
     let mut statuses = Vec::new();
     for random in [true, false] {
         let r = recorded(random);
-        let text = std::fs::read_to_string(&r.file).unwrap();
-        let tu = ast::dump("clang-22", &r.file, &r.parse_flags()).unwrap();
-        let fns = ast::functions(&tu, &text);
-        let k = ast::choose(&fns, Some(&r.kernel), &text, &r.file).unwrap();
-        let loops = ast::loop_tree(k, &text, "floyd-warshall.c");
+        let (text, loops) = common::mctree::loop_tree(&r);
         let labels = OpenValues::default();
         let problem = setup::problem(&r, &text, &loops, &labels).unwrap();
         let dir = tmp.path().join(format!("random-{random}"));
@@ -93,11 +63,7 @@ fn a_stack_clang_rejects_is_stopped_by_the_syntax_check() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let r = recorded(false);
-    let text = std::fs::read_to_string(&r.file).unwrap();
-    let tu = ast::dump("clang-22", &r.file, &r.parse_flags()).unwrap();
-    let fns = ast::functions(&tu, &text);
-    let k = ast::choose(&fns, Some(&r.kernel), &text, &r.file).unwrap();
-    let loops = ast::loop_tree(k, &text, "floyd-warshall.c");
+    let (text, loops) = common::mctree::loop_tree(&r);
     let labels = OpenValues::default();
     let problem = setup::problem(&r, &text, &loops, &labels).unwrap();
     let mut e = RealEvaluator::new();

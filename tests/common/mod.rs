@@ -4,6 +4,7 @@
 use std::path::Path;
 
 pub mod fake;
+pub mod mctree;
 
 /// The toy problem most CLI tests start from. Line numbers matter: the bad-input tests expect errors at known lines.
 ///

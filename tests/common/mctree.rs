@@ -1,0 +1,52 @@
+//! Helpers of the mctree tests: an mctree run's settings built by hand, and a kernel's loop
+//! tree read with clang-22.
+
+use std::path::Path;
+
+use moldtune::mctree::ast;
+use moldtune::mctree::looptree::LoopTree;
+use moldtune::mctree::setup::Recorded;
+use moldtune::mctree::transform::Options;
+use moldtune::problem::{CheckMode, MetricKind, Stream};
+
+/// The settings an mctree run on `file` would have with `flags` after `--` (compiled at -O1,
+/// one repeat: tests want speed, not figures).
+pub fn recorded(file: &Path, kernel: &str, flags: &[&str]) -> Recorded {
+    Recorded {
+        file: file.to_path_buf(),
+        kernel: kernel.into(),
+        strategy: "mcts".into(),
+        depth: 4,
+        tile_sizes: Options::default().tile_sizes,
+        unroll: vec![2, 4, 8],
+        compiler: "clang-22".into(),
+        flags: vec!["-O1".into()],
+        args: flags.iter().map(|f| f.to_string()).collect(),
+        sources: vec![],
+        metric: MetricKind::KernelTime,
+        repeats: 1,
+        compile_timeout_s: 60.0,
+        run_timeout_s: 30.0,
+        env: vec![("OMP_NUM_THREADS".into(), "2".into())],
+        check_mode: CheckMode::Output,
+        check_stream: Stream::Stderr,
+        check_env: vec![
+            ("PB_DUMP".into(), "1".into()),
+            ("OMP_NUM_THREADS".into(), "2".into()),
+        ],
+        check_build_flags: vec![],
+        rtol: 1e-6,
+    }
+}
+
+/// The file's text and its kernel's loop tree (the kernel `r.kernel`, or the one mctree
+/// would choose when that is empty).
+pub fn loop_tree(r: &Recorded) -> (String, LoopTree) {
+    let text = std::fs::read_to_string(&r.file).unwrap();
+    let tu = ast::dump("clang-22", &r.file, &r.parse_flags()).unwrap();
+    let fns = ast::functions(&tu, &text);
+    let wanted = (!r.kernel.is_empty()).then_some(r.kernel.as_str());
+    let k = ast::choose(&fns, wanted, &text, &r.file).unwrap();
+    let t = ast::loop_tree(k, &text, &r.file.display().to_string());
+    (text, t)
+}
