@@ -131,7 +131,7 @@ impl RealEvaluator {
         if let Some(cv) = &check {
             exe.extend(std::fs::read(cv.exe()).unwrap_or_default());
         }
-        let key = reuse::binary_key(v, &exe);
+        let key = reuse::code_key(v, &v.exe()).unwrap_or_else(|| reuse::binary_key(v, &exe));
         if let Some(m) = self.reuse.by_binary(&key, timed.compile_s) {
             return (Evaluated::Done(m), Some(key));
         }

@@ -28,6 +28,42 @@ pub fn binary_key(v: &Variant, exe: &[u8]) -> String {
     hex_hash(format!("{}{}", hex_hash(exe), run_key(v)).as_bytes())
 }
 
+/// The machine code of the problem's [`CodeIdentity`] function and of the functions outlined
+/// from it (`kernel.omp_outlined`), addresses stripped, plus how it is run: programs that
+/// differ only elsewhere (an OpenMP source location string, a shifted line) are the same.
+/// `None` when the program has no such function (it was inlined) or cannot be disassembled.
+pub fn code_key(v: &Variant, exe: &std::path::Path) -> Option<String> {
+    let id = v.problem.code_identity.as_ref()?;
+    let out = std::process::Command::new(&id.disassembler)
+        .args(["-d", "--no-show-raw-insn", "--no-leading-addr"])
+        .arg(exe)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let addresses = regex::Regex::new(r"(^|[^$])0x[0-9a-f]+").expect("valid regex");
+    let outlined = format!("{}.", id.symbol);
+    let mut code = String::new();
+    let mut inside = false;
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        if let Some(name) = line.strip_prefix('<').and_then(|l| l.strip_suffix(">:")) {
+            inside = name == id.symbol || name.starts_with(&outlined);
+        }
+        if inside {
+            code.push_str(&addresses.replace_all(line, "$1"));
+            code.push('\n');
+        }
+    }
+    let key = hex_hash(format!("{}{}", hex_hash(code.as_bytes()), run_key(v)).as_bytes());
+    (!code.is_empty()).then(|| format!("{CODE_KEY}{key}"))
+}
+
+/// How a [`code_key`] starts (in results.json's `binary_hash`).
+const CODE_KEY: &str = "kernel:";
+
 /// The run command and environment of this evaluation, paths replaced by placeholders.
 fn run_key(v: &Variant) -> String {
     let ctx = v.context();
@@ -48,11 +84,12 @@ impl Reuse {
     /// The earlier outcome of an identical program; this evaluation paid `compile_s`.
     pub fn by_binary(&self, key: &str, compile_s: f64) -> Option<Measurement> {
         let hit = self.by_binary.get(key)?;
-        Some(reused(
-            hit,
-            compile_s,
-            "the built program (machine code) is",
-        ))
+        let what = if key.starts_with(CODE_KEY) {
+            "the kernel's machine code is"
+        } else {
+            "the built program (machine code) is"
+        };
+        Some(reused(hit, compile_s, what))
     }
 
     /// Remembers an outcome under its keys. Timeouts depend on the (adaptive) timeout, not

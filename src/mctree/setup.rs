@@ -19,7 +19,9 @@ use crate::problem::file::SearchDefaults;
 use crate::problem::mold::{Mold, Placement, Point};
 use crate::problem::space::{Config, Kind, OpenValues, Param, Space};
 use crate::problem::template::Template;
-use crate::problem::{limits, Check, CheckMode, Goal, Metric, MetricKind, Problem, Reduce, Stream};
+use crate::problem::{
+    limits, Check, CheckMode, CodeIdentity, Goal, Metric, MetricKind, Problem, Reduce, Stream,
+};
 
 /// The optional `--config` file: the same settings as the flags (flags win).
 #[derive(Debug, Default, Deserialize)]
@@ -284,6 +286,10 @@ pub fn problem(
         run_timeout_s: r.run_timeout_s,
         max_output_bytes: limits::DEFAULT_OUTPUT_BYTES,
         syntax_check: Some(vec!["-fsyntax-only".into()]),
+        code_identity: Some(CodeIdentity {
+            disassembler: disassembler(&r.compiler),
+            symbol: r.kernel.clone(),
+        }),
         check: Check {
             mode: r.check_mode,
             stream: r.check_stream,
@@ -295,6 +301,17 @@ pub fn problem(
         },
         search: SearchDefaults::default(),
     })
+}
+
+/// The disassembler of the compiler's release (`clang-22` → `llvm-objdump-22`).
+fn disassembler(compiler: &str) -> String {
+    let name = Path::new(compiler)
+        .file_name()
+        .map_or(compiler.into(), |n| n.to_string_lossy().to_string());
+    match name.strip_prefix("clang") {
+        Some(version) => format!("llvm-objdump{version}"),
+        None => "llvm-objdump".into(),
+    }
 }
 
 /// The root configuration (untransformed, Polly off).

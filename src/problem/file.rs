@@ -59,6 +59,13 @@ pub struct SearchDefaults {
     pub pool: Option<usize>,
 }
 
+/// Which function's machine code identifies a program, and the disassembler that shows it.
+#[derive(Debug, Clone)]
+pub struct CodeIdentity {
+    pub disassembler: String,
+    pub symbol: String,
+}
+
 /// A validated problem, ready to run.
 #[derive(Debug)]
 pub struct Problem {
@@ -85,6 +92,9 @@ pub struct Problem {
     /// `-fsyntax-only`), run before each timed build: a rejection is a `build_error`
     /// without the full compile. Not settable in a problem file.
     pub syntax_check: Option<Vec<String>>,
+    /// When set, programs are identified by one function's machine code instead of their
+    /// whole bytes (mctree: the kernel). Not settable in a problem file.
+    pub code_identity: Option<CodeIdentity>,
     pub check: Check,
     pub search: SearchDefaults,
 }
@@ -157,6 +167,7 @@ impl Ctx<'_> {
             run_timeout_s,
             max_output_bytes,
             syntax_check: None,
+            code_identity: None,
             check,
             search,
         })

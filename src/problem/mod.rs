@@ -18,6 +18,7 @@ pub mod space;
 pub mod template;
 
 pub use file::{
-    Check, CheckMode, Goal, Metric, MetricKind, Problem, Reduce, SearchDefaults, Stream,
+    Check, CheckMode, CodeIdentity, Goal, Metric, MetricKind, Problem, Reduce, SearchDefaults,
+    Stream,
 };
 pub use raw::from_yaml;
