@@ -471,3 +471,46 @@ fn tunes_a_kernel_in_polybench_layout_and_emits_a_mold_that_run_accepts() {
         best_c.matches("#pragma omp").count()
     );
 }
+
+#[test]
+fn a_config_file_sets_what_the_flags_do_and_a_bad_key_is_refused_at_its_position() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("mctree.yaml");
+    std::fs::write(
+        &cfg,
+        "strategy: greedy\nmax_evals: 5\ndepth: 2\ntile_sizes: [8, 16]\ncheck:\n  env: {PB_INPUT: random}\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("run");
+    let o = mctree_mock(&out, &["--config", cfg.to_str().unwrap(), "--verify", "0"]);
+    assert_code(&o, 0);
+    let meta = read_json(&out.join("run.json"));
+    assert_eq!(meta["learner"], "greedy");
+    assert_eq!(meta["max_evals"], 5);
+    assert_eq!(meta["mctree"]["depth"], 2);
+    assert_eq!(meta["mctree"]["tile_sizes"], serde_json::json!([8, 16]));
+    assert!(
+        (meta["mctree"]["check_env"].as_array().unwrap().iter())
+            .any(|kv| kv == &serde_json::json!(["PB_INPUT", "random"])),
+        "{meta}"
+    );
+    let csv = Csv::read(&out);
+    assert!(csv
+        .column("transformations")
+        .iter()
+        .all(|t| t.matches("; ").count() < 2));
+
+    std::fs::write(&cfg, "strategy: greedy\ntile_size: [8]\n").unwrap();
+    let out = tmp.path().join("bad");
+    let o = mctree_mock(&out, &["--config", cfg.to_str().unwrap()]);
+    assert_code(&o, 2);
+    let err = common::text(&o.stderr);
+    assert!(
+        err.contains("mctree.yaml:2:1") && err.contains("tile_size"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}

@@ -11,7 +11,6 @@ use crate::error::Error;
 use crate::mctree::looptree::LoopTree;
 use crate::mctree::setup::Recorded;
 use crate::mctree::transform::{Op, Polly, Stacks};
-use crate::problem::mold::{Mold, Placement, Point};
 use crate::problem::space::{Config, Kind, OpenValues, Param, Space};
 use crate::problem::Problem;
 
@@ -136,13 +135,6 @@ pub fn emit(
 
 /// The file with the entries inserted above their loops (the mold's own placement).
 fn render(text: &str, loops: &LoopTree, value: &str) -> String {
-    let points = (loops.loops.iter())
-        .map(|l| Point {
-            label: format!("L{}", l.id),
-            at: l.offset,
-            indent: l.indent.clone(),
-        })
-        .collect();
     let labels = OpenValues::default();
     let space = Space {
         params: vec![Param::new(
@@ -154,12 +146,7 @@ fn render(text: &str, loops: &LoopTree, value: &str) -> String {
         forbidden: vec![],
         constraints: vec![],
     };
-    let placement = Placement {
-        param: 0,
-        points,
-        prefix: String::new(),
-    };
-    let mold = Mold::with_placement(Path::new("emitted"), text.to_string(), placement);
+    let mold = crate::mctree::setup::mold(Path::new("emitted"), text, loops, "");
     mold.render(&space, &Config(vec![labels.intern(value)]))
 }
 

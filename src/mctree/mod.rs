@@ -82,6 +82,9 @@ pub fn mctree(o: MctreeOptions, list: bool) -> Result<Done, Error> {
         ));
     }
     let file_cfg = load_config(o.config.as_deref())?;
+    let mut o = o;
+    o.max_evals = o.max_evals.or(file_cfg.max_evals);
+    o.seed = o.seed.or(file_cfg.seed);
     let r = resolve(&o, &file_cfg, recorded)?;
     let text = read_source(&r.file)?;
     let tree = discover(&r, &text)?;
@@ -178,61 +181,59 @@ fn resolve(o: &MctreeOptions, c: &ConfigFile, prev: Option<Recorded>) -> Result<
     let (args, sources) = setup::split_args(&args)?;
     let text = read_source(&file)?;
     let timeouts = c.timeouts.as_ref();
-    let check = c.check.as_ref();
     let defaults = transform::Options::default();
-    let pb_dump = text.contains("polybench_prevent_dce") || text.contains("POLYBENCH_DUMP_ARRAYS");
-    let mut check_env = vec![
-        ("PB_DUMP".to_string(), "1".to_string()),
-        ("OMP_NUM_THREADS".into(), setup::threads()),
-    ];
-    check_env.extend(check.and_then(|k| k.env.clone()).unwrap_or_default());
     let mut env = vec![("OMP_NUM_THREADS".to_string(), setup::threads())];
     env.extend(c.env.clone().unwrap_or_default());
-    let r = Recorded {
+    let pick = |flag: &Option<Vec<u32>>, file: &Option<Vec<u32>>, default: Vec<u32>| {
+        flag.clone().or(file.clone()).unwrap_or(default)
+    };
+    let mut r = Recorded {
         file,
         kernel: o.kernel.clone().or(c.kernel.clone()).unwrap_or_default(),
-        strategy: o
-            .strategy
-            .clone()
-            .or(c.strategy.clone())
-            .unwrap_or("mcts".into()),
+        strategy: (o.strategy.clone().or(c.strategy.clone())).unwrap_or("mcts".into()),
         depth: o.depth.or(c.depth).unwrap_or(defaults.depth),
-        tile_sizes: o
-            .tile_sizes
-            .clone()
-            .or(c.tile_sizes.clone())
-            .unwrap_or(defaults.tile_sizes),
-        unroll: c.unroll.clone().unwrap_or(defaults.unroll),
+        tile_sizes: pick(&o.tile_sizes, &c.tile_sizes, defaults.tile_sizes),
+        unroll: pick(&None, &c.unroll, defaults.unroll),
         compiler: c.compiler.clone().unwrap_or("clang-22".into()),
-        flags: c
-            .flags
-            .clone()
-            .unwrap_or(vec!["-O3".into(), "-march=native".into()]),
+        flags: (c.flags.clone()).unwrap_or(vec!["-O3".into(), "-march=native".into()]),
         args,
         sources,
         metric: c.metric.unwrap_or(MetricKind::KernelTime),
         repeats: o.repeats.or(c.repeats).unwrap_or(3),
-        compile_timeout_s: o
-            .compile_timeout
-            .or(timeouts.and_then(|t| t.compile_s))
+        compile_timeout_s: (o.compile_timeout.or(timeouts.and_then(|t| t.compile_s)))
             .unwrap_or(120.0),
-        run_timeout_s: o
-            .run_timeout
-            .or(timeouts.and_then(|t| t.run_s))
-            .unwrap_or(0.0),
+        run_timeout_s: (o.run_timeout.or(timeouts.and_then(|t| t.run_s))).unwrap_or(0.0),
         env,
-        check_mode: check.and_then(|k| k.mode).unwrap_or(CheckMode::Output),
-        check_stream: check.and_then(|k| k.stream).unwrap_or(Stream::Stderr),
-        check_env,
-        check_build_flags: (check.and_then(|k| k.build_flags.clone())).unwrap_or(if pb_dump {
-            vec!["-DPOLYBENCH_DUMP_ARRAYS".into()]
-        } else {
-            vec![]
-        }),
-        rtol: check.and_then(|k| k.rtol).unwrap_or(1e-6),
+        check_mode: CheckMode::Output,
+        check_stream: Stream::Stderr,
+        check_env: vec![],
+        check_build_flags: vec![],
+        rtol: 1e-6,
     };
+    check_settings(&mut r, c.check.as_ref(), &text);
     validate(&r)?;
     Ok(r)
+}
+
+/// The output check: stderr with `PB_DUMP=1` (moldtune's harness) against the untransformed
+/// program; for a file in PolyBench's layout (compile-time array dump) a check build with
+/// `-DPOLYBENCH_DUMP_ARRAYS`; the config file's `check:` on top.
+fn check_settings(r: &mut Recorded, check: Option<&setup::ConfigCheck>, text: &str) {
+    let pb_dump = text.contains("polybench_prevent_dce") || text.contains("POLYBENCH_DUMP_ARRAYS");
+    r.check_env = vec![
+        ("PB_DUMP".to_string(), "1".to_string()),
+        ("OMP_NUM_THREADS".into(), setup::threads()),
+    ];
+    r.check_env
+        .extend(check.and_then(|k| k.env.clone()).unwrap_or_default());
+    r.check_mode = check.and_then(|k| k.mode).unwrap_or(CheckMode::Output);
+    r.check_stream = check.and_then(|k| k.stream).unwrap_or(Stream::Stderr);
+    r.check_build_flags = match check.and_then(|k| k.build_flags.clone()) {
+        Some(flags) => flags,
+        None if pb_dump => vec!["-DPOLYBENCH_DUMP_ARRAYS".into()],
+        None => vec![],
+    };
+    r.rtol = check.and_then(|k| k.rtol).unwrap_or(1e-6);
 }
 
 fn validate(r: &Recorded) -> Result<(), Error> {

@@ -238,6 +238,25 @@ fn env(pairs: &[(String, String)]) -> Result<Vec<(String, Template)>, Error> {
         .collect()
 }
 
+/// The file as a mold whose insertion points are the kernel's transformable loops (`L<k>`),
+/// fed by the `transformations` parameter (the first), each entry written after `prefix`.
+pub fn mold(file: &Path, text: &str, tree: &LoopTree, prefix: &str) -> Mold {
+    let points = (tree.loops.iter())
+        .filter(|l| l.untouchable.is_none())
+        .map(|l| Point {
+            label: format!("L{}", l.id),
+            at: l.offset,
+            indent: l.indent.clone(),
+        })
+        .collect();
+    let placement = Placement {
+        param: 0,
+        points,
+        prefix: prefix.into(),
+    };
+    Mold::with_placement(file, text.to_string(), placement)
+}
+
 /// The problem of tuning `tree`'s kernel in `text` with settings `r`.
 pub fn problem(
     r: &Recorded,
@@ -250,19 +269,6 @@ pub fn problem(
         .file
         .file_stem()
         .map_or("kernel".into(), |s| s.to_string_lossy().to_string());
-    let points = (tree.loops.iter())
-        .filter(|l| l.untouchable.is_none())
-        .map(|l| Point {
-            label: format!("L{}", l.id),
-            at: l.offset,
-            indent: l.indent.clone(),
-        })
-        .collect();
-    let placement = Placement {
-        param: 0,
-        points,
-        prefix: "#pragma omp ".into(),
-    };
     let settings = serde_json::to_string(r).unwrap_or_default();
     Ok(Problem {
         name: format!("{stem}-mctree"),
@@ -270,7 +276,7 @@ pub fn problem(
         dir: dir.clone(),
         hash: crate::rng::hex_hash(format!("{settings}\n{text}").as_bytes()),
         space: space(labels),
-        mold: Mold::with_placement(&r.file, text.to_string(), placement),
+        mold: mold(&r.file, text, tree, "#pragma omp "),
         sources: r.sources.clone(),
         compile: compile_template(r, &dir)?,
         run: Template::new("{{ exe }}".into()),
