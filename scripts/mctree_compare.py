@@ -10,7 +10,8 @@ in 10 interleaved rounds); the figure taken is the verified winner's median kern
 mctree's budget counts valid evaluations; its experiments (failed, duplicate) are counted.
 
 Writes results/mctree/raw.json after every run and results/mctree/README.md at the end
-(`--report-only` rewrites the README from raw.json).
+(`--report-only` rewrites the README from raw.json). `--continue` keeps the runs raw.json
+already holds and does only the missing ones (an interrupted campaign).
 
 Usage: python3 scripts/mctree_compare.py [--evals 60] [--seeds 3] [--kernels a,b]
 """
@@ -47,10 +48,11 @@ def run_one(binary, kernel, strategy, seed, evals, out):
     winner = v.get("winner_eval_id", meta.get("best_eval_id"))
     best = medians.get(winner) or meta.get("best_objective")
     default = medians.get(v.get("default_eval_id", 0))
-    # The committed run directory keeps the logs, not the (large) reference output.
-    ref = os.path.join(out, "reference.out")
-    if os.path.exists(ref):
-        os.remove(ref)
+    # The committed run directory keeps results.csv, run.json, best.c and tree.dot, not the
+    # (large) reference output and results.json.
+    for big in ("reference.out", "results.json"):
+        if os.path.exists(os.path.join(out, big)):
+            os.remove(os.path.join(out, big))
     return {
         "best": best, "default": default, "winner_eval_id": winner,
         "speedup": (v.get("speedup") or {}).get("ratio"),
@@ -115,28 +117,41 @@ def main():
     ap.add_argument("--binary", default="target/release/moldtune")
     ap.add_argument("--out", default="results/mctree")
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--continue", dest="cont", action="store_true")
     args = ap.parse_args()
     raw_path = os.path.join(args.out, "raw.json")
     if args.report_only:
         raw = json.load(open(raw_path))
+    elif args.cont:
+        raw = json.load(open(raw_path))
+        campaign(raw, args, raw_path)
     else:
         cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
         raw = {"evals": args.evals, "seeds": args.seeds, "kernels": args.kernels.split(","),
                "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                "machine": f"{cpu}, {os.cpu_count()} cores", "runs": {}}
-        for seed in range(args.seeds):
-            for k in raw["kernels"]:
-                for s in STRATEGIES + ["hand"]:
-                    out = os.path.join(args.out, "runs", k, f"{s}-s{seed}")
-                    subprocess.run(["rm", "-rf", out])
-                    r = run_one(args.binary, k, s, seed, args.evals, out)
-                    raw["runs"].setdefault(k, {}).setdefault(s, []).append(r)
-                    print(k, s, seed, {x: r.get(x) for x in ("best", "experiments", "valid", "wall_s", "error")},
-                          file=sys.stderr, flush=True)
-                    json.dump(raw, open(raw_path, "w"), indent=1)
-        raw["finished"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        json.dump(raw, open(raw_path, "w"), indent=1)
+        campaign(raw, args, raw_path)
     open(os.path.join(args.out, "README.md"), "w").write(report(raw, args))
+
+
+def campaign(raw, args, raw_path):
+    """Every (seed, kernel, search) run raw.json does not hold yet, seed by seed."""
+    for seed in range(raw["seeds"]):
+        for k in raw["kernels"]:
+            for s in STRATEGIES + ["hand"]:
+                done = raw["runs"].get(k, {}).get(s, [])
+                if len(done) > seed and "error" not in done[seed]:
+                    continue
+                out = os.path.join(args.out, "runs", k, f"{s}-s{seed}")
+                subprocess.run(["rm", "-rf", out])
+                r = run_one(args.binary, k, s, seed, raw["evals"], out)
+                slot = raw["runs"].setdefault(k, {}).setdefault(s, [])
+                slot[seed:seed + 1] = [r]
+                print(k, s, seed, {x: r.get(x) for x in ("best", "experiments", "valid", "wall_s", "error")},
+                      file=sys.stderr, flush=True)
+                json.dump(raw, open(raw_path, "w"), indent=1)
+    raw["finished"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    json.dump(raw, open(raw_path, "w"), indent=1)
 
 
 if __name__ == "__main__":

@@ -97,8 +97,12 @@ pub fn mctree(o: MctreeOptions, list: bool) -> Result<Done, Error> {
     tune(o, r, text, tree, prev.as_ref())
 }
 
+/// The settings of an mctree run directory; its C file is run.json's `problem` (written
+/// relative to the directory, so a moved or cloned results tree still finds it).
 fn recorded_of(meta: &RunMeta) -> Option<Recorded> {
-    serde_json::from_value(meta.mctree.clone()?).ok()
+    let mut r: Recorded = serde_json::from_value(meta.mctree.clone()?).ok()?;
+    r.file = meta.problem.clone();
+    Some(r)
 }
 
 fn untouchable(r: &Recorded, tree: &LoopTree) -> Error {
