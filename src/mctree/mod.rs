@@ -340,6 +340,25 @@ fn tune(
     }
     let kind = Kind::parse(&r.strategy).unwrap_or(Kind::Mcts);
     let s = resolved(&o, prev, kind)?;
+    if !o.run.quiet {
+        let touchable = loops
+            .loops
+            .iter()
+            .filter(|l| l.untouchable.is_none())
+            .count();
+        eprintln!(
+            "mctree: {} ({}:{}): {} loops, {touchable} transformable; metric {}, run timeout {} s",
+            loops.kernel,
+            r.file.display(),
+            loops.line,
+            loops.loops.len(),
+            serde_json::to_value(r.metric)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default(),
+            r.run_timeout_s
+        );
+    }
     let mut search = TreeSearch::new(Tree::new(loops, r.options()), kind, s.seed, labels);
     let mut opts = o.run.clone();
     let out = opts
