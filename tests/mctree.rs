@@ -157,13 +157,11 @@ fn sample_nodes(tree: &mut Tree, n: usize, seed: u64) -> Vec<usize> {
     out
 }
 
-#[test]
-fn every_proposed_directive_stack_compiles_with_clang_22() {
-    if !have_clang() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    for k in [
+/// The C files to check proposals on: ours, plus every `*.c` below `$MOLDTUNE_MCTREE_CORPUS`
+/// (e.g. a PolyBench/C 4.2 checkout, compiled with its `utilities/` on the include path).
+/// Each: the file, its flags, whether it is someone else's (skipped if it is no kernel).
+fn corpus() -> Vec<(PathBuf, Vec<String>, bool)> {
+    let ours = [
         "syr2k",
         "3mm",
         "lu",
@@ -171,8 +169,47 @@ fn every_proposed_directive_stack_compiles_with_clang_22() {
         "covariance",
         "floyd-warshall",
         "gemm",
-    ] {
-        let r = recorded(&kernel(k), "", &["-DMINI_DATASET"]);
+    ];
+    let mut files: Vec<(PathBuf, Vec<String>, bool)> = (ours.iter())
+        .map(|k| (kernel(k), vec!["-DMINI_DATASET".to_string()], false))
+        .collect();
+    let Ok(dir) = std::env::var("MOLDTUNE_MCTREE_CORPUS") else {
+        return files;
+    };
+    let out = Command::new("find")
+        .args([&dir, "-name", "*.c", "-not", "-path", "*/utilities/*"])
+        .output()
+        .unwrap();
+    let utilities = format!("-I{dir}/utilities");
+    for f in common::text(&out.stdout).lines() {
+        files.push((
+            PathBuf::from(f),
+            vec![utilities.clone(), "-DMINI_DATASET".into()],
+            true,
+        ));
+    }
+    files
+}
+
+#[test]
+fn every_proposed_directive_stack_compiles_with_clang_22() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    for (file, flags, external) in corpus() {
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let r = recorded(&file, "", &flags);
+        let text = std::fs::read_to_string(&file).unwrap();
+        let tu = match moldtune::mctree::ast::dump("clang-22", &file, &r.parse_flags()) {
+            Ok(tu) => tu,
+            Err(_) if external => continue, // a corpus may hold files that are no program
+            Err(e) => panic!("{e}"),
+        };
+        let fns = moldtune::mctree::ast::functions(&tu, &text);
+        if external && moldtune::mctree::ast::choose(&fns, None, &text, &file).is_err() {
+            continue; // not a kernel file (no kernel_* function, no #pragma scop)
+        }
         let (text, loops) = loop_tree(&r);
         let labels = OpenValues::default();
         let problem = setup::problem(&r, &text, &loops, &labels).unwrap();
@@ -181,23 +218,20 @@ fn every_proposed_directive_stack_compiles_with_clang_22() {
             let node = &tree.nodes[n];
             let config = Config(vec![labels.intern(&node.text), 0.0]);
             let source = problem.mold.render(&problem.space, &config);
-            let path = tmp.path().join(format!("{k}-{i}.c"));
+            let path = tmp.path().join(format!("variant-{i}.c"));
             std::fs::write(&path, &source).unwrap();
-            let dir = kernel(k).parent().unwrap().to_path_buf();
+            let dir = file.parent().unwrap().to_path_buf();
             let o = Command::new("clang-22")
-                .args([
-                    "-fsyntax-only",
-                    "-fopenmp",
-                    "-Werror=pass-failed",
-                    "-DMINI_DATASET",
-                ])
+                .args(["-fsyntax-only", "-fopenmp", "-Werror=pass-failed"])
+                .args(&flags)
                 .arg(format!("-I{}", dir.display()))
                 .arg(&path)
                 .output()
                 .unwrap();
             assert!(
                 o.status.success(),
-                "{k}: `{}` does not compile:\n{}",
+                "{}: `{}` does not compile:\n{}",
+                file.display(),
                 node.text,
                 describe(&o)
             );
