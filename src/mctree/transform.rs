@@ -22,10 +22,12 @@ pub enum Polly {
     On,
     /// Polly's analysis without its own rescheduling (the paper's setting for pragmas).
     NoReschedule,
+    /// Polly with its OpenMP code generation: loops it proves parallel run on all cores.
+    Parallel,
 }
 
 impl Polly {
-    pub const ALL: [Polly; 3] = [Polly::Off, Polly::On, Polly::NoReschedule];
+    pub const ALL: [Polly; 4] = [Polly::Off, Polly::On, Polly::NoReschedule, Polly::Parallel];
 
     /// The compiler flags, as the `polly` parameter's value.
     pub fn flags(self) -> &'static str {
@@ -35,6 +37,7 @@ impl Polly {
             Polly::NoReschedule => {
                 "-mllvm -polly -mllvm -polly-reschedule=0 -mllvm -polly-postopts=0"
             }
+            Polly::Parallel => "-mllvm -polly -mllvm -polly-parallel",
         }
     }
 }
@@ -215,7 +218,7 @@ impl Stacks {
         }
         let mut out = Vec::new();
         if self.polly == Polly::Off {
-            for p in [Polly::On, Polly::NoReschedule] {
+            for p in [Polly::On, Polly::NoReschedule, Polly::Parallel] {
                 let c = Stacks {
                     polly: p,
                     ..self.clone()
@@ -482,7 +485,7 @@ mod tests {
         // The triangular nest: only one-loop tiles at its top, no interchange.
         let on3 = ops_on(&kids, &root, 3);
         assert!(on3.iter().all(|o| o.width() == 1), "{on3:?}");
-        assert_eq!(kids.iter().filter(|(_, f)| f == "polly").count(), 2);
+        assert_eq!(kids.iter().filter(|(_, f)| f == "polly").count(), 3);
     }
 
     #[test]
