@@ -9,7 +9,8 @@ Each run ends with moldtune's own verification (the default and the best three r
 in 10 interleaved rounds); the figure taken is the verified winner's median kernel time.
 mctree's budget counts valid evaluations; its experiments (failed, duplicate) are counted.
 
-Writes results/mctree/raw.json after every run and results/mctree/README.md at the end
+Writes results/mctree/raw.json after every run and results/mctree/README.md at the end (with
+the hand-written results/mctree/notes.md appended)
 (`--report-only` rewrites the README from raw.json). `--continue` keeps the runs raw.json
 already holds and does only the missing ones (an interrupted campaign).
 
@@ -106,6 +107,9 @@ def report(raw, args):
             lines.append(f"- {k}, {s}: `{cfg.get('transformations', '')}` polly `{cfg.get('polly', '')}`"
                          if "best" in r else f"- {k}, {s}: failed: {r.get('error', 'not run')[:300]}")
     lines.append("")
+    notes = os.path.join(args.out, "notes.md")
+    if os.path.exists(notes):
+        lines += [open(notes).read()]
     return "\n".join(lines)
 
 

@@ -524,9 +524,16 @@ fn importance_text(dir: &Path, r: &report::Importance) -> String {
     );
     let Some(ranking) = &r.ranking else {
         let why = r.reason.as_deref().unwrap_or_default();
+        let front = crate::run::log::read_run_json(dir).map_or("run", |m| {
+            if m.mctree.is_some() {
+                "mctree"
+            } else {
+                "run"
+            }
+        });
         return format!(
             "not enough data to rank parameters: {numbers}\n  {why}\n  hint: a longer run may \
-             give enough: `moldtune run --resume {} --max-evals N` (N > {})\n",
+             give enough: `moldtune {front} --resume {} --max-evals N` (N > {})\n",
             dir.display(),
             r.evaluations
         );

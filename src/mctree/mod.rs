@@ -126,7 +126,11 @@ fn untouchable(r: &Recorded, tree: &LoopTree) -> Error {
         )
     };
     Error::usage(
-        format!("the kernel `{}` of `{}` {why}", r.kernel, r.file.display()),
+        format!(
+            "the kernel `{}` of `{}` {why}",
+            tree.kernel,
+            r.file.display()
+        ),
         Some("`moldtune mctree FILE --list` shows the loops found; name another with `--kernel`"),
     )
 }
