@@ -264,6 +264,7 @@ fn bad_input_is_refused_with_exit_2_and_no_run_directory() {
             vec![],
             "'minibench.h' file not found",
         ),
+        (fixture("silent.c"), vec![], "the output check cannot work"),
         (fixture("missing.c"), vec![], "cannot find"),
     ];
     for (file, flags, expected) in cases {

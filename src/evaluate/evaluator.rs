@@ -298,7 +298,7 @@ fn blame(result: Evaluated, dir: &Path) -> Evaluated {
 /// Builds the reference (the mold at its default configuration, or `check.reference`) in
 /// `dir` and returns the file holding the output of its check run; every failure is an
 /// [`Error::Reference`].
-fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result<PathBuf, Error> {
+pub fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result<PathBuf, Error> {
     let config = problem.default_config();
     let (source, what) = match &problem.check.reference {
         Some(p) => (

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::evaluate::build::build;
+use crate::evaluate::evaluator::reference_output;
 use crate::evaluate::time::parse_kernel_time;
 use crate::evaluate::variant::{describe_exit, Step, Variant};
 use crate::problem::space::OpenValues;
@@ -271,8 +272,9 @@ fn validate(r: &Recorded) -> Result<(), Error> {
 }
 
 /// Builds and runs the untransformed program once (before a run directory exists): a file
-/// that does not build or run is a usage error; decides the metric (the kernel time the
-/// program prints, else wall time) and the run timeout (30× this run, 5 s to 10 min).
+/// that does not build or run, or whose check run prints nothing to compare, is a usage
+/// error; decides the metric (the kernel time the program prints, else wall time) and the
+/// run timeout (30× this run, 5 s to 10 min).
 fn preflight(r: &mut Recorded, problem: &mut Problem) -> Result<(), Error> {
     let dir = std::env::temp_dir().join(format!("moldtune-mctree-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -284,7 +286,22 @@ fn preflight(r: &mut Recorded, problem: &mut Problem) -> Result<(), Error> {
         600.0
     };
     let v = Variant::new(problem, &config, &dir);
-    let result = probe(&v, &source);
+    let result = probe(&v, &source).and_then(|timed| {
+        if problem.check.mode == CheckMode::Output {
+            reference_output(problem, &dir.join("reference"), &dir).map_err(|e| match e {
+                Error::Reference(why) => Error::usage(
+                    format!("the output check cannot work on the untransformed program: {why}"),
+                    Some(
+                        "the check compares what the program prints on stderr with `PB_DUMP=1` \
+                          (PolyBench: when built with -DPOLYBENCH_DUMP_ARRAYS); set `check: \
+                          {stream, env, build_flags}` in `--config`, or `check: {mode: none}`",
+                    ),
+                ),
+                other => other,
+            })?;
+        }
+        Ok(timed)
+    });
     let _ = std::fs::remove_dir_all(&dir);
     let (wall, kernel) = result?;
     if r.metric == MetricKind::KernelTime && kernel.is_none() {
