@@ -35,8 +35,12 @@ def run_one(binary, kernel, strategy, seed, evals, out):
                "--seed", str(seed), "--out", out, "--quiet", "--json"]
     else:
         cmd = [binary, "mctree", f"polybench/{kernel}/{kernel}.c", "--strategy", strategy,
-               "--max-evals", str(evals), "--seed", str(seed), "--out", out, "--quiet", "--json",
-               "--", "-DMEDIUM_DATASET"]
+               "--max-evals", str(evals), "--seed", str(seed), "--out", out, "--quiet", "--json"]
+        # Per-kernel settings (floyd-warshall: random weights, as its hand mold checks).
+        config = os.path.join("results/mctree", f"{kernel}.yaml")
+        if os.path.exists(config):
+            cmd += ["--config", config]
+        cmd += ["--", "-DMEDIUM_DATASET"]
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.time() - t0
