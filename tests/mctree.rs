@@ -347,6 +347,11 @@ fn the_budget_counts_valid_evaluations_and_resume_continues_the_tree() {
     let meta = read_json(&out.join("run.json"));
     assert_eq!(meta["learner"], "mcts");
     assert!(meta["mctree"]["kernel"] == "kernel_gemm", "{meta}");
+    let check_env = meta["mctree"]["check_env"].as_array().unwrap();
+    assert!(
+        check_env.contains(&serde_json::json!(["PB_INPUT", "random"])),
+        "{meta}"
+    );
     assert!(out.join("tree.dot").is_file() && out.join("best.c").is_file());
 
     let o = mctree_mock(&out, &["--resume", "--max-evals", "14", "--verify", "0"]);
@@ -516,7 +521,7 @@ fn a_config_file_sets_what_the_flags_do_and_a_bad_key_is_refused_at_its_position
     let cfg = tmp.path().join("mctree.yaml");
     std::fs::write(
         &cfg,
-        "strategy: greedy\nmax_evals: 5\ndepth: 2\ntile_sizes: [8, 16]\ncheck:\n  env: {PB_INPUT: random}\n",
+        "strategy: greedy\nmax_evals: 5\ndepth: 2\ntile_sizes: [8, 16]\ncheck:\n  env: {PB_SEED: \"7\"}\n",
     )
     .unwrap();
     let out = tmp.path().join("run");
@@ -529,7 +534,7 @@ fn a_config_file_sets_what_the_flags_do_and_a_bad_key_is_refused_at_its_position
     assert_eq!(meta["mctree"]["tile_sizes"], serde_json::json!([8, 16]));
     assert!(
         (meta["mctree"]["check_env"].as_array().unwrap().iter())
-            .any(|kv| kv == &serde_json::json!(["PB_INPUT", "random"])),
+            .any(|kv| kv == &serde_json::json!(["PB_SEED", "7"])),
         "{meta}"
     );
     let csv = Csv::read(&out);

@@ -225,12 +225,15 @@ fn resolve(o: &MctreeOptions, c: &ConfigFile, prev: Option<Recorded>) -> Result<
 }
 
 /// The output check: stderr with `PB_DUMP=1` (moldtune's harness) against the untransformed
-/// program; for a file in PolyBench's layout (compile-time array dump) a check build with
-/// `-DPOLYBENCH_DUMP_ARRAYS`; the config file's `check:` on top.
+/// program, on random input where the program offers it (`PB_INPUT=random`: PolyBench's own
+/// input cannot tell floyd-warshall's loop orders apart); for a file in PolyBench's layout
+/// (compile-time array dump) a check build with `-DPOLYBENCH_DUMP_ARRAYS`; the config file's
+/// `check:` on top.
 fn check_settings(r: &mut Recorded, check: Option<&setup::ConfigCheck>, text: &str) {
     let pb_dump = text.contains("polybench_prevent_dce") || text.contains("POLYBENCH_DUMP_ARRAYS");
     r.check_env = vec![
         ("PB_DUMP".to_string(), "1".to_string()),
+        ("PB_INPUT".into(), "random".into()),
         ("OMP_NUM_THREADS".into(), setup::threads()),
     ];
     r.check_env
