@@ -144,7 +144,7 @@ pub struct MctreeArgs {
     /// Valid evaluations to spend (failures and duplicates are counted apart) [default: 60].
     #[arg(long)]
     pub max_evals: Option<usize>,
-    /// Tree search [default: mcts].
+    /// Tree search [default: rf, the best of the three in results/mctree].
     #[arg(long, value_parser = ["greedy", "mcts", "rf"])]
     pub strategy: Option<String>,
     /// At most this many transformations per node [default: 4].

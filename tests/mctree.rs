@@ -345,7 +345,7 @@ fn the_budget_counts_valid_evaluations_and_resume_continues_the_tree() {
         ["transformations".to_string(), "polly".to_string()]
     );
     let meta = read_json(&out.join("run.json"));
-    assert_eq!(meta["learner"], "mcts");
+    assert_eq!(meta["learner"], "rf");
     assert!(meta["mctree"]["kernel"] == "kernel_gemm", "{meta}");
     let check_env = meta["mctree"]["check_env"].as_array().unwrap();
     assert!(

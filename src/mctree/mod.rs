@@ -199,7 +199,7 @@ fn resolve(o: &MctreeOptions, c: &ConfigFile, prev: Option<Recorded>) -> Result<
     let mut r = Recorded {
         file,
         kernel: o.kernel.clone().or(c.kernel.clone()).unwrap_or_default(),
-        strategy: (o.strategy.clone().or(c.strategy.clone())).unwrap_or("mcts".into()),
+        strategy: (o.strategy.clone().or(c.strategy.clone())).unwrap_or("rf".into()),
         depth: o.depth.or(c.depth).unwrap_or(defaults.depth),
         tile_sizes: pick(&o.tile_sizes, &c.tile_sizes, defaults.tile_sizes),
         unroll: pick(&None, &c.unroll, defaults.unroll),
@@ -362,7 +362,7 @@ fn tune(
     if prev.is_none() && !o.run.mock {
         preflight(&mut r, &mut problem)?;
     }
-    let kind = Kind::parse(&r.strategy).unwrap_or(Kind::Mcts);
+    let kind = Kind::parse(&r.strategy).unwrap_or(Kind::Rf);
     let s = resolved(&o, prev, kind)?;
     if !o.run.quiet {
         let touchable = loops
