@@ -124,6 +124,8 @@ def main():
     ap.add_argument("--kernels", default=",".join(KERNELS))
     ap.add_argument("--binary", default="target/release/moldtune")
     ap.add_argument("--out", default="results/mctree")
+    ap.add_argument("--searches", default=",".join(STRATEGIES + ["hand"]),
+                    help="which of greedy,mcts,rf,hand to run (a spot check of one)")
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--continue", dest="cont", action="store_true")
     args = ap.parse_args()
@@ -146,7 +148,7 @@ def campaign(raw, args, raw_path):
     """Every (seed, kernel, search) run raw.json does not hold yet, seed by seed."""
     for seed in range(raw["seeds"]):
         for k in raw["kernels"]:
-            for s in STRATEGIES + ["hand"]:
+            for s in args.searches.split(","):
                 done = raw["runs"].get(k, {}).get(s, [])
                 if len(done) > seed and "error" not in done[seed]:
                     continue
