@@ -161,16 +161,7 @@ fn sample_nodes(tree: &mut Tree, n: usize, seed: u64) -> Vec<usize> {
 /// (e.g. a PolyBench/C 4.2 checkout, compiled with its `utilities/` on the include path).
 /// Each: the file, its flags, whether it is someone else's (skipped if it is no kernel).
 fn corpus() -> Vec<(PathBuf, Vec<String>, bool)> {
-    let ours = [
-        "syr2k",
-        "3mm",
-        "lu",
-        "heat-3d",
-        "covariance",
-        "floyd-warshall",
-        "gemm",
-    ];
-    let mut files: Vec<(PathBuf, Vec<String>, bool)> = (ours.iter())
+    let mut files: Vec<(PathBuf, Vec<String>, bool)> = (common::KERNELS.iter())
         .map(|k| (kernel(k), vec!["-DMINI_DATASET".to_string()], false))
         .collect();
     let Ok(dir) = std::env::var("MOLDTUNE_MCTREE_CORPUS") else {

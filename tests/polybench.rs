@@ -6,17 +6,9 @@ mod common;
 use common::fake::BIN;
 use common::have_clang;
 
+use common::KERNELS;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-const KERNELS: [&str; 7] = [
-    "syr2k",
-    "3mm",
-    "lu",
-    "heat-3d",
-    "covariance",
-    "floyd-warshall",
-    "gemm",
-];
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -4,6 +4,17 @@
 use std::path::Path;
 
 pub mod fake;
+
+/// The seven PolyBench kernels of `polybench/`.
+pub const KERNELS: [&str; 7] = [
+    "syr2k",
+    "3mm",
+    "lu",
+    "heat-3d",
+    "covariance",
+    "floyd-warshall",
+    "gemm",
+];
 pub mod mctree;
 
 /// The toy problem most CLI tests start from. Line numbers matter: the bad-input tests expect errors at known lines.
