@@ -71,7 +71,9 @@ pub struct ConfigCheck {
 /// The resolved settings, recorded in run.json's `mctree` section.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Recorded {
-    /// The C file (absolute).
+    /// The C file. Not written into the `mctree` section: run.json's `problem` holds it,
+    /// relative to the run directory.
+    #[serde(skip)]
     pub file: PathBuf,
     pub kernel: String,
     pub strategy: String,
