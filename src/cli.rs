@@ -453,7 +453,7 @@ fn mctree_command(a: MctreeArgs, args: Vec<String>) -> Result<u8, Error> {
         crate::mctree::Done::Listed(tree) => print!("{}", tree.render()),
         crate::mctree::Done::Tuned(t) if a.json => print_json(&serde_json::json!({
             "dir": t.summary.dir, "termination": t.summary.termination,
-            "experiments": t.experiments, "valid": t.valid,
+            "experiments": t.summary.evaluations, "valid": t.summary.spent,
             "best": t.summary.best.as_ref().map(|b| serde_json::json!({"eval_id": b.0, "objective": b.1, "config": t.summary.best_config})),
             "default_objective": t.summary.default_objective,
             "verification": t.summary.verification,
@@ -463,9 +463,9 @@ fn mctree_command(a: MctreeArgs, args: Vec<String>) -> Result<u8, Error> {
             print_summary(&t.summary);
             println!(
                 "{} experiments for {} valid evaluations ({:.2} per valid evaluation)",
-                t.experiments,
-                t.valid,
-                t.experiments as f64 / t.valid.max(1) as f64
+                t.summary.evaluations,
+                t.summary.spent,
+                t.summary.evaluations as f64 / t.summary.spent.max(1) as f64
             );
             if let Some(p) = &t.emitted {
                 println!("mold for `moldtune run`: {}", p.display());

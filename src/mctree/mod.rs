@@ -59,12 +59,10 @@ pub enum Done {
     Tuned(Box<Tuned>),
 }
 
-/// A finished tuning: the run's summary, how many experiments it took for how many valid
-/// evaluations, and the emitted problem file.
+/// A finished tuning: the run's summary (its `evaluations` are the experiments, its `spent`
+/// the valid evaluations) and the emitted problem file.
 pub struct Tuned {
     pub summary: Summary,
-    pub experiments: usize,
-    pub valid: usize,
     pub emitted: Option<PathBuf>,
 }
 
@@ -193,16 +191,13 @@ fn resolve(o: &MctreeOptions, c: &ConfigFile, prev: Option<Recorded>) -> Result<
     let defaults = transform::Options::default();
     let mut env = vec![("OMP_NUM_THREADS".to_string(), setup::threads())];
     env.extend(c.env.clone().unwrap_or_default());
-    let pick = |flag: &Option<Vec<u32>>, file: &Option<Vec<u32>>, default: Vec<u32>| {
-        flag.clone().or(file.clone()).unwrap_or(default)
-    };
     let mut r = Recorded {
         file,
         kernel: o.kernel.clone().or(c.kernel.clone()).unwrap_or_default(),
         strategy: (o.strategy.clone().or(c.strategy.clone())).unwrap_or("rf".into()),
         depth: o.depth.or(c.depth).unwrap_or(defaults.depth),
-        tile_sizes: pick(&o.tile_sizes, &c.tile_sizes, defaults.tile_sizes),
-        unroll: pick(&None, &c.unroll, defaults.unroll),
+        tile_sizes: (o.tile_sizes.clone().or(c.tile_sizes.clone())).unwrap_or(defaults.tile_sizes),
+        unroll: c.unroll.clone().unwrap_or(defaults.unroll),
         compiler: c.compiler.clone().unwrap_or("clang-22".into()),
         flags: (c.flags.clone()).unwrap_or(vec!["-O3".into(), "-march=native".into()]),
         args,
@@ -402,15 +397,6 @@ fn tune(
         let _ = log::write_atomic(&out.join("tree.dot"), search.tree.dot().as_bytes());
     }
     let summary = result?;
-    let experiments = search
-        .tree
-        .nodes
-        .iter()
-        .filter(|n| n.eval_id.is_some())
-        .count();
-    let valid = (search.tree.nodes.iter())
-        .filter(|n| matches!(n.state, tree::State::Ok(_)))
-        .count();
     let emitted = match (&o.emit_mold, &summary.best) {
         (Some(dir), Some((eval_id, _, _))) => {
             let n = (search.tree.nodes.iter()).position(|n| n.eval_id == Some(*eval_id));
@@ -421,12 +407,7 @@ fn tune(
         }
         _ => None,
     };
-    Ok(Done::Tuned(Box::new(Tuned {
-        summary,
-        experiments,
-        valid,
-        emitted,
-    })))
+    Ok(Done::Tuned(Box::new(Tuned { summary, emitted })))
 }
 
 /// The search settings of an mctree run (budget in valid evaluations).

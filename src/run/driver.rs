@@ -32,6 +32,8 @@ pub struct Summary {
     /// The best configuration by parameter name (inactive parameters absent).
     pub best_config: Option<serde_json::Map<String, serde_json::Value>>,
     pub counts: String,
+    /// Evaluations that spent budget (all of them, or only the valid ones: [`Budget`]).
+    pub spent: usize,
     pub goal: Goal,
 }
 
@@ -422,6 +424,7 @@ impl<'p> Session<'p> {
             best_config: (self.best_id)
                 .map(|i| log::json_record(self.problem, &self.records[i]).config),
             counts: self.progress.summary_counts(),
+            spent: self.spent(),
             goal: self.problem.metric.goal,
         }
     }
