@@ -44,7 +44,9 @@ pub fn code_key(v: &Variant, exe: &std::path::Path) -> Option<String> {
     if !out.status.success() {
         return None;
     }
-    let addresses = regex::Regex::new(r"(^|[^$])0x[0-9a-f]+").expect("valid regex");
+    static ADDRESSES: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(^|[^$])0x[0-9a-f]+").expect("valid regex")
+    });
     let outlined = format!("{}.", id.symbol);
     let mut code = String::new();
     let mut inside = false;
@@ -53,7 +55,7 @@ pub fn code_key(v: &Variant, exe: &std::path::Path) -> Option<String> {
             inside = name == id.symbol || name.starts_with(&outlined);
         }
         if inside {
-            code.push_str(&addresses.replace_all(line, "$1"));
+            code.push_str(&ADDRESSES.replace_all(line, "$1"));
             code.push('\n');
         }
     }
