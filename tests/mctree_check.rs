@@ -14,7 +14,7 @@ use moldtune::mctree::setup::{self, Recorded};
 use moldtune::mctree::transform::{Op, Stacks};
 use moldtune::problem::space::{Config, OpenValues};
 
-/// The evaluator reaps every child of the process: one test evaluates at a time.
+/// The evaluator reaps every child of the process: one test at a time runs children.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn recorded(random: bool) -> Recorded {
@@ -80,5 +80,58 @@ fn a_stack_clang_rejects_is_stopped_by_the_syntax_check() {
     assert!(
         cause.contains("the syntax check") && cause.contains("must be a for loop"),
         "{cause}"
+    );
+}
+
+#[test]
+fn programs_that_differ_only_outside_the_kernel_have_one_code_key() {
+    if !have_clang() {
+        return;
+    }
+    use moldtune::evaluate::reuse::code_key;
+    use moldtune::evaluate::variant::Variant;
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let r = recorded(false);
+    let (text, loops) = common::mctree::loop_tree(&r);
+    let labels = OpenValues::default();
+    let problem = setup::problem(&r, &text, &loops, &labels).unwrap();
+    let config = setup::root_config();
+    let v = Variant::new(&problem, &config, tmp.path());
+    let build = |tag: &str, kernel_change: &str| {
+        let src = tmp.path().join(format!("{tag}.c"));
+        let body = text.replace(
+            "path[i][j] = path[i][j] < path[i][k] + path[k][j]",
+            kernel_change,
+        );
+        std::fs::write(
+            &src,
+            format!("{body}\nconst char *moldtune_tag = \"{tag}\";\n"),
+        )
+        .unwrap();
+        let exe = tmp.path().join(tag);
+        let dir = r.file.parent().unwrap();
+        let ok = std::process::Command::new("clang-22")
+            .args(["-O2", "-fopenmp", "-DSMALL_DATASET", "-o"])
+            .arg(&exe)
+            .arg(format!("-I{}", dir.display()))
+            .arg(&src)
+            .arg("-lm")
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        exe
+    };
+    let same = "path[i][j] = path[i][j] < path[i][k] + path[k][j]";
+    let (a, b) = (build("a", same), build("b", same));
+    assert_ne!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    let key = code_key(&v, &a).expect("the kernel is found");
+    assert!(key.starts_with("kernel:"), "{key}");
+    assert_eq!(Some(key.clone()), code_key(&v, &b));
+    let other = build("c", "path[i][j] = path[i][j] / 2 < path[i][k] + path[k][j]");
+    assert_ne!(
+        Some(key),
+        code_key(&v, &other),
+        "a changed kernel has another key"
     );
 }
