@@ -113,6 +113,28 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The CI regression gate: rebuild each baseline's guarded configurations and their
+    /// reference, check their output, time them interleaved and decide whether the
+    /// recorded speed-ups still hold. Exit 0 ok, 4 regression, 6 broken (wrong output,
+    /// build or run failure), 7 undecided.
+    Check(CheckArgs),
+    /// Write baselines for `moldtune check` from run directories: the problem's default as
+    /// the reference, the run's (verified) best as the guarded configuration, both measured
+    /// interleaved.
+    Baseline {
+        /// Run directories of `moldtune run`.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Folder of the baseline files (one `<problem name>.json` per run).
+        #[arg(long, default_value = crate::check::DEFAULT_BASELINES)]
+        out: PathBuf,
+        /// Interleaved rounds to record.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u16).range(5..))]
+        rounds: u16,
+        /// Testing: replace compile+run by a deterministic synthetic objective.
+        #[arg(long, hide = true)]
+        mock: bool,
+    },
     /// Print the best configuration of a run directory and where its source is.
     Best {
         /// The run directory (holds results.csv and run.json).
@@ -131,6 +153,72 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// One self-contained HTML page and a Markdown summary over run directories: a
+    /// comparison table, convergence plots, outcome counts, parameter importance and the
+    /// diff of each best variant against the default.
+    Report {
+        /// Run directories of `moldtune run` or `moldtune mctree`.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output directory [default: DIR/report for one run directory, else ./moldtune-report].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Baseline files, or folders of them [default: results/baselines].
+    pub baselines: Vec<PathBuf>,
+    /// A slowdown of a guarded speed-up beyond this is a regression (`10%` or `0.1`).
+    #[arg(long, default_value = "10%", value_parser = threshold)]
+    pub threshold: f64,
+    /// Interleaved rounds before the first decision.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(5..))]
+    pub min_rounds: u16,
+    /// At most this many rounds per baseline while undecided.
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u16).range(5..))]
+    pub max_rounds: u16,
+    /// Write a Markdown summary here.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write JUnit XML here.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Record the baselines' samples again (keeping their configurations) instead of checking.
+    #[arg(long)]
+    pub update: bool,
+    /// With `--update`: interleaved rounds to record.
+    #[arg(long, default_value_t = 100, requires = "update", value_parser = clap::value_parser!(u16).range(5..))]
+    pub rounds: u16,
+    /// No progress lines.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+    /// Testing: replace compile+run by a deterministic synthetic objective.
+    #[arg(long, hide = true)]
+    pub mock: bool,
+}
+
+/// `10%`, `0.1`: a fraction in (0, 1).
+fn threshold(s: &str) -> Result<f64, String> {
+    let (num, scale) = match s.trim().strip_suffix('%') {
+        Some(p) => (p, 100.0),
+        None => (s.trim(), 1.0),
+    };
+    let x = num
+        .trim()
+        .parse::<f64>()
+        .map_err(|_| format!("`{s}` is not a number; write e.g. `10%`"))?
+        / scale;
+    match x > 0.0 && x < 1.0 {
+        true => Ok(x),
+        false => Err(format!(
+            "`{s}` is not between 0% and 100%; write e.g. `10%` or `0.1`"
+        )),
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -344,6 +432,19 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
             out,
             json,
         } => show_command(&problem, from.as_deref(), eval, &set, out.as_deref(), json),
+        Command::Check(a) => check_command(a),
+        Command::Baseline {
+            dirs,
+            out,
+            rounds,
+            mock,
+        } => {
+            let opts = check_options(rounds.into(), mock, false);
+            for f in crate::check::from_runs(&dirs, &out, &opts)? {
+                println!("wrote {}", f.display());
+            }
+            Ok(exit::OK)
+        }
         Command::Best {
             dir,
             verify,
@@ -360,7 +461,44 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
             }
             best_command(&dir, json)
         }
+        Command::Report { dirs, out } => report_command(&dirs, out),
     }
+}
+
+/// `moldtune report`.
+fn report_command(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<u8, Error> {
+    let out = out.unwrap_or_else(|| report::page::default_out(dirs));
+    let w = report::page::report(dirs, &out)?;
+    println!("page: {}", w.html.display());
+    println!("summary: {}", w.markdown.display());
+    for f in &w.figures {
+        println!("figure: {}", f.display());
+    }
+    Ok(exit::OK)
+}
+
+/// Draws `curve.svg` into the run directory a `run` or `mctree` left, whether the search
+/// finished, was interrupted or found no working variant (not after a usage error: the
+/// directory may then be another run's). A failure to draw is a warning, never the run's.
+fn leave_curve<T>(result: &Result<T, Error>, finished: impl Fn(&T) -> PathBuf, out: Option<&Path>) {
+    let dir = match result {
+        Ok(t) => Some(finished(t)),
+        Err(Error::Interrupted(d)) => Some(d.clone()),
+        Err(e) if e.code() == exit::USAGE => None,
+        Err(_) => out.map(Path::to_path_buf),
+    };
+    let Some(dir) = dir.filter(|d| d.join(crate::run::log::RUN_JSON).is_file()) else {
+        return;
+    };
+    // Even a bug in the plotting must not turn a finished run into a failed one.
+    let drawn = std::panic::catch_unwind(|| report::curve::write_curve(&dir));
+    let why = match drawn {
+        Ok(Ok(_)) => return,
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => "the plotting panicked".to_string(),
+    };
+    let path = dir.join(report::curve::CURVE_SVG);
+    eprintln!("warning: cannot draw `{}`: {why}", path.display());
 }
 
 fn print_json(v: &impl serde::Serialize) {
@@ -371,7 +509,8 @@ fn print_json(v: &impl serde::Serialize) {
 fn run_command(a: RunArgs, args: Vec<String>) -> Result<u8, Error> {
     let (resume, out) = resume_target(a.resume, a.out.clone());
     let json = a.json;
-    let s = driver::run(RunOptions {
+    let out_dir = out.clone();
+    let result = driver::run(RunOptions {
         problem: a.problem,
         learner: a.learner,
         max_evals: a.max_evals,
@@ -395,7 +534,9 @@ fn run_command(a: RunArgs, args: Vec<String>) -> Result<u8, Error> {
         verify_rounds: a.verify_rounds,
         quiet: a.quiet,
         command_line: args,
-    })?;
+    });
+    leave_curve(&result, |s| s.dir.clone(), out_dir.as_deref());
+    let s = result?;
     if json {
         print_json(&serde_json::json!({
             "dir": s.dir, "evaluations": s.evaluations, "termination": s.termination,
@@ -421,6 +562,7 @@ fn resume_target(resume: Option<Option<PathBuf>>, out: Option<PathBuf>) -> (bool
 /// `moldtune mctree`.
 fn mctree_command(a: MctreeArgs, args: Vec<String>) -> Result<u8, Error> {
     let (resume, out) = resume_target(a.resume, a.out.clone());
+    let out_dir = out.clone();
     let o = crate::mctree::MctreeOptions {
         file: a.file,
         kernel: a.kernel,
@@ -448,7 +590,15 @@ fn mctree_command(a: MctreeArgs, args: Vec<String>) -> Result<u8, Error> {
             ..RunOptions::default()
         },
     };
-    match crate::mctree::mctree(o, a.list)? {
+    let result = crate::mctree::mctree(o, a.list);
+    if !a.list {
+        let dir = |d: &crate::mctree::Done| match d {
+            crate::mctree::Done::Tuned(t) => t.summary.dir.clone(),
+            crate::mctree::Done::Listed(_) => PathBuf::new(),
+        };
+        leave_curve(&result, dir, out_dir.as_deref());
+    }
+    match result? {
         crate::mctree::Done::Listed(tree) if a.json => print_json(&tree),
         crate::mctree::Done::Listed(tree) => print!("{}", tree.render()),
         crate::mctree::Done::Tuned(t) if a.json => print_json(&serde_json::json!({
@@ -601,6 +751,41 @@ fn replay_command(
             .map_err(|e| Error::io(format!("cannot write `{}`", p.display()), e))?;
     }
     Ok(exit::OK)
+}
+
+fn check_options(rounds: usize, mock: bool, quiet: bool) -> crate::check::Options {
+    crate::check::Options {
+        rule: crate::check::rule::Rule::default(),
+        rounds,
+        mock,
+        quiet,
+    }
+}
+
+/// `moldtune check`.
+fn check_command(a: CheckArgs) -> Result<u8, Error> {
+    let mut opts = check_options(a.rounds.into(), a.mock, a.quiet);
+    if a.update {
+        for f in crate::check::update(&a.baselines, &opts)? {
+            println!("recorded {}", f.display());
+        }
+        return Ok(exit::OK);
+    }
+    opts.rule.threshold = a.threshold;
+    opts.rule.first = a.min_rounds.into();
+    opts.rule.cap = usize::from(a.max_rounds).max(opts.rule.first);
+    let checked = crate::check::check(&a.baselines, &opts)?;
+    if let Some(f) = &a.markdown {
+        crate::check::output::markdown(&checked, f)?;
+    }
+    if let Some(f) = &a.junit {
+        crate::check::output::junit(&checked, f)?;
+    }
+    match a.json {
+        true => print_json(&checked),
+        false => println!("{}", crate::check::output::table(&checked)),
+    }
+    Ok(checked.exit_code())
 }
 
 /// `moldtune measure`.

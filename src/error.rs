@@ -22,6 +22,12 @@ pub mod exit {
     /// compiler vanished); nothing was recorded for the evaluation in progress: fix it and
     /// `--resume`.
     pub const ENVIRONMENT: u8 = 5;
+    /// The regression gate found a guarded configuration (or its reference) broken: it
+    /// no longer builds, runs, or gives the reference's output.
+    pub const BROKEN: u8 = 6;
+    /// The regression gate could not decide within its rounds: the machine was too noisy
+    /// for the threshold.
+    pub const UNDECIDED: u8 = 7;
     /// Interrupted by SIGINT/SIGTERM; the summary was written and the run can be resumed.
     pub const INTERRUPTED: u8 = 130;
 }
@@ -69,6 +75,9 @@ pub enum Error {
     NoSuccess(usize),
     #[error("interrupted; resume with `moldtune run --resume {}`", .0.display())]
     Interrupted(PathBuf),
+    /// Interrupted where there is nothing to resume (`moldtune check`).
+    #[error("interrupted: {0}")]
+    Cancelled(String),
     /// The machine, not a variant, failed (see `evaluate::environment`).
     #[error("the machine failed, not the variant: {0}\n  hint: fix it, then continue the run with `moldtune run --resume DIR`")]
     Environment(String),
@@ -97,7 +106,7 @@ impl Error {
             | Error::Usage { .. }
             | Error::Reference(_) => exit::USAGE,
             Error::NoSuccess(_) => exit::NO_SUCCESS,
-            Error::Interrupted(_) => exit::INTERRUPTED,
+            Error::Interrupted(_) | Error::Cancelled(_) => exit::INTERRUPTED,
             Error::Environment(_) => exit::ENVIRONMENT,
             Error::Io { .. } | Error::Internal(_) => exit::INTERNAL,
         }

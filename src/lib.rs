@@ -17,6 +17,7 @@
 //!
 //! [`cli`] is the front door that parses the command line and calls into the stages.
 
+pub mod check;
 pub mod cli;
 pub mod error;
 pub mod evaluate;

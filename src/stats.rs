@@ -31,31 +31,74 @@ pub struct Ratio {
 }
 
 /// Resamples of the bootstrap: enough for stable 2.5% / 97.5% quantiles.
-const RESAMPLES: usize = 4000;
+pub const RESAMPLES: usize = 4000;
 
 /// median(a) / median(b) with a 95% percentile-bootstrap interval: both sample sets are
 /// resampled with replacement, independently, [`RESAMPLES`] times. Seeded, so the same
 /// samples always give the same interval. `None` when either set is empty or a median is 0.
 pub fn ratio_of_medians(a: &[f64], b: &[f64], seed: u64) -> Option<Ratio> {
-    let ratio = median(a)? / nonzero(median(b)?)?;
+    bootstrap(&[a, b], |m| Some(m[0] / nonzero(m[1])?), seed, RESAMPLES)
+}
+
+/// How far a ratio of medians moved from a recorded one:
+/// (median(a)/median(b)) / (median(a0)/median(b0)), with a 95% interval from resampling
+/// all four sets, so the recording's own uncertainty is counted too.
+pub fn change_of_ratio(
+    now: (&[f64], &[f64]),
+    then: (&[f64], &[f64]),
+    seed: u64,
+    resamples: usize,
+) -> Option<Ratio> {
+    let stat = |m: &[f64]| {
+        let then = nonzero(m[2] / nonzero(m[3])?)?;
+        Some(m[0] / nonzero(m[1])? / then)
+    };
+    bootstrap(&[now.0, now.1, then.0, then.1], stat, seed, resamples)
+}
+
+/// A statistic of the medians of `sets` with its 95% percentile-bootstrap interval:
+/// every set resampled with replacement, independently, `resamples` times.
+fn bootstrap(
+    sets: &[&[f64]],
+    stat: impl Fn(&[f64]) -> Option<f64>,
+    seed: u64,
+    resamples: usize,
+) -> Option<Ratio> {
+    let medians: Option<Vec<f64>> = sets.iter().map(|s| median(s)).collect();
+    let value = stat(&medians?)?;
     let mut rng = Rng::new(seed);
-    let mut ratios = Vec::with_capacity(RESAMPLES);
-    let (mut ra, mut rb) = (vec![0.0; a.len()], vec![0.0; b.len()]);
-    for _ in 0..RESAMPLES {
-        resample(a, &mut ra, &mut rng);
-        resample(b, &mut rb, &mut rng);
-        if let Some(d) = median(&rb).and_then(nonzero) {
-            ratios.push(median(&ra)? / d);
+    let mut scratch: Vec<Vec<f64>> = sets.iter().map(|s| vec![0.0; s.len()]).collect();
+    let mut m = vec![0.0; sets.len()];
+    let mut values = Vec::with_capacity(resamples);
+    for _ in 0..resamples {
+        for ((set, buf), mi) in sets.iter().zip(&mut scratch).zip(&mut m) {
+            resample(set, buf, &mut rng);
+            *mi = median_in_place(buf);
         }
+        values.extend(stat(&m));
     }
-    ratios.sort_by(|x, y| x.total_cmp(y));
-    let q = |p: f64| ratios[((ratios.len() - 1) as f64 * p).round() as usize];
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(|x, y| x.total_cmp(y));
+    let q = |p: f64| values[((values.len() - 1) as f64 * p).round() as usize];
     Some(Ratio {
-        ratio,
+        ratio: value,
         low: q(0.025),
         high: q(0.975),
         level: 0.95,
     })
+}
+
+/// The median of a non-empty buffer, reordering it (linear-time selection).
+fn median_in_place(s: &mut [f64]) -> f64 {
+    let n = s.len();
+    let (_, &mut hi, _) = s.select_nth_unstable_by(n / 2, |a, b| a.total_cmp(b));
+    if n % 2 == 1 {
+        return hi;
+    }
+    let lo = s[..n / 2].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (lo + hi) / 2.0
 }
 
 fn nonzero(x: f64) -> Option<f64> {
@@ -102,5 +145,29 @@ mod tests {
         );
         assert_eq!(ratio_of_medians(&a, &b, 1), Some(narrow), "seeded");
         assert_eq!(ratio_of_medians(&a, &[], 1), None);
+    }
+
+    #[test]
+    fn selection_gives_the_sorted_median() {
+        let mut rng = Rng::new(9);
+        for n in 1..40 {
+            let v: Vec<f64> = (0..n).map(|_| (rng.f64() * 10.0).floor()).collect();
+            assert_eq!(Some(median_in_place(&mut v.clone())), median(&v), "{v:?}");
+        }
+    }
+
+    #[test]
+    fn a_changed_ratio_is_measured_against_the_recorded_one() {
+        let mut rng = Rng::new(5);
+        let mut noisy = |m: f64| -> Vec<f64> {
+            (0..30)
+                .map(|_| m * (1.0 + 0.1 * (rng.f64() - 0.5)))
+                .collect()
+        };
+        let (t0, r0) = (noisy(1.0), noisy(4.0));
+        let (t, r) = (noisy(2.4), noisy(8.0));
+        let c = change_of_ratio((&t, &r), (&t0, &r0), 1, 2000).unwrap();
+        assert!(c.low < 1.2 && 1.2 < c.high && c.high < 1.3, "{c:?}");
+        assert_eq!(change_of_ratio((&t, &r), (&t0, &[]), 1, 2000), None);
     }
 }

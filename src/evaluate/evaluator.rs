@@ -18,7 +18,7 @@ use crate::evaluate::build::build;
 use crate::evaluate::check::{check_output, checked_stream};
 use crate::evaluate::child::Exit;
 use crate::evaluate::environment;
-use crate::evaluate::interleave::{self, Remeasured};
+use crate::evaluate::interleave::{self, Remeasured, Rounds};
 use crate::evaluate::outcome::{Measurement, Status, Stop};
 use crate::evaluate::reuse::{self, Reuse};
 use crate::evaluate::time::{time, ADAPTIVE_FACTOR, ADAPTIVE_FLOOR_S};
@@ -54,12 +54,12 @@ pub trait Evaluator {
     fn evaluate(&mut self, problem: &Problem, config: &Config, eval_id: usize) -> Evaluated;
     /// Learns from an evaluation recorded earlier (a resumed run replays its log).
     fn remember(&mut self, _m: &Measurement, _eval_id: usize) {}
-    /// Re-measures `configs` interleaved in `rounds` rounds (see [`interleave`]).
+    /// Re-measures `configs` interleaved until `rounds` says enough (see [`interleave`]).
     fn remeasure(
         &mut self,
         problem: &Problem,
         configs: &[Config],
-        rounds: usize,
+        rounds: &mut dyn Rounds,
     ) -> Result<Vec<Remeasured>, Stop>;
 }
 
@@ -217,7 +217,7 @@ impl Evaluator for RealEvaluator {
         &mut self,
         problem: &Problem,
         configs: &[Config],
-        rounds: usize,
+        rounds: &mut dyn Rounds,
     ) -> Result<Vec<Remeasured>, Stop> {
         let reference = self.reference.as_deref();
         interleave::remeasure(problem, &self.work_root, reference, configs, rounds)

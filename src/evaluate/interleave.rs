@@ -2,30 +2,58 @@
 //! checked) once, then timed in rounds, one run of each per round, the order rotating from
 //! round to round (A B C, B C A, C A B, …). A load spike or a slow drift of the machine
 //! then hits all of them alike, so their ratios hold where separately measured absolute
-//! times do not. The end-of-run verification and `moldtune best --verify` use it.
+//! times do not. The end-of-run verification, `moldtune best --verify` and `moldtune
+//! check` use it; how many rounds is a [`Rounds`] rule: a fixed count, or as many as a
+//! statistical decision needs.
 
 use std::path::Path;
 
 use crate::evaluate::build::build;
 use crate::evaluate::check::check_output;
-use crate::evaluate::outcome::Stop;
+use crate::evaluate::outcome::{Status, Stop};
 use crate::evaluate::time::sample;
 use crate::evaluate::variant::{Build, Step, Variant};
 use crate::problem::space::Config;
 use crate::problem::Problem;
 
 /// What became of one configuration: its samples, or why it could not be re-measured.
-pub type Remeasured = Result<Vec<f64>, String>;
+pub type Remeasured = Result<Vec<f64>, Failed>;
 
-/// Builds and checks each of `configs` under `work/verify-K`, then times them in `rounds`
-/// interleaved rounds. A configuration that fails is left out of later rounds with its
-/// cause; an interrupt or a fault of the machine stops it all.
+/// A configuration that failed to build, check or run when re-measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failed {
+    pub status: Status,
+    pub cause: String,
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.status, self.cause)
+    }
+}
+
+/// When to stop adding rounds.
+pub trait Rounds {
+    /// Called after each round with the samples so far (`done` rounds): true stops.
+    fn enough(&mut self, done: usize, so_far: &[Remeasured]) -> bool;
+}
+
+/// A fixed number of rounds.
+impl Rounds for usize {
+    fn enough(&mut self, done: usize, _: &[Remeasured]) -> bool {
+        done >= *self
+    }
+}
+
+/// Builds and checks each of `configs` under `work/verify-K`, then times them in
+/// interleaved rounds until `rounds` says enough. A configuration that fails is left out
+/// of later rounds with its cause; an interrupt or a fault of the machine stops it all.
 pub fn remeasure(
     problem: &Problem,
     work: &Path,
     reference: Option<&Path>,
     configs: &[Config],
-    rounds: usize,
+    rounds: &mut dyn Rounds,
 ) -> Result<Vec<Remeasured>, Stop> {
     let dirs: Vec<_> = (0..configs.len())
         .map(|k| work.join(format!("verify-{k}")))
@@ -38,7 +66,8 @@ pub fn remeasure(
         let _ = std::fs::remove_dir_all(&v.dir);
         out.push(prepare(v, reference)?.map(|()| Vec::new()));
     }
-    for round in 0..rounds {
+    let mut round = 0;
+    while !rounds.enough(round, &out) && out.iter().any(Result::is_ok) {
         for i in 0..variants.len() {
             let k = (i + round) % variants.len();
             let Ok(samples) = &mut out[k] else { continue };
@@ -47,6 +76,7 @@ pub fn remeasure(
                 Err(why) => out[k] = Err(why),
             }
         }
+        round += 1;
     }
     for d in &dirs {
         let _ = std::fs::remove_dir_all(d);
@@ -55,7 +85,7 @@ pub fn remeasure(
 }
 
 /// Builds a variant (and its check build, when it has one) and checks the output.
-fn prepare(v: &Variant, reference: Option<&Path>) -> Result<Result<(), String>, Stop> {
+fn prepare(v: &Variant, reference: Option<&Path>) -> Result<Result<(), Failed>, Stop> {
     let source = v.problem.mold.render(&v.problem.space, v.config);
     let timed = match built(v, &source)? {
         Ok(b) => b,
@@ -74,12 +104,12 @@ fn prepare(v: &Variant, reference: Option<&Path>) -> Result<Result<(), String>, 
     outcome(checked)
 }
 
-fn built(v: &Variant, source: &str) -> Result<Result<Build, String>, Stop> {
+fn built(v: &Variant, source: &str) -> Result<Result<Build, Failed>, Stop> {
     outcome(build(v, source))
 }
 
 /// A step as (stopped) or (failed with its cause / produced).
-fn outcome<T>(step: Step<T>) -> Result<Result<T, String>, Stop> {
+fn outcome<T>(step: Step<T>) -> Result<Result<T, Failed>, Stop> {
     match step {
         Step::Ok(t) => Ok(Ok(t)),
         Step::Fail(m) => Ok(Err(cause(m))),
@@ -88,11 +118,14 @@ fn outcome<T>(step: Step<T>) -> Result<Result<T, String>, Stop> {
 }
 
 /// One timed run of round `round`: its metric.
-fn one_run(v: &Variant, round: usize) -> Result<Result<f64, String>, Stop> {
+fn one_run(v: &Variant, round: usize) -> Result<Result<f64, Failed>, Stop> {
     let timed = sample(v, &format!("verify{round}"), v.problem.run_timeout_s);
     Ok(outcome(timed)?.map(|(x, _wall)| x))
 }
 
-fn cause(m: crate::evaluate::outcome::Measurement) -> String {
-    format!("{}: {}", m.status, m.cause.unwrap_or_default())
+fn cause(m: crate::evaluate::outcome::Measurement) -> Failed {
+    Failed {
+        status: m.status,
+        cause: m.cause.unwrap_or_default(),
+    }
 }

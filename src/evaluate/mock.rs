@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::error::Error;
 use crate::evaluate::child;
 use crate::evaluate::evaluator::{Evaluated, Evaluator};
-use crate::evaluate::interleave::Remeasured;
+use crate::evaluate::interleave::{Remeasured, Rounds};
 use crate::evaluate::outcome::{Measurement, Status, Stop};
 use crate::problem::space::Config;
 use crate::problem::Problem;
@@ -57,17 +57,22 @@ impl Evaluator for MockEvaluator {
         &mut self,
         problem: &Problem,
         configs: &[Config],
-        rounds: usize,
+        rounds: &mut dyn Rounds,
     ) -> Result<Vec<Remeasured>, Stop> {
         let noisy = |c: &Config, round: usize| {
             let h = crate::rng::fnv1a(problem.space.hash(c).as_bytes());
             let u = crate::rng::Rng::for_step(h, 11, round as u64).f64();
             Self::objective(problem, c) * (1.0 + 0.04 * (u - 0.5))
         };
-        Ok(configs
-            .iter()
-            .map(|c| Ok((0..rounds).map(|r| noisy(c, r)).collect()))
-            .collect())
+        let mut out: Vec<Remeasured> = configs.iter().map(|_| Ok(Vec::new())).collect();
+        let mut round = 0;
+        while !rounds.enough(round, &out) {
+            for (c, samples) in configs.iter().zip(out.iter_mut().flatten()) {
+                samples.push(noisy(c, round));
+            }
+            round += 1;
+        }
+        Ok(out)
     }
 
     fn evaluate(&mut self, problem: &Problem, config: &Config, _eval_id: usize) -> Evaluated {

@@ -27,6 +27,7 @@ use serde::Serialize;
 use crate::error::Error;
 use crate::evaluate::outcome::Status;
 use crate::problem::space::{Space, INACTIVE_FEATURE};
+use crate::problem::Problem;
 use crate::run::log;
 use crate::search::surrogate::{Forest, ForestParams, NodeSplit};
 
@@ -88,6 +89,11 @@ pub struct Share {
 /// Parameter importance of the run in `dir`: see the module documentation.
 pub fn importance(dir: &Path) -> Result<Importance, Error> {
     let (problem, records) = crate::report::load_run(dir)?;
+    Ok(importance_of(&problem, &records))
+}
+
+/// Parameter importance of a run's `records` of `problem`, already read.
+pub fn importance_of(problem: &Problem, records: &[log::Record]) -> Importance {
     let oks: Vec<&log::Record> = records
         .iter()
         .filter(|r| r.m.status == Status::Ok && r.m.objective.is_some())
@@ -117,7 +123,7 @@ pub fn importance(dir: &Path) -> Result<Importance, Error> {
             oks.len(),
             records.len()
         ));
-        return Ok(report);
+        return report;
     }
     let x: Vec<f64> = oks
         .iter()
@@ -133,7 +139,7 @@ pub fn importance(dir: &Path) -> Result<Importance, Error> {
     report.reason = withheld_because(r2);
     report.enough_data = report.reason.is_none();
     report.ranking = report.enough_data.then_some(shares);
-    Ok(report)
+    report
 }
 
 /// Why an out-of-bag R² withholds the ranking, if it does.

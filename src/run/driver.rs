@@ -42,7 +42,8 @@ pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
-fn cpu_model() -> Option<String> {
+/// The CPU's model name (`/proc/cpuinfo`).
+pub fn cpu_model() -> Option<String> {
     let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
     info.lines()
         .find(|l| l.starts_with("model name"))
@@ -50,10 +51,9 @@ fn cpu_model() -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
-fn compiler_version(problem: &Problem) -> Option<String> {
-    let b = crate::problem::template::Builtins::placeholder(&problem.dir, &problem.sources);
-    let ctx = crate::problem::template::context(&problem.space, &problem.default_config(), &b);
-    let cc = problem.compile.argv(&ctx).ok()?.into_iter().next()?;
+/// The first line of the problem's compiler's `--version`.
+pub fn compiler_version(problem: &Problem) -> Option<String> {
+    let cc = default_compile_argv(problem)?.into_iter().next()?;
     let out = std::process::Command::new(&cc)
         .arg("--version")
         .stdin(std::process::Stdio::null())
@@ -63,6 +63,13 @@ fn compiler_version(problem: &Problem) -> Option<String> {
         .lines()
         .next()
         .map(str::to_string)
+}
+
+/// The compile command of the default configuration (with placeholder paths).
+pub fn default_compile_argv(problem: &Problem) -> Option<Vec<String>> {
+    let b = crate::problem::template::Builtins::placeholder(&problem.dir, &problem.sources);
+    let ctx = crate::problem::template::context(&problem.space, &problem.default_config(), &b);
+    problem.compile.argv(&ctx).ok()
 }
 
 /// `results/<name>/<yyyymmdd-hhmmss>`, with a suffix if that exists already.

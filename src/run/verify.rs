@@ -7,6 +7,7 @@
 //! (a default timed once during a load spike made a 4× speed-up read 12×); these are taken
 //! in the same rounds.
 
+use crate::evaluate::interleave::Remeasured;
 use crate::evaluate::outcome::{Source, Status, Stop};
 use crate::evaluate::Evaluator;
 use crate::problem::{Goal, Problem};
@@ -44,7 +45,7 @@ pub fn verify(
         return Ok(None);
     }
     let configs: Vec<_> = chosen.iter().map(|r| r.config.clone()).collect();
-    let measured = evaluator.remeasure(problem, &configs, plan.rounds)?;
+    let measured = evaluator.remeasure(problem, &configs, &mut plan.rounds.clone())?;
     let candidates: Vec<Candidate> = (chosen.iter().zip(measured))
         .map(|(r, m)| candidate(r, m))
         .collect();
@@ -59,10 +60,10 @@ pub fn verify(
     )))
 }
 
-fn candidate(r: &Record, m: Result<Vec<f64>, String>) -> Candidate {
+fn candidate(r: &Record, m: Remeasured) -> Candidate {
     let (samples, cause) = match m {
         Ok(s) => (s, None),
-        Err(why) => (vec![], Some(why)),
+        Err(why) => (vec![], Some(why.to_string())),
     };
     Candidate {
         eval_id: r.eval_id,

@@ -1,0 +1,289 @@
+//! Baseline files: what `moldtune check` guards and what it compares with.
+//!
+//! One JSON file per guarded problem (the PolyBench ones are in `results/baselines/`):
+//! the problem file (relative to the baseline), the reference configuration (the mold's
+//! default unless edited) and the configurations to guard (the tuned best), each with the
+//! samples recorded for it in the same interleaved rounds; and the machine, compiler and
+//! moldtune version they were recorded with. `moldtune baseline DIR…` writes one from a
+//! run directory, `moldtune check --update FILE…` records its samples again. The format is
+//! described in the README ("Baselines").
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Span};
+use crate::problem::overrides;
+use crate::problem::space::{Config, Space};
+use crate::problem::Problem;
+use crate::stats::{self, Ratio};
+
+/// The baseline format this moldtune reads and writes.
+pub const FORMAT: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Baseline {
+    pub format: u32,
+    /// The guarded problem's name (the problem file's `name`).
+    pub name: String,
+    /// The problem file, relative to the baseline file's folder.
+    pub problem: PathBuf,
+    /// The dataset the compile command selects (`-DMEDIUM_DATASET` → `MEDIUM`), if any.
+    pub dataset: Option<String>,
+    /// What the samples are: the problem's metric and its goal.
+    pub metric: String,
+    pub reference: Entry,
+    pub guards: Vec<Entry>,
+    pub recorded: Recorded,
+}
+
+/// One configuration and its recorded samples.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    pub name: String,
+    /// Parameter name → value, written as in the problem file (`--set` syntax).
+    pub config: BTreeMap<String, String>,
+    #[serde(default)]
+    pub samples: Vec<f64>,
+    /// For reading only: the median of `samples`.
+    #[serde(default)]
+    pub median: Option<f64>,
+    /// For reading only (guards): reference median / this median, with its 95% interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speedup: Option<Ratio>,
+}
+
+/// Where and with what the samples were recorded.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recorded {
+    /// RFC 3339, UTC.
+    pub at: String,
+    pub rounds: usize,
+    pub cpu: Option<String>,
+    pub cores: usize,
+    /// The compiler's `--version` first line.
+    pub compiler: Option<String>,
+    pub moldtune: String,
+    /// The run directory the guarded configurations came from.
+    #[serde(default)]
+    pub from_run: Option<PathBuf>,
+}
+
+/// A baseline read and resolved against its problem.
+pub struct Loaded {
+    pub file: PathBuf,
+    pub baseline: Baseline,
+    pub problem: Problem,
+    pub reference: Config,
+    pub guards: Vec<Config>,
+}
+
+/// Reads, parses and resolves a baseline file; every error names the file (and the
+/// entry or `line:col`).
+pub fn load(file: &Path) -> Result<Loaded, Error> {
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        Error::usage(
+            format!("cannot read the baseline `{}`: {e}", file.display()),
+            Some("give baseline files or folders, e.g. `moldtune check results/baselines`"),
+        )
+    })?;
+    let baseline: Baseline = serde_json::from_str(&text).map_err(|e| Error::Config {
+        span: Span {
+            file: file.to_path_buf(),
+            line: e.line() as u32,
+            col: e.column() as u32,
+        },
+        message: format!("not a moldtune baseline: {e}"),
+        hint: Some(
+            "the format is in the README (\"Baselines\"); `moldtune baseline DIR` writes one"
+                .into(),
+        ),
+    })?;
+    if baseline.format != FORMAT {
+        return Err(in_file(
+            file,
+            format!(
+                "format {} is not {FORMAT}, the one this moldtune reads",
+                baseline.format
+            ),
+            "record it again with `moldtune check --update FILE`",
+        ));
+    }
+    let problem = problem_of(file, &baseline)?;
+    let reference = config_of(file, &problem.space, &baseline.reference, "reference")?;
+    if baseline.guards.is_empty() {
+        return Err(in_file(
+            file,
+            "`guards` is empty: nothing to guard".into(),
+            "add the tuned configuration, or write the baseline with `moldtune baseline DIR`",
+        ));
+    }
+    let guards = (baseline.guards.iter().enumerate())
+        .map(|(i, g)| config_of(file, &problem.space, g, &format!("guards[{i}]")))
+        .collect::<Result<_, _>>()?;
+    Ok(Loaded {
+        file: file.to_path_buf(),
+        baseline,
+        problem,
+        reference,
+        guards,
+    })
+}
+
+impl Loaded {
+    /// Refuses a baseline whose samples were never recorded (or were deleted).
+    pub fn require_samples(&self) -> Result<(), Error> {
+        let b = &self.baseline;
+        match std::iter::once(&b.reference)
+            .chain(&b.guards)
+            .find(|e| e.samples.len() < 2)
+        {
+            None => Ok(()),
+            Some(e) => Err(in_file(
+                &self.file,
+                format!("`{}` has no recorded samples to compare with", e.name),
+                &format!(
+                    "record them with `moldtune check --update {}`",
+                    self.file.display()
+                ),
+            )),
+        }
+    }
+}
+
+fn in_file(file: &Path, message: String, hint: &str) -> Error {
+    Error::ConfigFile {
+        file: file.to_path_buf(),
+        message,
+        hint: Some(hint.into()),
+    }
+}
+
+/// The baseline's problem, loaded; a missing or broken one is the baseline's error.
+fn problem_of(file: &Path, b: &Baseline) -> Result<Problem, Error> {
+    let path = folder(file).join(&b.problem);
+    if !path.is_file() {
+        let message = format!("its problem file `{}` does not exist", path.display());
+        return Err(in_file(
+            file,
+            message,
+            "`problem` is relative to the baseline's folder",
+        ));
+    }
+    Problem::load(&path).map_err(|e| {
+        let message = format!("its problem file does not load:\n{e}");
+        in_file(
+            file,
+            message,
+            "fix the problem file, or record a new baseline",
+        )
+    })
+}
+
+/// The folder of `file` (`.` for a bare name).
+fn folder(file: &Path) -> &Path {
+    match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// An entry's configuration, which must be one the space can propose, naming every
+/// active parameter.
+fn config_of(file: &Path, space: &Space, e: &Entry, at: &str) -> Result<Config, Error> {
+    let sets: Vec<String> = e.config.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let what = format!("{at} (`{}`)", e.name);
+    let c = overrides::apply(space, &space.default_config(), &sets).map_err(|err| {
+        let (message, hint) = match err {
+            Error::Usage { message, hint } => (message.replace("`--set ", "`"), hint),
+            other => (other.to_string(), None),
+        };
+        Error::ConfigFile {
+            file: file.to_path_buf(),
+            message: format!("{what}: {message} (the problem's space has changed?)"),
+            hint: hint.or(Some("record the baseline again from a new run".into())),
+        }
+    })?;
+    let missing = (space.params.iter().enumerate())
+        .find(|&(i, p)| !c.0[i].is_nan() && !e.config.contains_key(&p.name));
+    if let Some((_, p)) = missing {
+        let message = format!(
+            "{what}: no value for the parameter `{}` (the problem's space has changed?)",
+            p.name
+        );
+        return Err(in_file(
+            file,
+            message,
+            "add it to `config`, or record the baseline again",
+        ));
+    }
+    Ok(c)
+}
+
+/// A configuration as the baseline writes it: every active parameter's value.
+pub fn config_map(space: &Space, c: &Config) -> BTreeMap<String, String> {
+    (space.params.iter().zip(&c.0))
+        .filter(|(_, x)| !x.is_nan())
+        .map(|(p, &x)| (p.name.clone(), p.text(x)))
+        .collect()
+}
+
+impl Entry {
+    /// A configuration with no samples yet.
+    pub fn new(name: &str, space: &Space, c: &Config) -> Entry {
+        Entry {
+            name: name.into(),
+            config: config_map(space, c),
+            samples: Vec::new(),
+            median: None,
+            speedup: None,
+        }
+    }
+
+    /// Sets the samples and what is derived from them (the speed-up over `reference`).
+    pub fn record(&mut self, samples: Vec<f64>, reference: Option<&[f64]>) {
+        self.median = stats::median(&samples);
+        self.speedup = reference.and_then(|r| stats::ratio_of_medians(r, &samples, 1));
+        self.samples = samples;
+    }
+}
+
+/// Writes a baseline (to a temporary file first, so a crash never leaves half a file).
+pub fn save(file: &Path, b: &Baseline) -> Result<(), Error> {
+    let text = serde_json::to_string_pretty(b)
+        .map_err(|e| Error::Internal(format!("cannot serialise a baseline: {e}")))?;
+    let tmp = file.with_extension("json.tmp");
+    std::fs::write(&tmp, text + "\n")
+        .and_then(|()| std::fs::rename(&tmp, file))
+        .map_err(|e| Error::io(format!("cannot write `{}`", file.display()), e))
+}
+
+/// The baseline files named by `paths`: files as they are, folders for their `*.json`.
+pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    let mut out = Vec::new();
+    for p in paths {
+        if !p.is_dir() {
+            out.push(p.clone());
+            continue;
+        }
+        let entries = std::fs::read_dir(p)
+            .map_err(|e| Error::io(format!("cannot list `{}`", p.display()), e))?;
+        let mut found: Vec<PathBuf> = (entries.flatten().map(|e| e.path()))
+            .filter(|f| f.extension().is_some_and(|x| x == "json"))
+            .collect();
+        if found.is_empty() {
+            let message = format!("`{}` holds no baseline (*.json)", p.display());
+            return Err(Error::usage(
+                message,
+                Some("write one with `moldtune baseline DIR`"),
+            ));
+        }
+        found.sort();
+        out.extend(found);
+    }
+    Ok(out)
+}

@@ -1,0 +1,211 @@
+//! Re-measuring a baseline: its reference and guarded configurations are built, checked
+//! against the reference output and timed interleaved ([`crate::evaluate::interleave`]),
+//! with rounds added until the [`Rule`] decides every guard; or, to record a baseline, for
+//! a fixed number of rounds.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::check::baseline::Loaded;
+use crate::check::rule::{Pair, Rule, Verdict};
+use crate::error::Error;
+use crate::evaluate::interleave::{Failed, Remeasured, Rounds};
+use crate::evaluate::outcome::{Status, Stop};
+use crate::evaluate::Evaluator;
+use crate::stats::{self, Ratio};
+
+/// The verdict on one guarded configuration of one baseline.
+#[derive(Debug, Clone, Serialize)]
+pub struct Guarded {
+    /// The baseline's name and the guard's: `gemm-medium`, `tuned`.
+    pub name: String,
+    pub guard: String,
+    pub file: String,
+    pub verdict: Verdict,
+    /// Speed-up over the reference when recorded and now, with 95% intervals.
+    pub recorded: Option<Ratio>,
+    pub measured: Option<Ratio>,
+    /// (tuned/reference now) / (tuned/reference recorded): above 1 is slower.
+    pub change: Option<Ratio>,
+    pub rounds: usize,
+    /// Why it is broken, or why the rule could not decide.
+    pub cause: Option<String>,
+    /// Warnings about the comparison (a different compiler, …).
+    pub notes: Vec<String>,
+    pub seconds: f64,
+}
+
+/// Rounds until the rule has judged every guard (or one of them is already settled
+/// by a failure).
+struct Gate<'a> {
+    rule: Rule,
+    loaded: &'a Loaded,
+    judged: Vec<Option<(Verdict, Option<Ratio>)>>,
+}
+
+impl Rounds for Gate<'_> {
+    fn enough(&mut self, done: usize, so_far: &[Remeasured]) -> bool {
+        let Ok(reference) = &so_far[0] else {
+            return true;
+        };
+        if !self.rule.decides_at(done) {
+            return false;
+        }
+        for (i, judged) in self.judged.iter_mut().enumerate() {
+            let Ok(tuned) = &so_far[i + 1] else { continue };
+            if judged.is_none() {
+                let then = &self.loaded.baseline;
+                let recorded = Pair {
+                    tuned: &then.guards[i].samples,
+                    reference: &then.reference.samples,
+                };
+                let now = Pair { tuned, reference };
+                *judged = self.rule.judge(now, recorded, seed(&then.name, i));
+            }
+        }
+        let failed = |i: usize| so_far[i + 1].is_err();
+        (0..self.judged.len()).all(|i| self.judged[i].is_some() || failed(i))
+    }
+}
+
+fn seed(name: &str, guard: usize) -> u64 {
+    crate::rng::fnv1a(name.as_bytes()) ^ guard as u64
+}
+
+/// Builds the reference output, then re-measures and judges every guard of `loaded`.
+pub fn check(
+    loaded: &Loaded,
+    rule: Rule,
+    evaluator: &mut dyn Evaluator,
+    work: &Path,
+) -> Result<Vec<Guarded>, Error> {
+    let start = std::time::Instant::now();
+    let mut configs = vec![loaded.reference.clone()];
+    configs.extend(loaded.guards.iter().cloned());
+    let mut gate = Gate {
+        rule,
+        loaded,
+        judged: vec![None; loaded.guards.len()],
+    };
+    let measured = match evaluator.prepare(&loaded.problem, work) {
+        Ok(()) => evaluator
+            .remeasure(&loaded.problem, &configs, &mut gate)
+            .map_err(stopped)?,
+        Err(Error::Reference(why)) => vec![Err(reference_failed(why))],
+        Err(e) => return Err(e),
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    Ok((0..loaded.guards.len())
+        .map(|i| guarded(loaded, i, &measured, gate.judged[i], seconds))
+        .collect())
+}
+
+fn stopped(s: Stop) -> Error {
+    match s {
+        Stop::Interrupted => Error::Cancelled("no verdict for this baseline".into()),
+        Stop::Environment(why) => Error::Environment(why),
+    }
+}
+
+/// The reference program could not be built or run for its output.
+fn reference_failed(why: String) -> Failed {
+    let status = match why.contains("did not build") {
+        true => Status::BuildError,
+        false => Status::RunError,
+    };
+    Failed { status, cause: why }
+}
+
+fn guarded(
+    loaded: &Loaded,
+    i: usize,
+    measured: &[Remeasured],
+    judged: Option<(Verdict, Option<Ratio>)>,
+    seconds: f64,
+) -> Guarded {
+    let b = &loaded.baseline;
+    let reference = &measured[0];
+    let tuned = measured
+        .get(i + 1)
+        .cloned()
+        .unwrap_or_else(|| Ok(Vec::new()));
+    let broken = match (reference, &tuned) {
+        (Err(f), _) => Some(("the reference", f)),
+        (_, Err(f)) => Some(("it", f)),
+        _ => None,
+    };
+    let (verdict, change, cause) = match (broken, judged) {
+        (Some((who, f)), _) => (failure(f.status), None, Some(format!("{who}: {f}"))),
+        (None, Some((v, c))) => (v, c, undecided_cause(v, c)),
+        (None, None) => (
+            Verdict::Undecided,
+            None,
+            Some("no rounds were measured".into()),
+        ),
+    };
+    let (now_r, now_t) = (
+        reference.as_deref().unwrap_or(&[]),
+        tuned.as_deref().unwrap_or(&[]),
+    );
+    Guarded {
+        name: b.name.clone(),
+        guard: b.guards[i].name.clone(),
+        file: loaded.file.display().to_string(),
+        verdict,
+        recorded: stats::ratio_of_medians(&b.reference.samples, &b.guards[i].samples, 1),
+        measured: stats::ratio_of_medians(now_r, now_t, 1),
+        change,
+        rounds: now_r.len().min(now_t.len()),
+        cause,
+        notes: Vec::new(),
+        seconds,
+    }
+}
+
+fn failure(status: Status) -> Verdict {
+    match status {
+        Status::WrongOutput => Verdict::WrongOutput,
+        Status::BuildError | Status::BuildTimeout => Verdict::BuildFailure,
+        _ => Verdict::RunFailure,
+    }
+}
+
+fn undecided_cause(v: Verdict, c: Option<Ratio>) -> Option<String> {
+    match (v, c) {
+        (Verdict::Undecided, Some(c)) => Some(format!(
+            "the 95% interval of the change, {:.2}–{:.2}, is too wide for the threshold at the round cap",
+            c.low, c.high
+        )),
+        (Verdict::Undecided, None) => Some("a median was zero or missing".into()),
+        _ => None,
+    }
+}
+
+/// Measures `loaded`'s reference and guards for `rounds` interleaved rounds (recording
+/// a baseline): the samples, reference first, or the first failure.
+pub fn record(
+    loaded: &Loaded,
+    rounds: usize,
+    evaluator: &mut dyn Evaluator,
+    work: &Path,
+) -> Result<Vec<Vec<f64>>, Error> {
+    let mut configs = vec![loaded.reference.clone()];
+    configs.extend(loaded.guards.iter().cloned());
+    evaluator.prepare(&loaded.problem, work)?;
+    let measured = evaluator
+        .remeasure(&loaded.problem, &configs, &mut rounds.clone())
+        .map_err(stopped)?;
+    let names = std::iter::once(&loaded.baseline.reference).chain(&loaded.baseline.guards);
+    (measured.into_iter().zip(names))
+        .map(|(m, e)| {
+            m.map_err(|f| Error::ConfigFile {
+                file: loaded.file.clone(),
+                message: format!("`{}` cannot be measured: {f}", e.name),
+                hint: Some(
+                    "a baseline records configurations that work; fix it or choose another".into(),
+                ),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,146 @@
+//! What `moldtune check` shows and writes: a line per guard as it is decided, a table at
+//! the end, and Markdown and JUnit XML for CI systems (tera templates `check.md.tera` and
+//! `junit.xml.tera` in `templates/`).
+
+use std::path::Path;
+
+use crate::check::gate::Guarded;
+use crate::check::Checked;
+use crate::error::Error;
+use crate::report::templates;
+use crate::stats::Ratio;
+
+/// "gemm-medium/tuned: ok: speed-up 1.52x (95% CI 1.48–1.57), recorded 1.50x; time
+/// ×0.99 of recorded (0.96–1.02) after 20 rounds".
+pub fn line(g: &Guarded) -> String {
+    let mut s = format!("{}/{}: {}", g.name, g.guard, g.verdict.as_str());
+    if let Some(m) = &g.measured {
+        s += &format!(": speed-up {}", with_interval(m, "x"));
+    }
+    if let Some(r) = &g.recorded {
+        s += &format!(", recorded {:.2}x", r.ratio);
+    }
+    if let Some(c) = &g.change {
+        s += &format!("; time ×{} of recorded", with_interval(c, ""));
+    }
+    s += &format!(" after {} rounds ({:.0} s)", g.rounds, g.seconds);
+    if let Some(why) = &g.cause {
+        s += &format!("\n  {why}");
+    }
+    s
+}
+
+fn with_interval(r: &Ratio, unit: &str) -> String {
+    format!("{:.2}{unit} ({:.2}–{:.2})", r.ratio, r.low, r.high)
+}
+
+/// The table printed at the end.
+pub fn table(c: &Checked) -> String {
+    let head = [
+        "baseline",
+        "guard",
+        "verdict",
+        "speed-up now (95% CI)",
+        "recorded",
+        "time vs recorded (95% CI)",
+        "rounds",
+    ];
+    let rows: Vec<[String; 7]> = c.guarded.iter().map(row).collect();
+    let width = |k: usize| {
+        rows.iter()
+            .map(|r| r[k].chars().count())
+            .chain([head[k].len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let widths: Vec<usize> = (0..head.len()).map(width).collect();
+    let fmt = |cells: Vec<&str>| -> String {
+        let padded: Vec<String> = (cells.iter().zip(&widths))
+            .map(|(c, &w)| format!("{c:<w$}"))
+            .collect();
+        padded.join("  ").trim_end().to_string()
+    };
+    let mut out = fmt(head.to_vec()) + "\n";
+    for r in &rows {
+        out += &(fmt(r.iter().map(String::as_str).collect()) + "\n");
+    }
+    out + &summary(c)
+}
+
+fn row(g: &Guarded) -> [String; 7] {
+    let opt = |r: &Option<Ratio>, f: &dyn Fn(&Ratio) -> String| r.as_ref().map_or("–".into(), f);
+    [
+        g.name.clone(),
+        g.guard.clone(),
+        g.verdict.as_str().into(),
+        opt(&g.measured, &|m| with_interval(m, "x")),
+        opt(&g.recorded, &|r| format!("{:.2}x", r.ratio)),
+        opt(&g.change, &|c| with_interval(c, "")),
+        g.rounds.to_string(),
+    ]
+}
+
+/// "7 guarded: 7 ok; threshold 10%; 212 s; exit 0".
+pub fn summary(c: &Checked) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for g in &c.guarded {
+        match counts.iter_mut().find(|(v, _)| *v == g.verdict.as_str()) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((g.verdict.as_str(), 1)),
+        }
+    }
+    let counts: Vec<String> = counts.iter().map(|(v, n)| format!("{n} {v}")).collect();
+    format!(
+        "{} guarded: {}; threshold {:.0}%; {:.0} s; exit {}",
+        c.guarded.len(),
+        counts.join(", "),
+        c.rule.threshold * 100.0,
+        c.seconds,
+        c.exit_code()
+    )
+}
+
+fn context(c: &Checked) -> tera::Context {
+    let mut ctx = tera::Context::new();
+    let rows: Vec<serde_json::Value> = (c.guarded.iter())
+        .map(|g| {
+            let mut v = serde_json::to_value(g).unwrap_or_default();
+            let cells = row(g);
+            v["verdict_text"] = cells[2].clone().into();
+            v["measured_text"] = cells[3].clone().into();
+            v["recorded_text"] = cells[4].clone().into();
+            v["change_text"] = cells[5].clone().into();
+            v["failed"] = (g.verdict.severity() > 0).into();
+            v
+        })
+        .collect();
+    ctx.insert("rows", &rows);
+    ctx.insert("summary", &summary(c));
+    ctx.insert("rule", &c.rule);
+    ctx.insert("threshold_pct", &(c.rule.threshold * 100.0).round());
+    ctx.insert("seconds", &c.seconds);
+    let failures = c
+        .guarded
+        .iter()
+        .filter(|g| g.verdict.severity() > 0)
+        .count();
+    ctx.insert("failures", &failures);
+    ctx.insert("tests", &c.guarded.len());
+    ctx
+}
+
+/// Writes the Markdown summary.
+pub fn markdown(c: &Checked, file: &Path) -> Result<(), Error> {
+    write(file, &templates::render("check.md.tera", &context(c))?)
+}
+
+/// Writes JUnit XML: one test case per guard, regressions and broken guards as failures,
+/// undecided ones as errors.
+pub fn junit(c: &Checked, file: &Path) -> Result<(), Error> {
+    write(file, &templates::render("junit.xml.tera", &context(c))?)
+}
+
+fn write(file: &Path, text: &str) -> Result<(), Error> {
+    std::fs::write(file, text)
+        .map_err(|e| Error::io(format!("cannot write `{}`", file.display()), e))
+}

@@ -1,0 +1,157 @@
+//! The decision rule on simulated measurements: how often it cries regression on
+//! unchanged code (false alarms) and how often it catches a given slowdown, with noise
+//! drawn from samples recorded on this machine (the baselines' interleaved rounds, each
+//! divided by its median).
+//!
+//! A trial draws a recording (the baseline's rounds) and a check session from the same
+//! noise, the session's tuned times multiplied by the slowdown, then runs the rule round
+//! by round as `moldtune check` does. `cargo bench --bench decision_rule` writes the
+//! figures to `results/check/`; a test keeps a small version of it.
+
+use serde::Serialize;
+
+use crate::check::rule::{Pair, Rule, Verdict};
+use crate::rng::Rng;
+use crate::stats::median;
+
+/// Relative noise of one configuration: samples divided by their median.
+#[derive(Debug, Clone)]
+pub struct Noise(Vec<f64>);
+
+impl Noise {
+    /// `None` for fewer than 5 samples or a zero median.
+    pub fn of(samples: &[f64]) -> Option<Noise> {
+        let m = median(samples).filter(|&m| m > 0.0 && samples.len() >= 5)?;
+        Some(Noise(samples.iter().map(|x| x / m).collect()))
+    }
+
+    fn draw(&self, n: usize, scale: f64, rng: &mut Rng) -> Vec<f64> {
+        (0..n)
+            .map(|_| scale * self.0[rng.below(self.0.len())])
+            .collect()
+    }
+}
+
+/// A guarded pair as recorded: its medians and noise, and the rounds of its recording.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub name: String,
+    pub reference: (f64, Noise),
+    pub tuned: (f64, Noise),
+    pub recorded_rounds: usize,
+}
+
+/// What the rule said over many trials at one slowdown.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Tally {
+    pub trials: usize,
+    pub regression: usize,
+    pub ok: usize,
+    pub improvement: usize,
+    pub undecided: usize,
+    /// Mean rounds the check needed.
+    pub mean_rounds: f64,
+}
+
+impl Tally {
+    pub fn rate(&self, n: usize) -> f64 {
+        n as f64 / self.trials.max(1) as f64
+    }
+}
+
+/// Runs `trials` simulated checks of `source` with the tuned program `slowdown` times
+/// slower than recorded; seeded.
+pub fn simulate(source: &Source, rule: &Rule, slowdown: f64, trials: usize, seed: u64) -> Tally {
+    let mut t = Tally {
+        trials,
+        ..Tally::default()
+    };
+    let mut rounds = 0;
+    for k in 0..trials {
+        let mut rng = Rng::for_step(seed, 7, k as u64);
+        let (verdict, used) = one_trial(source, rule, slowdown, &mut rng, k as u64);
+        rounds += used;
+        match verdict {
+            Verdict::Regression => t.regression += 1,
+            Verdict::Improvement => t.improvement += 1,
+            Verdict::Ok => t.ok += 1,
+            _ => t.undecided += 1,
+        }
+    }
+    t.mean_rounds = rounds as f64 / trials.max(1) as f64;
+    t
+}
+
+/// One recording and one check session; the verdict and the rounds used.
+fn one_trial(s: &Source, rule: &Rule, slowdown: f64, rng: &mut Rng, k: u64) -> (Verdict, usize) {
+    let n0 = s.recorded_rounds;
+    let (r0, t0) = (
+        draw(&s.reference, n0, 1.0, rng),
+        draw(&s.tuned, n0, 1.0, rng),
+    );
+    let cap = rule.cap.max(rule.first);
+    let (r, t) = (
+        draw(&s.reference, cap, 1.0, rng),
+        draw(&s.tuned, cap, slowdown, rng),
+    );
+    let then = Pair {
+        tuned: &t0,
+        reference: &r0,
+    };
+    for done in 1..=cap {
+        if !rule.decides_at(done) {
+            continue;
+        }
+        let now = Pair {
+            tuned: &t[..done],
+            reference: &r[..done],
+        };
+        if let Some((v, _)) = rule.judge(now, then, k) {
+            return (v, done);
+        }
+    }
+    (Verdict::Undecided, cap)
+}
+
+fn draw(side: &(f64, Noise), n: usize, factor: f64, rng: &mut Rng) -> Vec<f64> {
+    side.1.draw(n, side.0 * factor, rng)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A skewed noise with a heavy tail: most runs within ±5%, one in ten up to 40% slow.
+    fn noise(seed: u64) -> Noise {
+        let mut rng = Rng::new(seed);
+        let samples: Vec<f64> = (0..60)
+            .map(|i| match i % 10 {
+                0 => 1.0 + 0.4 * rng.f64(),
+                _ => 0.95 + 0.1 * rng.f64(),
+            })
+            .collect();
+        Noise::of(&samples).unwrap()
+    }
+
+    #[test]
+    fn unchanged_code_passes_and_a_large_slowdown_is_caught() {
+        let source = Source {
+            name: "synthetic".into(),
+            reference: (0.02, noise(1)),
+            tuned: (0.005, noise(2)),
+            recorded_rounds: 60,
+        };
+        let rule = Rule {
+            resamples: 500,
+            ..Rule::default()
+        };
+        let same = simulate(&source, &rule, 1.0, 40, 3);
+        assert_eq!(same.regression, 0, "{same:?}");
+        let slow = simulate(&source, &rule, 1.3, 40, 3);
+        assert!(slow.regression >= 38, "{slow:?}");
+        assert_eq!(
+            simulate(&source, &rule, 1.3, 40, 3).regression,
+            slow.regression
+        );
+    }
+}

@@ -1,0 +1,331 @@
+//! `moldtune report DIR…`: one self-contained HTML page (figures as inline SVG, CSS inline,
+//! no script, nothing fetched) and a Markdown summary whose figures are SVG files beside it,
+//! over one or many run directories of `moldtune run` and `moldtune mctree`.
+//!
+//! Both are rendered from the embedded templates `report.html.tera` and `report.md.tera`
+//! with the same context: the comparison [`table`](super::table) and, per run, its facts,
+//! convergence [`curve`](super::curve), outcome counts, parameter importance
+//! ([`bars`](super::bars), or why there is no ranking) and the [`diff`](super::diff) of its
+//! best variant against the default.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::diff::{self, Diff};
+use super::importance::{self, Importance};
+use super::run_dir::RunDir;
+use super::table::{self, Row};
+use super::{bars, curve, format, templates};
+use crate::error::Error;
+use crate::run::log;
+
+/// The page's file name in the output directory.
+pub const HTML: &str = "report.html";
+/// The summary's file name in the output directory.
+pub const MARKDOWN: &str = "report.md";
+
+/// What `report` wrote.
+#[derive(Debug)]
+pub struct Written {
+    pub html: PathBuf,
+    pub markdown: PathBuf,
+    /// The SVG files the summary shows.
+    pub figures: Vec<PathBuf>,
+}
+
+/// Where the report goes without `--out`: `DIR/report` for one run directory, else
+/// `moldtune-report` in the current directory.
+pub fn default_out(dirs: &[PathBuf]) -> PathBuf {
+    match dirs {
+        [one] => one.join("report"),
+        _ => PathBuf::from("moldtune-report"),
+    }
+}
+
+/// Reads the runs in `dirs` and writes the page, the summary and its figures into `out`.
+pub fn report(dirs: &[PathBuf], out: &Path) -> Result<Written, Error> {
+    if dirs.is_empty() {
+        return Err(Error::usage(
+            "no run directory to report on",
+            Some("give one or more directories that `moldtune run` or `moldtune mctree` wrote"),
+        ));
+    }
+    let runs = (dirs.iter())
+        .map(|d| RunDir::load(d))
+        .collect::<Result<Vec<_>, _>>()?;
+    let sections = (runs.iter().enumerate())
+        .map(|(i, r)| Section::of(i, r))
+        .collect::<Result<Vec<_>, _>>()?;
+    std::fs::create_dir_all(out).map_err(|e| {
+        Error::usage(
+            format!(
+                "cannot create the report directory `{}`: {e}",
+                out.display()
+            ),
+            Some("`--out` must name a directory moldtune may create and write"),
+        )
+    })?;
+    let figures = write_figures(out, &sections)?;
+    let (html, markdown) = write_documents(out, &sections)?;
+    Ok(Written {
+        html,
+        markdown,
+        figures,
+    })
+}
+
+/// Renders the page and the summary of `sections` into `out`; returns their paths.
+fn write_documents(out: &Path, sections: &[Section]) -> Result<(PathBuf, PathBuf), Error> {
+    let mut ctx = tera::Context::new();
+    ctx.insert("runs", sections);
+    ctx.insert("version", env!("CARGO_PKG_VERSION"));
+    let html = out.join(HTML);
+    let markdown = out.join(MARKDOWN);
+    log::write_atomic(
+        &html,
+        templates::render("report.html.tera", &ctx)?.as_bytes(),
+    )?;
+    log::write_atomic(
+        &markdown,
+        templates::render("report.md.tera", &ctx)?.as_bytes(),
+    )?;
+    Ok((html, markdown))
+}
+
+/// Writes each section's figures into `out` as the summary names them.
+fn write_figures(out: &Path, sections: &[Section]) -> Result<Vec<PathBuf>, Error> {
+    let mut written = Vec::new();
+    for s in sections {
+        let importance = s.importance.svg.as_ref().zip(s.importance.file.as_ref());
+        for (svg, file) in [(&s.curve_svg, &s.curve_file)]
+            .into_iter()
+            .chain(importance)
+        {
+            let path = out.join(file);
+            log::write_atomic(&path, svg.as_bytes())?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
+/// One run's part of the report.
+#[derive(Debug, Serialize)]
+struct Section {
+    /// The HTML anchor and the prefix of its figure files: "1-gemm-medium-rf-s1".
+    id: String,
+    title: String,
+    dir: String,
+    row: Row,
+    facts: Vec<Fact>,
+    curve_svg: String,
+    curve_file: String,
+    outcomes: Vec<Outcome>,
+    importance: ImportanceView,
+    diff: Diff,
+}
+
+#[derive(Debug, Serialize)]
+struct Fact {
+    name: &'static str,
+    value: String,
+}
+
+/// How many evaluations ended one way.
+#[derive(Debug, Serialize)]
+struct Outcome {
+    status: String,
+    count: usize,
+    percent: String,
+}
+
+impl Section {
+    fn of(index: usize, run: &RunDir) -> Result<Section, Error> {
+        let id = slug(&format!(
+            "{}-{}-{}-s{}",
+            index + 1,
+            run.meta.problem_name,
+            run.strategy(),
+            run.meta.seed
+        ));
+        let n = run.records.len().max(1) as f64;
+        Ok(Section {
+            title: run.title(),
+            dir: run.dir.display().to_string(),
+            row: table::row(run),
+            facts: facts(run),
+            curve_svg: curve::curve_svg(run)?,
+            curve_file: format!("{id}-curve.svg"),
+            outcomes: (run.counts().into_iter())
+                .map(|(s, count)| Outcome {
+                    status: s.to_string(),
+                    count,
+                    percent: format!("{:.0}%", 100.0 * count as f64 / n),
+                })
+                .collect(),
+            importance: ImportanceView::of(run, &id)?,
+            diff: diff::best_vs_default(run),
+            id,
+        })
+    }
+}
+
+/// What the section's fact list says about the run.
+fn facts(run: &RunDir) -> Vec<Fact> {
+    let m = &run.meta;
+    let unknown = |v: &Option<String>, why: &str| v.clone().unwrap_or_else(|| why.into());
+    let mut out = vec![
+        ("directory", run.dir.display().to_string()),
+        (
+            "objective",
+            format!("{}, {}", run.metric_label(), goal_word(m.goal)),
+        ),
+        ("search", search_settings(run)),
+    ];
+    out.extend(outcome_facts(run));
+    out.extend([
+        (
+            "started",
+            format!("{} (last update {})", m.started_at, m.updated_at),
+        ),
+        (
+            "compiler",
+            unknown(&m.compiler_version, "not recorded (mock run)"),
+        ),
+        ("CPU", unknown(&m.cpu_model, "not recorded")),
+        ("command", m.command_line.join(" ")),
+    ]);
+    (out.into_iter())
+        .map(|(name, value)| Fact { name, value })
+        .collect()
+}
+
+/// What the search did, and how far its numbers were checked.
+fn outcome_facts(run: &RunDir) -> Vec<(&'static str, String)> {
+    let m = &run.meta;
+    let (n, counts) = (run.records.len(), run.counts_text());
+    let reused = (run.records.iter())
+        .filter(|r| r.m.reused_from.is_some())
+        .count();
+    let verified = m.verification.as_ref().map(|v| v.describe());
+    let mut out = vec![(
+        "evaluations",
+        format!("{n} ({counts}), stopped by {}", m.termination),
+    )];
+    if reused > 0 {
+        let what = "evaluations identical to an earlier one carry its outcome";
+        out.push(("not re-measured", format!("{reused} {what}")));
+    }
+    let own = "none: the speed-up is the search's own numbers";
+    out.push(("verification", verified.unwrap_or_else(|| own.into())));
+    out.push(("search time", format::duration(run.wall_s())));
+    out
+}
+
+/// "rf, seed 1, 10 initial, LCB κ 1.96" or "mctree rf, seed 0, depth 4".
+fn search_settings(run: &RunDir) -> String {
+    let m = &run.meta;
+    match &m.mctree {
+        Some(t) => format!("{}, seed {}, depth {}", run.strategy(), m.seed, t["depth"]),
+        None => format!(
+            "{}, seed {}, {} initial ({}), acquisition {}, κ {}, budget {}",
+            m.learner,
+            m.seed,
+            m.initial,
+            format!("{:?}", m.design).to_lowercase(),
+            format!("{:?}", m.acquisition).to_uppercase(),
+            m.kappa,
+            m.max_evals
+        ),
+    }
+}
+
+fn goal_word(goal: crate::problem::Goal) -> &'static str {
+    match goal {
+        crate::problem::Goal::Minimize => "minimised",
+        crate::problem::Goal::Maximize => "maximised",
+    }
+}
+
+/// `text` as a file name and HTML id: letters, digits, `.`, `_` and `-`.
+fn slug(text: &str) -> String {
+    let s: String = (text.chars())
+        .map(|c| match c.is_ascii_alphanumeric() || "._-".contains(c) {
+            true => c,
+            false => '-',
+        })
+        .collect();
+    s.trim_matches('-').to_string()
+}
+
+/// The importance part of a section: the bars, or why there are none.
+#[derive(Debug, Serialize)]
+struct ImportanceView {
+    /// "53 of 60 evaluations used (the successes), out-of-bag R² 0.42".
+    numbers: String,
+    method: String,
+    /// Why there is no ranking; `None` when ranked.
+    reason: Option<String>,
+    /// Each parameter's share in percent, most important first (empty when withheld).
+    ranking: Vec<ShareView>,
+    svg: Option<String>,
+    file: Option<String>,
+}
+
+/// A parameter and its share: ("P2", "67.6%").
+#[derive(Debug, Serialize)]
+struct ShareView {
+    parameter: String,
+    percent: String,
+}
+
+impl ImportanceView {
+    fn of(run: &RunDir, id: &str) -> Result<ImportanceView, Error> {
+        let r: Importance = importance::importance_of(&run.problem, &run.records);
+        let r2 = r.oob_r2.map_or("–".to_string(), |v| format!("{v:.2}"));
+        let ranking = r.ranking.clone().unwrap_or_default();
+        let svg = match &r.ranking {
+            Some(shares) => Some(bars::importance_svg(shares)?),
+            None => None,
+        };
+        Ok(ImportanceView {
+            numbers: format!(
+                "{} of {} evaluations used (the successes), out-of-bag R² {r2}",
+                r.successes, r.evaluations
+            ),
+            method: r.method,
+            reason: r.reason,
+            ranking: (ranking.iter())
+                .map(|s| ShareView {
+                    parameter: s.parameter.clone(),
+                    percent: format!("{:.1}%", 100.0 * s.importance),
+                })
+                .collect(),
+            file: svg.as_ref().map(|_| format!("{id}-importance.svg")),
+            svg,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_file_names() {
+        assert_eq!(
+            slug("1-gemm medium-mctree rf-s0"),
+            "1-gemm-medium-mctree-rf-s0"
+        );
+        assert_eq!(slug("2-a/b\\c-<x>"), "2-a-b-c--x");
+    }
+
+    #[test]
+    fn the_default_output_directory() {
+        let one = [PathBuf::from("r/1")];
+        assert_eq!(default_out(&one), PathBuf::from("r/1/report"));
+        let two = [PathBuf::from("a"), PathBuf::from("b")];
+        assert_eq!(default_out(&two), PathBuf::from("moldtune-report"));
+    }
+}

@@ -1,0 +1,190 @@
+//! `moldtune baseline` and `moldtune check` with the mock evaluator (no compiler): the
+//! verdicts and their exit codes, the Markdown and JUnit outputs, and bad baselines.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::{assert_code, describe, text, write_toy};
+
+fn moldtune(args: &[&str], cwd: &Path) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_moldtune"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("moldtune runs")
+}
+
+/// A toy problem tuned (mock) and a baseline written from the run: `b/toy.json`.
+fn baseline(dir: &Path) -> PathBuf {
+    write_toy(dir);
+    let o = moldtune(
+        &[
+            "run",
+            "p.yaml",
+            "--mock",
+            "--max-evals",
+            "12",
+            "--out",
+            "run",
+            "--quiet",
+        ],
+        dir,
+    );
+    assert_code(&o, 0);
+    let o = moldtune(
+        &["baseline", "run", "--out", "b", "--rounds", "20", "--mock"],
+        dir,
+    );
+    assert_code(&o, 0);
+    dir.join("b/toy.json")
+}
+
+fn edit(file: &Path, f: impl FnOnce(&mut serde_json::Value)) {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    f(&mut v);
+    std::fs::write(file, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+}
+
+#[test]
+fn an_unchanged_program_passes_and_writes_markdown_and_junit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = baseline(tmp.path());
+    let b: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(b["problem"], "../p.yaml", "relative to the baseline");
+    assert_eq!(b["reference"]["samples"].as_array().unwrap().len(), 20);
+    assert!(
+        b["guards"][0]["speedup"]["ratio"].as_f64().unwrap() > 1.0,
+        "{b}"
+    );
+    let o = moldtune(
+        &[
+            "check",
+            "b",
+            "--mock",
+            "--markdown",
+            "c.md",
+            "--junit",
+            "c.xml",
+        ],
+        tmp.path(),
+    );
+    assert_code(&o, 0);
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("toy  ") && out.contains(" ok "),
+        "{}",
+        describe(&o)
+    );
+    let md = std::fs::read_to_string(tmp.path().join("c.md")).unwrap();
+    assert!(md.contains("| toy | tuned | ok |"), "{md}");
+    let xml = std::fs::read_to_string(tmp.path().join("c.xml")).unwrap();
+    assert!(
+        xml.contains("<testcase classname=\"moldtune.check.toy\" name=\"tuned\""),
+        "{xml}"
+    );
+    assert!(!xml.contains("<failure"), "{xml}");
+}
+
+#[test]
+fn a_lost_speed_up_is_a_regression_and_a_gained_one_an_improvement() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = baseline(tmp.path());
+    let scale = |v: &mut serde_json::Value, by: f64| {
+        for x in v["guards"][0]["samples"].as_array_mut().unwrap() {
+            *x = (x.as_f64().unwrap() * by).into();
+        }
+    };
+    // Recorded 1.5x faster than it now is: the speed-up was lost.
+    edit(&file, |v| scale(v, 1.0 / 1.5));
+    let o = moldtune(
+        &["check", "b", "--mock", "--junit", "c.xml", "--json"],
+        tmp.path(),
+    );
+    assert_code(&o, 4);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["guarded"][0]["verdict"], "regression", "{j}");
+    assert!(
+        j["guarded"][0]["change"]["low"].as_f64().unwrap() > 1.1,
+        "{j}"
+    );
+    let xml = std::fs::read_to_string(tmp.path().join("c.xml")).unwrap();
+    assert!(xml.contains("<failure type=\"regression\""), "{xml}");
+    // Recorded 2.25x slower than it now is: better than the baseline.
+    edit(&file, |v| scale(v, 1.5 * 1.5));
+    let o = moldtune(&["check", "b", "--mock"], tmp.path());
+    assert_code(&o, 0);
+    assert!(text(&o.stdout).contains("improvement"), "{}", describe(&o));
+    // `--update` records the samples again: the gate passes on the new level.
+    edit(&file, |v| scale(v, 1.0 / 2.25 / 1.5));
+    assert_code(
+        &moldtune(
+            &[
+                "check",
+                "--update",
+                "b/toy.json",
+                "--mock",
+                "--rounds",
+                "10",
+            ],
+            tmp.path(),
+        ),
+        0,
+    );
+    assert_code(&moldtune(&["check", "b/toy.json", "--mock"], tmp.path()), 0);
+}
+
+#[test]
+fn bad_baselines_are_refused_with_the_file_and_entry() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = baseline(tmp.path());
+    let good = std::fs::read_to_string(&file).unwrap();
+    let refused = |needle: &str| {
+        let o = moldtune(&["check", "b/toy.json", "--mock"], tmp.path());
+        assert_code(&o, 2);
+        let err = text(&o.stderr);
+        assert!(
+            err.contains("b/toy.json") && err.contains(needle),
+            "want `{needle}`:\n{}",
+            describe(&o)
+        );
+    };
+    std::fs::write(&file, &good[..good.len() / 2]).unwrap();
+    refused("b/toy.json:");
+    std::fs::write(&file, good.replace("\"tuned\"", "\"tuned\", \"colour\": 1")).unwrap();
+    refused("unknown field `colour`");
+    std::fs::write(&file, &good).unwrap();
+    edit(&file, |v| v["guards"][0]["config"]["P0"] = "7".into());
+    refused("guards[0] (`tuned`): `P0=7`: `7` is not a value of `P0`");
+    std::fs::write(&file, &good).unwrap();
+    edit(&file, |v| v["guards"][0]["config"]["PX"] = "1".into());
+    refused("there is no parameter `PX`");
+    std::fs::write(&file, &good).unwrap();
+    edit(&file, |v| {
+        v["reference"]["config"]
+            .as_object_mut()
+            .unwrap()
+            .remove("P1")
+            .map(drop)
+            .unwrap()
+    });
+    refused("reference (`default`): no value for the parameter `P1`");
+    std::fs::write(&file, &good).unwrap();
+    edit(&file, |v| v["guards"] = serde_json::json!([]));
+    refused("`guards` is empty");
+    std::fs::write(&file, &good).unwrap();
+    std::fs::remove_file(tmp.path().join("p.yaml")).unwrap();
+    refused("p.yaml` does not exist");
+    let o = moldtune(&["check", "nowhere.json", "--threshold", "10%"], tmp.path());
+    assert_code(&o, 2);
+    let o = moldtune(&["check", "b", "--threshold", "150%"], tmp.path());
+    assert_code(&o, 2);
+    assert!(
+        text(&o.stderr).contains("between 0% and 100%"),
+        "{}",
+        describe(&o)
+    );
+}
