@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use moldtune::check::rule::Rule;
-use moldtune::check::simulate::{simulate, Noise, Source, Tally};
+use moldtune::check::simulate::{simulate, Source, Tally};
 
 const SLOWDOWNS: [f64; 6] = [1.0, 1.05, 1.10, 1.15, 1.20, 1.30];
 const SEED: u64 = 2026;
@@ -18,7 +18,7 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1000);
-    let sources = sources(Path::new("results/baselines"));
+    let sources = Source::of_folder(Path::new("results/baselines")).expect("results/baselines");
     assert!(!sources.is_empty(), "no baselines in results/baselines");
     let rule = Rule::default();
     let mut rows = Vec::new();
@@ -30,36 +30,6 @@ fn main() {
         }
     }
     write(&rule, trials, &rows);
-}
-
-/// Every guard of every baseline, with its reference, as a noise source.
-fn sources(dir: &Path) -> Vec<Source> {
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .expect("results/baselines")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    let mut out = Vec::new();
-    for f in files {
-        let b: moldtune::check::baseline::Baseline =
-            serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
-        let side = |e: &moldtune::check::baseline::Entry| {
-            Some((moldtune::stats::median(&e.samples)?, Noise::of(&e.samples)?))
-        };
-        for g in &b.guards {
-            if let (Some(reference), Some(tuned)) = (side(&b.reference), side(g)) {
-                out.push(Source {
-                    name: format!("{}/{}", b.name, g.name),
-                    reference,
-                    tuned,
-                    recorded_rounds: b.reference.samples.len().min(g.samples.len()),
-                });
-            }
-        }
-    }
-    out
 }
 
 fn write(rule: &Rule, trials: usize, rows: &[(String, f64, Tally)]) {

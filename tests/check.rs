@@ -9,11 +9,7 @@ use std::process::Output;
 use common::{assert_code, describe, text, write_toy};
 
 fn moldtune(args: &[&str], cwd: &Path) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_moldtune"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("moldtune runs")
+    common::moldtune_in(cwd, args)
 }
 
 /// A toy problem tuned (mock) and a baseline written from the run: `b/toy.json`.

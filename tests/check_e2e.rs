@@ -11,11 +11,7 @@ use std::process::Output;
 use common::{assert_code, describe, have_clang, text};
 
 fn moldtune(args: &[&str], cwd: &Path) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_moldtune"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("moldtune runs")
+    common::moldtune_in(cwd, args)
 }
 
 fn set_guard(file: &Path, param: &str, value: &str) {
@@ -55,6 +51,20 @@ fn the_gate_passes_unchanged_code_and_fails_slow_and_wrong_variants() {
     assert_code(&o, 0);
     assert!(
         text(&o.stdout).contains("matmul    tuned  ok"),
+        "{}",
+        describe(&o)
+    );
+
+    // Another compiler version: checked, with a warning that names both.
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&b).unwrap()).unwrap();
+    v["recorded"]["compiler"] = "clang version 21.1.0".into();
+    std::fs::write(&b, v.to_string()).unwrap();
+    let o = moldtune(&["check", "matmul.baseline.json"], tmp.path());
+    assert_code(&o, 0);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("warning: matmul: recorded with `clang version 21.1.0`, checked with `"),
         "{}",
         describe(&o)
     );

@@ -127,6 +127,14 @@ fn evaluator(mock: bool) -> Box<dyn Evaluator> {
 fn notes(l: &Loaded, mock: bool) -> Vec<String> {
     let then = &l.baseline.recorded;
     let mut out = Vec::new();
+    let cpu = driver::cpu_model();
+    if !mock && then.cpu.is_some() && cpu != then.cpu {
+        out.push(format!(
+            "recorded on `{}`, checked on `{}`: ratios carry over between machines of one kind, not always across CPU families",
+            then.cpu.as_deref().unwrap_or_default(),
+            cpu.as_deref().unwrap_or("an unknown CPU")
+        ));
+    }
     let now = (!mock)
         .then(|| driver::compiler_version(&l.problem))
         .flatten();

@@ -8,9 +8,13 @@
 //! by round as `moldtune check` does. `cargo bench --bench decision_rule` writes the
 //! figures to `results/check/`; a test keeps a small version of it.
 
+use std::path::Path;
+
 use serde::Serialize;
 
+use crate::check::baseline::{self, Baseline, Entry};
 use crate::check::rule::{Pair, Rule, Verdict};
+use crate::error::Error;
 use crate::rng::Rng;
 use crate::stats::median;
 
@@ -39,6 +43,37 @@ pub struct Source {
     pub reference: (f64, Noise),
     pub tuned: (f64, Noise),
     pub recorded_rounds: usize,
+}
+
+impl Source {
+    /// Every guard of a baseline, with its reference, as a noise source (guards with
+    /// fewer than 5 recorded samples are left out).
+    pub fn of_baseline(b: &Baseline) -> Vec<Source> {
+        let side = |e: &Entry| Some((median(&e.samples)?, Noise::of(&e.samples)?));
+        (b.guards.iter())
+            .filter_map(|g| {
+                Some(Source {
+                    name: format!("{}/{}", b.name, g.name),
+                    reference: side(&b.reference)?,
+                    tuned: side(g)?,
+                    recorded_rounds: b.reference.samples.len().min(g.samples.len()),
+                })
+            })
+            .collect()
+    }
+
+    /// The sources of every baseline file in `dir` (e.g. `results/baselines`), by name.
+    pub fn of_folder(dir: &Path) -> Result<Vec<Source>, Error> {
+        let mut out = Vec::new();
+        for f in baseline::files(&[dir.to_path_buf()])? {
+            let text = std::fs::read_to_string(&f)
+                .map_err(|e| Error::io(format!("cannot read `{}`", f.display()), e))?;
+            let b: Baseline = serde_json::from_str(&text)
+                .map_err(|e| Error::Internal(format!("{}: {e}", f.display())))?;
+            out.extend(Source::of_baseline(&b));
+        }
+        Ok(out)
+    }
 }
 
 /// What the rule said over many trials at one slowdown.

@@ -75,6 +75,15 @@ pub fn have_clang() -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// Runs the moldtune binary with `args` in `cwd` and returns what it did.
+pub fn moldtune_in(cwd: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_moldtune"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("moldtune runs")
+}
+
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
