@@ -1,5 +1,6 @@
 //! The check's decision rule on simulated measurements with this machine's noise (the
-//! committed baselines' recorded rounds), no compiler: unchanged code raises no more than
+//! committed baselines' recorded rounds, and the drift between real check sessions in
+//! results/check/acceptance.json), no compiler: unchanged code raises no more than
 //! 1% false alarms and a 15% slowdown is caught at least 95% of the time, pooled over the
 //! seven PolyBench guards. Fixed seeds; a small version of `cargo bench --bench
 //! decision_rule` (whose figures are in results/check/decision_rule.md).
@@ -7,13 +8,19 @@
 use std::path::Path;
 
 use moldtune::check::rule::Rule;
-use moldtune::check::simulate::{simulate, Source};
+use moldtune::check::simulate::{session_drift, simulate, Source};
 
 #[test]
 fn false_alarms_are_rare_and_a_15_percent_slowdown_is_caught() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/baselines");
-    let sources = Source::of_folder(&dir).unwrap();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
+    let mut sources = Source::of_folder(&dir.join("baselines")).unwrap();
     assert_eq!(sources.len(), 7, "one guard per PolyBench kernel");
+    // The harsher case: each session's ratio also drifts as real sessions' did.
+    let (drift, n) = session_drift(&dir.join("check/acceptance.json")).unwrap();
+    assert!(n >= 70, "{n} changes");
+    sources
+        .iter_mut()
+        .for_each(|s| s.drift = Some(drift.clone()));
     let rule = Rule {
         resamples: 400,
         ..Rule::default()

@@ -5,7 +5,8 @@
 //!
 //! A trial draws a recording (the baseline's rounds) and a check session from the same
 //! noise, the session's tuned times multiplied by the slowdown, then runs the rule round
-//! by round as `moldtune check` does. `cargo bench --bench decision_rule` writes the
+//! by round as `moldtune check` does. With a [`Source::drift`], each session's ratio is
+//! also moved by a factor drawn from the changes seen between real sessions. `cargo bench --bench decision_rule` writes the
 //! figures to `results/check/`; a test keeps a small version of it.
 
 use std::path::Path;
@@ -43,6 +44,9 @@ pub struct Source {
     pub reference: (f64, Noise),
     pub tuned: (f64, Noise),
     pub recorded_rounds: usize,
+    /// How far a session's ratio strays from the recording's on unchanged code (ratios,
+    /// median 1), drawn once per simulated check; `None`: not at all.
+    pub drift: Option<Noise>,
 }
 
 impl Source {
@@ -57,6 +61,7 @@ impl Source {
                     reference: side(&b.reference)?,
                     tuned: side(g)?,
                     recorded_rounds: b.reference.samples.len().min(g.samples.len()),
+                    drift: None,
                 })
             })
             .collect()
@@ -74,6 +79,23 @@ impl Source {
         }
         Ok(out)
     }
+}
+
+/// The session drift real checks saw: the change (now/recorded) of every guard in the
+/// unchanged runs of `scripts/check_acceptance.py`'s `acceptance.json`, and how many.
+pub fn session_drift(file: &Path) -> Option<(Noise, usize)> {
+    let runs: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()?;
+    let changes: Vec<f64> = (runs.as_array()?.iter())
+        .filter(|r| {
+            r["tag"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("unchanged"))
+        })
+        .flat_map(|r| r["guarded"].as_array().cloned().unwrap_or_default())
+        .filter_map(|g| g["change"]["ratio"].as_f64())
+        .collect();
+    Some((Noise::of(&changes)?, changes.len()))
 }
 
 /// What the rule said over many trials at one slowdown.
@@ -125,9 +147,10 @@ fn one_trial(s: &Source, rule: &Rule, slowdown: f64, rng: &mut Rng, k: u64) -> (
         draw(&s.tuned, n0, 1.0, rng),
     );
     let cap = rule.cap.max(rule.first);
+    let shift = (s.drift.as_ref()).map_or(1.0, |d| d.draw(1, 1.0, rng)[0]);
     let (r, t) = (
         draw(&s.reference, cap, 1.0, rng),
-        draw(&s.tuned, cap, slowdown, rng),
+        draw(&s.tuned, cap, slowdown * shift, rng),
     );
     let then = Pair {
         tuned: &t0,
@@ -175,6 +198,7 @@ mod tests {
             reference: (0.02, noise(1)),
             tuned: (0.005, noise(2)),
             recorded_rounds: 60,
+            drift: None,
         };
         let rule = Rule {
             resamples: 500,
