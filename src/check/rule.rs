@@ -198,7 +198,7 @@ mod tests {
     #[test]
     fn decisions_come_after_the_first_batch_and_each_step() {
         let r = Rule::default();
-        let at: Vec<usize> = (0..=210).filter(|&d| r.decides_at(d)).collect();
+        let at: Vec<usize> = (0..=200).filter(|&d| r.decides_at(d)).collect();
         assert_eq!(at[..5], [20, 40, 60, 80, 100]);
         assert_eq!(at.len(), 10, "{at:?}");
     }
