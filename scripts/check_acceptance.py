@@ -32,6 +32,10 @@ def check(binary, paths, tag):
     start = time.time()
     p = subprocess.run([str(binary), "check", "--json", "-q", *map(str, paths)],
                        capture_output=True, text=True, cwd=ROOT)
+    # Paths as the reader's checkout has them: relative to the repository, copies by name.
+    p.stdout = p.stdout.replace(str(ROOT) + "/", "")
+    if Path(paths[0]).is_absolute():
+        p.stdout = p.stdout.replace(str(paths[0]) + "/", "<copy>/")
     wall = time.time() - start
     try:
         guarded = json.loads(p.stdout)["guarded"]
@@ -86,7 +90,7 @@ def main():
     a = ap.parse_args()
     runs = []
     for k in range(a.runs):
-        runs.append(check(a.binary, [BASELINES], f"unchanged {k + 1}"))
+        runs.append(check(a.binary, [BASELINES.relative_to(ROOT)], f"unchanged {k + 1}"))
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
         forced = tmp / "forced"
