@@ -440,7 +440,7 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
             mock,
         } => {
             let opts = check_options(rounds.into(), mock, false);
-            for f in crate::check::from_runs(&dirs, &out, &opts)? {
+            for f in crate::check::record::from_runs(&dirs, &out, &opts)? {
                 println!("wrote {}", f.display());
             }
             Ok(exit::OK)
@@ -766,7 +766,7 @@ fn check_options(rounds: usize, mock: bool, quiet: bool) -> crate::check::Option
 fn check_command(a: CheckArgs) -> Result<u8, Error> {
     let mut opts = check_options(a.rounds.into(), a.mock, a.quiet);
     if a.update {
-        for f in crate::check::update(&a.baselines, &opts)? {
+        for f in crate::check::record::update(&a.baselines, &opts)? {
             println!("recorded {}", f.display());
         }
         return Ok(exit::OK);

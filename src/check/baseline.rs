@@ -185,7 +185,7 @@ fn problem_of(file: &Path, b: &Baseline) -> Result<Problem, Error> {
 }
 
 /// The folder of `file` (`.` for a bare name).
-fn folder(file: &Path) -> &Path {
+pub fn folder(file: &Path) -> &Path {
     match file.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

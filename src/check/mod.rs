@@ -4,21 +4,22 @@
 //! interleaved until the [`rule`] decides whether the guarded speed-ups still hold;
 //! [`output`] prints the table and writes Markdown, JUnit XML or JSON.
 //!
-//! `moldtune baseline DIR…` writes a baseline from run directories, and `moldtune check
-//! --update` records a baseline's samples again.
+//! [`record`] writes baselines: `moldtune baseline DIR…` from run directories, `moldtune
+//! check --update` with new samples.
 
 pub mod baseline;
 pub mod gate;
 pub mod output;
+pub mod record;
 pub mod rule;
 pub mod simulate;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::error::Error;
 use crate::evaluate::{Evaluator, MockEvaluator, RealEvaluator};
 use crate::run::driver;
-use baseline::{Baseline, Entry, Loaded, Recorded};
+use baseline::Loaded;
 use gate::Guarded;
 use rule::Rule;
 
@@ -86,7 +87,7 @@ pub fn check(paths: &[PathBuf], opts: &Options) -> Result<Checked, Error> {
     })
 }
 
-fn load_all(paths: &[PathBuf]) -> Result<Vec<Loaded>, Error> {
+pub(crate) fn load_all(paths: &[PathBuf]) -> Result<Vec<Loaded>, Error> {
     let default = [PathBuf::from(DEFAULT_BASELINES)];
     let paths = if paths.is_empty() {
         &default[..]
@@ -106,13 +107,13 @@ fn load_all(paths: &[PathBuf]) -> Result<Vec<Loaded>, Error> {
         .collect()
 }
 
-fn progress(opts: &Options, line: String) {
+pub(crate) fn progress(opts: &Options, line: String) {
     if !opts.quiet {
         eprintln!("{line}");
     }
 }
 
-fn evaluator(mock: bool) -> Box<dyn Evaluator> {
+pub(crate) fn evaluator(mock: bool) -> Box<dyn Evaluator> {
     match mock {
         true => Box::new(MockEvaluator::new()),
         false => {
@@ -151,17 +152,17 @@ fn notes(l: &Loaded, mock: bool) -> Vec<String> {
 }
 
 /// A scratch folder for the builds, removed at the end (also on an error).
-struct Scratch(PathBuf);
+pub(crate) struct Scratch(PathBuf);
 
 impl Scratch {
-    fn new() -> Result<Scratch, Error> {
+    pub(crate) fn new() -> Result<Scratch, Error> {
         let dir = std::env::temp_dir().join(format!("moldtune-check-{}", std::process::id()));
         std::fs::create_dir_all(&dir)
             .map_err(|e| Error::io("cannot create a scratch directory", e))?;
         Ok(Scratch(dir))
     }
 
-    fn dir(&self, k: usize) -> PathBuf {
+    pub(crate) fn dir(&self, k: usize) -> PathBuf {
         self.0.join(k.to_string())
     }
 }
@@ -170,153 +171,4 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-/// Records every baseline in `paths` again: new samples, machine and compiler; the
-/// configurations are kept.
-pub fn update(paths: &[PathBuf], opts: &Options) -> Result<Vec<PathBuf>, Error> {
-    let loaded = load_all(paths)?;
-    let scratch = Scratch::new()?;
-    let mut written = Vec::new();
-    for (k, l) in loaded.into_iter().enumerate() {
-        progress(
-            opts,
-            format!("recording {} ({} rounds)", l.baseline.name, opts.rounds),
-        );
-        let b = recorded(&l, opts, &scratch.dir(k), None)?;
-        baseline::save(&l.file, &b)?;
-        written.push(l.file);
-    }
-    Ok(written)
-}
-
-/// Writes a baseline for each run directory into `out`: the problem's default as the
-/// reference and the run's best (its verified winner when it has one) as the guard.
-pub fn from_runs(dirs: &[PathBuf], out: &Path, opts: &Options) -> Result<Vec<PathBuf>, Error> {
-    let fresh: Vec<(Loaded, PathBuf)> = (dirs.iter())
-        .map(|d| fresh(d, out))
-        .collect::<Result<_, _>>()?;
-    std::fs::create_dir_all(out)
-        .map_err(|e| Error::io(format!("cannot create `{}`", out.display()), e))?;
-    let scratch = Scratch::new()?;
-    let mut written = Vec::new();
-    for (k, (l, dir)) in fresh.into_iter().enumerate() {
-        progress(
-            opts,
-            format!("recording {} ({} rounds)", l.baseline.name, opts.rounds),
-        );
-        let b = recorded(&l, opts, &scratch.dir(k), Some(&dir))?;
-        baseline::save(&l.file, &b)?;
-        written.push(l.file);
-    }
-    Ok(written)
-}
-
-/// A baseline, not yet measured, for the run in `dir`, to be written into `out`.
-fn fresh(dir: &Path, out: &Path) -> Result<(Loaded, PathBuf), Error> {
-    let meta = crate::run::log::read_run_json(dir)?;
-    if meta.mctree.is_some() {
-        let message = format!(
-            "`{}` is an mctree run: a baseline needs a problem file",
-            dir.display()
-        );
-        return Err(Error::usage(message, Some("write its best as a mold with `moldtune mctree --emit-mold DIR`, tune or measure that with `moldtune run`, then baseline that run")));
-    }
-    let problem = crate::problem::Problem::load(&meta.problem)?;
-    let best = crate::report::pick::configuration(&problem, Some(dir), None, &[])?;
-    let reference = problem.default_config();
-    let file = out.join(format!("{}.json", problem.name));
-    let rel = relative(&problem.path, out);
-    let baseline = Baseline {
-        format: baseline::FORMAT,
-        name: problem.name.clone(),
-        problem: rel,
-        dataset: dataset(&problem),
-        metric: metric_name(&problem),
-        reference: Entry::new("default", &problem.space, &reference),
-        guards: vec![Entry::new("tuned", &problem.space, &best)],
-        recorded: recorded_info(&problem, 0, None),
-    };
-    let loaded = Loaded {
-        file,
-        baseline,
-        problem,
-        reference,
-        guards: vec![best],
-    };
-    Ok((loaded, dir.to_path_buf()))
-}
-
-/// "kernel_time (minimize)".
-fn metric_name(problem: &crate::problem::Problem) -> String {
-    fn name(v: impl serde::Serialize) -> String {
-        let v = serde_json::to_value(v).unwrap_or_default();
-        v.as_str().unwrap_or_default().to_string()
-    }
-    let (kind, goal) = (name(problem.metric.kind), name(problem.metric.goal));
-    format!("{kind} ({goal})")
-}
-
-/// `path` relative to the folder `from` (both made absolute first).
-fn relative(path: &Path, from: &Path) -> PathBuf {
-    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    pathdiff::diff_paths(abs(path), abs(from)).unwrap_or_else(|| abs(path))
-}
-
-/// The PolyBench dataset the default compile command selects (`-DMEDIUM_DATASET`).
-fn dataset(problem: &crate::problem::Problem) -> Option<String> {
-    let argv = driver::default_compile_argv(problem)?;
-    (argv.iter()).find_map(|a| {
-        a.strip_prefix("-D")?
-            .strip_suffix("_DATASET")
-            .map(str::to_string)
-    })
-}
-
-fn recorded_info(
-    problem: &crate::problem::Problem,
-    rounds: usize,
-    from: Option<&Path>,
-) -> Recorded {
-    Recorded {
-        at: driver::now_rfc3339(),
-        rounds,
-        cpu: driver::cpu_model(),
-        cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        compiler: driver::compiler_version(problem),
-        moldtune: env!("CARGO_PKG_VERSION").to_string(),
-        from_run: from.map(|d| d.to_path_buf()),
-    }
-}
-
-/// `l`'s baseline with fresh samples and recording details.
-fn recorded(
-    l: &Loaded,
-    opts: &Options,
-    work: &Path,
-    from: Option<&Path>,
-) -> Result<Baseline, Error> {
-    let mut ev = evaluator(opts.mock);
-    let samples = gate::record(l, opts.rounds, ev.as_mut(), work)?;
-    let mut b = l.baseline.clone();
-    let from = from
-        .map(|d| relative(d, folder(&l.file)))
-        .or(b.recorded.from_run.take());
-    b.recorded = recorded_info(&l.problem, opts.rounds, from.as_deref());
-    if opts.mock {
-        b.recorded.compiler = None;
-    }
-    let mut it = samples.into_iter();
-    let reference = it.next().unwrap_or_default();
-    for (g, s) in b.guards.iter_mut().zip(it) {
-        g.record(s, Some(&reference));
-    }
-    b.reference.record(reference, None);
-    Ok(b)
-}
-
-fn folder(file: &Path) -> &Path {
-    file.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
 }
