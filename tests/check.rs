@@ -184,3 +184,62 @@ fn bad_baselines_are_refused_with_the_file_and_entry() {
         describe(&o)
     );
 }
+
+#[test]
+fn recordings_on_other_cpus_are_kept_and_the_one_of_this_cpu_is_used() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = baseline(tmp.path());
+    let read = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap()
+    };
+    let here = read()["recorded"]["cpu"].clone();
+    let good = read();
+    // A recording from another CPU is kept under `elsewhere` when this one re-records.
+    edit(&file, |v| v["recorded"]["cpu"] = "Another CPU".into());
+    assert_code(
+        &moldtune(
+            &["check", "--update", "b", "--mock", "--rounds", "10"],
+            tmp.path(),
+        ),
+        0,
+    );
+    let v = read();
+    assert_eq!(v["recorded"]["cpu"], here);
+    assert_eq!(v["elsewhere"][0]["recorded"]["cpu"], "Another CPU", "{v}");
+    assert_eq!(v["elsewhere"][0]["reference"], good["reference"]["samples"]);
+    // The current recording made elsewhere (and lost speed-up there), this CPU's under
+    // `elsewhere`: the check compares with this CPU's.
+    edit(&file, |v| {
+        *v = good.clone();
+        v["elsewhere"] = serde_json::json!([{
+            "recorded": good["recorded"],
+            "reference": good["reference"]["samples"],
+            "guards": [good["guards"][0]["samples"]],
+        }]);
+        v["recorded"]["cpu"] = "A third CPU".into();
+        for x in v["guards"][0]["samples"].as_array_mut().unwrap() {
+            *x = (x.as_f64().unwrap() / 1.5).into();
+        }
+    });
+    let o = moldtune(&["check", "b", "--mock"], tmp.path());
+    assert_code(&o, 0);
+    assert!(
+        text(&o.stderr).contains("toy: compared with its recording on this CPU"),
+        "{}",
+        describe(&o)
+    );
+    edit(&file, |v| {
+        v["elsewhere"][0]["recorded"]["cpu"] = "Not this one".into()
+    });
+    assert_code(&moldtune(&["check", "b", "--mock"], tmp.path()), 4);
+    edit(&file, |v| {
+        v["elsewhere"][0]["guards"] = serde_json::json!([])
+    });
+    let o = moldtune(&["check", "b", "--mock"], tmp.path());
+    assert_code(&o, 2);
+    assert!(
+        text(&o.stderr).contains("`elsewhere[0]` holds samples for 0 guards, not 1"),
+        "{}",
+        describe(&o)
+    );
+}

@@ -37,6 +37,67 @@ pub struct Baseline {
     pub reference: Entry,
     pub guards: Vec<Entry>,
     pub recorded: Recorded,
+    /// The same configurations recorded on other CPUs: `moldtune check --update` on a
+    /// machine of another CPU keeps the earlier recording here, and a check on a CPU
+    /// found here compares with its samples.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub elsewhere: Vec<Elsewhere>,
+}
+
+/// A recording made on another CPU: the reference's and each guard's samples.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Elsewhere {
+    pub recorded: Recorded,
+    pub reference: Vec<f64>,
+    pub guards: Vec<Vec<f64>>,
+}
+
+impl Baseline {
+    /// Makes the recording made on `cpu` the one a check compares with, when there is
+    /// one; whether it did.
+    pub fn prefer_cpu(&mut self, cpu: Option<&str>) -> bool {
+        let on = |r: &Recorded| cpu.is_some() && r.cpu.as_deref() == cpu;
+        if on(&self.recorded) {
+            return false;
+        }
+        let Some(k) = self.elsewhere.iter().position(|e| on(&e.recorded)) else {
+            return false;
+        };
+        let other = self.elsewhere[k].clone();
+        self.elsewhere[k] = self.swap_in(other);
+        true
+    }
+
+    /// Before a new recording on `cpu`: keeps the current one under `elsewhere` when it
+    /// was made on another CPU, and drops an older one made on `cpu`.
+    pub fn keep_other_cpus(&mut self, cpu: Option<&str>) {
+        self.elsewhere.retain(|e| e.recorded.cpu.as_deref() != cpu);
+        let recorded = !self.reference.samples.is_empty();
+        if recorded && self.recorded.cpu.as_deref() != cpu {
+            let current = self.elsewhere_of_current();
+            self.elsewhere.push(current);
+        }
+    }
+
+    /// Puts `other`'s samples and details in place of the current ones; returns those.
+    fn swap_in(&mut self, other: Elsewhere) -> Elsewhere {
+        let current = self.elsewhere_of_current();
+        self.recorded = other.recorded;
+        for (g, s) in self.guards.iter_mut().zip(other.guards) {
+            g.record(s, Some(&other.reference));
+        }
+        self.reference.record(other.reference, None);
+        current
+    }
+
+    fn elsewhere_of_current(&self) -> Elsewhere {
+        Elsewhere {
+            recorded: self.recorded.clone(),
+            reference: self.reference.samples.clone(),
+            guards: self.guards.iter().map(|g| g.samples.clone()).collect(),
+        }
+    }
 }
 
 /// One configuration and its recorded samples.
@@ -120,6 +181,19 @@ pub fn load(file: &Path) -> Result<Loaded, Error> {
             file,
             "`guards` is empty: nothing to guard".into(),
             "add the tuned configuration, or write the baseline with `moldtune baseline DIR`",
+        ));
+    }
+    let wrong = (baseline.elsewhere.iter()).position(|e| e.guards.len() != baseline.guards.len());
+    if let Some(k) = wrong {
+        let message = format!(
+            "`elsewhere[{k}]` holds samples for {} guards, not {}",
+            baseline.elsewhere[k].guards.len(),
+            baseline.guards.len()
+        );
+        return Err(in_file(
+            file,
+            message,
+            "one sample list per entry of `guards`, in order",
         ));
     }
     let guards = (baseline.guards.iter().enumerate())

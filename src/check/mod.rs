@@ -58,8 +58,20 @@ impl Checked {
 /// resolved before anything is built, so bad input costs nothing.
 pub fn check(paths: &[PathBuf], opts: &Options) -> Result<Checked, Error> {
     let start = std::time::Instant::now();
-    let loaded = load_all(paths)?;
+    let mut loaded = load_all(paths)?;
     loaded.iter().try_for_each(Loaded::require_samples)?;
+    let cpu = driver::cpu_model();
+    for l in &mut loaded {
+        if l.baseline.prefer_cpu(cpu.as_deref()) {
+            progress(
+                opts,
+                format!(
+                    "{}: compared with its recording on this CPU",
+                    l.baseline.name
+                ),
+            );
+        }
+    }
     let scratch = Scratch::new()?;
     let mut guarded = Vec::new();
     for (k, l) in loaded.iter().enumerate() {
@@ -131,7 +143,7 @@ fn notes(l: &Loaded, mock: bool) -> Vec<String> {
     let cpu = driver::cpu_model();
     if !mock && then.cpu.is_some() && cpu != then.cpu {
         out.push(format!(
-            "recorded on `{}`, checked on `{}`: ratios carry over between machines of one kind, not always across CPU families",
+            "recorded on `{}`, checked on `{}`: ratios carry over between machines of one kind, not always across CPU families; `moldtune check --update` records this CPU too",
             then.cpu.as_deref().unwrap_or_default(),
             cpu.as_deref().unwrap_or("an unknown CPU")
         ));

@@ -75,6 +75,7 @@ fn fresh(dir: &Path, out: &Path) -> Result<(Loaded, PathBuf), Error> {
         reference: Entry::new("default", &problem.space, &reference),
         guards: vec![Entry::new("tuned", &problem.space, &best)],
         recorded: recorded_info(&problem, 0, None),
+        elsewhere: Vec::new(),
     };
     let loaded = Loaded {
         file,
@@ -134,6 +135,7 @@ fn recorded(
     let mut ev = evaluator(opts.mock);
     let samples = gate::record(l, opts.rounds, ev.as_mut(), work)?;
     let mut b = l.baseline.clone();
+    b.keep_other_cpus(driver::cpu_model().as_deref());
     let from = from
         .map(|d| relative(d, baseline::folder(&l.file)))
         .or(b.recorded.from_run.take());
