@@ -309,6 +309,23 @@ fn mock_run(evals: &str) -> (tempfile::TempDir, PathBuf) {
 }
 
 #[test]
+fn best_verify_draws_the_curve_again() {
+    let (_tmp, run) = mock_run("6");
+    std::fs::remove_file(run.join("curve.svg")).unwrap();
+    let o = bin()
+        .arg("best")
+        .arg(&run)
+        .args(["--verify", "--rounds", "3"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(
+        read(&run.join("curve.svg")).contains("verified"),
+        "the ring marks the verified best"
+    );
+}
+
+#[test]
 fn moldtune_run_leaves_curve_svg_and_resume_redraws_it() {
     let (_tmp, run) = mock_run("6");
     let first = read(&run.join("curve.svg"));
