@@ -146,56 +146,10 @@ pub struct Loaded {
 /// Reads, parses and resolves a baseline file; every error names the file (and the
 /// entry or `line:col`).
 pub fn load(file: &Path) -> Result<Loaded, Error> {
-    let text = std::fs::read_to_string(file).map_err(|e| {
-        Error::usage(
-            format!("cannot read the baseline `{}`: {e}", file.display()),
-            Some("give baseline files or folders, e.g. `moldtune check results/baselines`"),
-        )
-    })?;
-    let baseline: Baseline = serde_json::from_str(&text).map_err(|e| Error::Config {
-        span: Span {
-            file: file.to_path_buf(),
-            line: e.line() as u32,
-            col: e.column() as u32,
-        },
-        message: format!("not a moldtune baseline: {e}"),
-        hint: Some(
-            "the format is in the README (\"Baselines\"); `moldtune baseline DIR` writes one"
-                .into(),
-        ),
-    })?;
-    if baseline.format != FORMAT {
-        return Err(in_file(
-            file,
-            format!(
-                "format {} is not {FORMAT}, the one this moldtune reads",
-                baseline.format
-            ),
-            "record it again with `moldtune check --update FILE`",
-        ));
-    }
+    let baseline = parse(file)?;
+    shape(file, &baseline)?;
     let problem = problem_of(file, &baseline)?;
     let reference = config_of(file, &problem.space, &baseline.reference, "reference")?;
-    if baseline.guards.is_empty() {
-        return Err(in_file(
-            file,
-            "`guards` is empty: nothing to guard".into(),
-            "add the tuned configuration, or write the baseline with `moldtune baseline DIR`",
-        ));
-    }
-    let wrong = (baseline.elsewhere.iter()).position(|e| e.guards.len() != baseline.guards.len());
-    if let Some(k) = wrong {
-        let message = format!(
-            "`elsewhere[{k}]` holds samples for {} guards, not {}",
-            baseline.elsewhere[k].guards.len(),
-            baseline.guards.len()
-        );
-        return Err(in_file(
-            file,
-            message,
-            "one sample list per entry of `guards`, in order",
-        ));
-    }
     let guards = (baseline.guards.iter().enumerate())
         .map(|(i, g)| config_of(file, &problem.space, g, &format!("guards[{i}]")))
         .collect::<Result<_, _>>()?;
@@ -206,6 +160,62 @@ pub fn load(file: &Path) -> Result<Loaded, Error> {
         reference,
         guards,
     })
+}
+
+/// The file read and parsed, its errors at `file:line:col`.
+fn parse(file: &Path) -> Result<Baseline, Error> {
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        Error::usage(
+            format!("cannot read the baseline `{}`: {e}", file.display()),
+            Some("give baseline files or folders, e.g. `moldtune check results/baselines`"),
+        )
+    })?;
+    serde_json::from_str(&text).map_err(|e| Error::Config {
+        span: Span {
+            file: file.to_path_buf(),
+            line: e.line() as u32,
+            col: e.column() as u32,
+        },
+        message: format!("not a moldtune baseline: {e}"),
+        hint: Some(
+            "the format is in the README (\"Baselines\"); `moldtune baseline DIR` writes one"
+                .into(),
+        ),
+    })
+}
+
+/// What the types cannot say: the format version, at least one guard, and one sample
+/// list per guard in every recording of another CPU.
+fn shape(file: &Path, b: &Baseline) -> Result<(), Error> {
+    if b.format != FORMAT {
+        let message = format!(
+            "format {} is not {FORMAT}, the one this moldtune reads",
+            b.format
+        );
+        return Err(in_file(
+            file,
+            message,
+            "record it again with `moldtune check --update FILE`",
+        ));
+    }
+    if b.guards.is_empty() {
+        let message = "`guards` is empty: nothing to guard".into();
+        let hint =
+            "add the tuned configuration, or write the baseline with `moldtune baseline DIR`";
+        return Err(in_file(file, message, hint));
+    }
+    match (b.elsewhere.iter()).position(|e| e.guards.len() != b.guards.len()) {
+        None => Ok(()),
+        Some(k) => {
+            let (got, want) = (b.elsewhere[k].guards.len(), b.guards.len());
+            let message = format!("`elsewhere[{k}]` holds samples for {got} guards, not {want}");
+            Err(in_file(
+                file,
+                message,
+                "one sample list per entry of `guards`, in order",
+            ))
+        }
+    }
 }
 
 impl Loaded {
