@@ -182,6 +182,9 @@ pub struct CheckArgs {
     /// Write a Markdown summary here.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// Write a self-contained HTML page here.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Write JUnit XML here.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -780,6 +783,9 @@ fn check_command(a: CheckArgs) -> Result<u8, Error> {
     let checked = crate::check::check(&a.baselines, &opts)?;
     if let Some(f) = &a.markdown {
         crate::check::output::markdown(&checked, f)?;
+    }
+    if let Some(f) = &a.html {
+        crate::check::output::html(&checked, f)?;
     }
     if let Some(f) = &a.junit {
         crate::check::output::junit(&checked, f)?;

@@ -65,6 +65,8 @@ fn an_unchanged_program_passes_and_writes_markdown_and_junit() {
             "c.md",
             "--junit",
             "c.xml",
+            "--html",
+            "c.html",
         ],
         tmp.path(),
     );
@@ -83,6 +85,15 @@ fn an_unchanged_program_passes_and_writes_markdown_and_junit() {
         "{xml}"
     );
     assert!(!xml.contains("<failure"), "{xml}");
+    let html = std::fs::read_to_string(tmp.path().join("c.html")).unwrap();
+    assert!(
+        html.contains("<td>toy</td><td>tuned</td><td class=\"ok\">ok</td>"),
+        "{html}"
+    );
+    assert!(
+        !html.contains("<script") && !html.contains("http"),
+        "self-contained: {html}"
+    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! What `moldtune check` shows and writes: a line per guard as it is decided, a table at
-//! the end, and Markdown and JUnit XML for CI systems (tera templates `check.md.tera` and
-//! `junit.xml.tera` in `templates/`).
+//! the end, and Markdown, HTML and JUnit XML for CI systems (tera templates `check.md.tera`,
+//! `check.html.tera` and `junit.xml.tera` in `templates/`).
 
 use std::path::Path;
 
@@ -117,7 +117,11 @@ fn context(c: &Checked) -> tera::Context {
     ctx.insert("rows", &rows);
     ctx.insert("summary", &summary(c));
     ctx.insert("rule", &c.rule);
-    ctx.insert("threshold_pct", &(c.rule.threshold * 100.0).round());
+    // 10 for 10%, 12.5 for 12.5% (f64 prints no needless ".0").
+    ctx.insert(
+        "threshold_pct",
+        &((c.rule.threshold * 1000.0).round() / 10.0).to_string(),
+    );
     ctx.insert("seconds", &c.seconds);
     let failures = c
         .guarded
@@ -132,6 +136,11 @@ fn context(c: &Checked) -> tera::Context {
 /// Writes the Markdown summary.
 pub fn markdown(c: &Checked, file: &Path) -> Result<(), Error> {
     write(file, &templates::render("check.md.tera", &context(c))?)
+}
+
+/// Writes a self-contained HTML page (no script, nothing fetched).
+pub fn html(c: &Checked, file: &Path) -> Result<(), Error> {
+    write(file, &templates::render("check.html.tera", &context(c))?)
 }
 
 /// Writes JUnit XML: one test case per guard, regressions and broken guards as failures,

@@ -25,6 +25,10 @@ const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../../templates/check.md.tera"),
     ),
     (
+        "check.html.tera",
+        include_str!("../../templates/check.html.tera"),
+    ),
+    (
         "junit.xml.tera",
         include_str!("../../templates/junit.xml.tera"),
     ),
