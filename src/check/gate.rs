@@ -93,6 +93,7 @@ pub fn check(
             .remeasure(&loaded.problem, &configs, &mut gate)
             .map_err(stopped)?,
         Err(Error::Reference(why)) => vec![Err(reference_failed(why))],
+        Err(Error::Interrupted(_)) => return Err(stopped(Stop::Interrupted)),
         Err(e) => return Err(e),
     };
     let seconds = start.elapsed().as_secs_f64();
