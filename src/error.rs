@@ -69,8 +69,9 @@ pub enum Error {
         hint: Option<String>,
     },
     /// The reference configuration could not be built or run, so no variant can be checked.
-    #[error("the reference build failed: {0}")]
-    Reference(String),
+    /// `built` says whether it got as far as a program.
+    #[error("the reference failed: {message}")]
+    Reference { message: String, built: bool },
     #[error("no variant succeeded ({0} evaluations, see results.csv `status`)")]
     NoSuccess(usize),
     #[error("interrupted; resume with `moldtune run --resume {}`", .0.display())]
@@ -104,7 +105,7 @@ impl Error {
             Error::Config { .. }
             | Error::ConfigFile { .. }
             | Error::Usage { .. }
-            | Error::Reference(_) => exit::USAGE,
+            | Error::Reference { .. } => exit::USAGE,
             Error::NoSuccess(_) => exit::NO_SUCCESS,
             Error::Interrupted(_) | Error::Cancelled(_) => exit::INTERRUPTED,
             Error::Environment(_) => exit::ENVIRONMENT,

@@ -6,7 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{assert_code, describe, text, write_toy};
+use common::{assert_code, describe, edit_json, text, write_toy};
 
 fn moldtune(args: &[&str], cwd: &Path) -> Output {
     common::moldtune_in(cwd, args)
@@ -35,13 +35,6 @@ fn baseline(dir: &Path) -> PathBuf {
     );
     assert_code(&o, 0);
     dir.join("b/toy.json")
-}
-
-fn edit(file: &Path, f: impl FnOnce(&mut serde_json::Value)) {
-    let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
-    f(&mut v);
-    std::fs::write(file, serde_json::to_string_pretty(&v).unwrap()).unwrap();
 }
 
 #[test]
@@ -106,7 +99,7 @@ fn a_lost_speed_up_is_a_regression_and_a_gained_one_an_improvement() {
         }
     };
     // Recorded 1.5x faster than it now is: the speed-up was lost.
-    edit(&file, |v| scale(v, 1.0 / 1.5));
+    edit_json(&file, |v| scale(v, 1.0 / 1.5));
     let o = moldtune(
         &["check", "b", "--mock", "--junit", "c.xml", "--json"],
         tmp.path(),
@@ -121,12 +114,12 @@ fn a_lost_speed_up_is_a_regression_and_a_gained_one_an_improvement() {
     let xml = std::fs::read_to_string(tmp.path().join("c.xml")).unwrap();
     assert!(xml.contains("<failure type=\"regression\""), "{xml}");
     // Recorded 2.25x slower than it now is: better than the baseline.
-    edit(&file, |v| scale(v, 1.5 * 1.5));
+    edit_json(&file, |v| scale(v, 1.5 * 1.5));
     let o = moldtune(&["check", "b", "--mock"], tmp.path());
     assert_code(&o, 0);
     assert!(text(&o.stdout).contains("improvement"), "{}", describe(&o));
     // `--update` records the samples again: the gate passes on the new level.
-    edit(&file, |v| scale(v, 1.0 / 2.25 / 1.5));
+    edit_json(&file, |v| scale(v, 1.0 / 2.25 / 1.5));
     assert_code(
         &moldtune(
             &[
@@ -164,13 +157,13 @@ fn bad_baselines_are_refused_with_the_file_and_entry() {
     std::fs::write(&file, good.replace("\"tuned\"", "\"tuned\", \"colour\": 1")).unwrap();
     refused("unknown field `colour`");
     std::fs::write(&file, &good).unwrap();
-    edit(&file, |v| v["guards"][0]["config"]["P0"] = "7".into());
+    edit_json(&file, |v| v["guards"][0]["config"]["P0"] = "7".into());
     refused("guards[0] (`tuned`): `P0=7`: `7` is not a value of `P0`");
     std::fs::write(&file, &good).unwrap();
-    edit(&file, |v| v["guards"][0]["config"]["PX"] = "1".into());
+    edit_json(&file, |v| v["guards"][0]["config"]["PX"] = "1".into());
     refused("there is no parameter `PX`");
     std::fs::write(&file, &good).unwrap();
-    edit(&file, |v| {
+    edit_json(&file, |v| {
         v["reference"]["config"]
             .as_object_mut()
             .unwrap()
@@ -180,7 +173,7 @@ fn bad_baselines_are_refused_with_the_file_and_entry() {
     });
     refused("reference (`default`): no value for the parameter `P1`");
     std::fs::write(&file, &good).unwrap();
-    edit(&file, |v| v["guards"] = serde_json::json!([]));
+    edit_json(&file, |v| v["guards"] = serde_json::json!([]));
     refused("`guards` is empty");
     std::fs::write(&file, &good).unwrap();
     std::fs::remove_file(tmp.path().join("p.yaml")).unwrap();
@@ -206,7 +199,7 @@ fn recordings_on_other_cpus_are_kept_and_the_one_of_this_cpu_is_used() {
     let here = read()["recorded"]["cpu"].clone();
     let good = read();
     // A recording from another CPU is kept under `elsewhere` when this one re-records.
-    edit(&file, |v| v["recorded"]["cpu"] = "Another CPU".into());
+    edit_json(&file, |v| v["recorded"]["cpu"] = "Another CPU".into());
     assert_code(
         &moldtune(
             &["check", "--update", "b", "--mock", "--rounds", "10"],
@@ -220,7 +213,7 @@ fn recordings_on_other_cpus_are_kept_and_the_one_of_this_cpu_is_used() {
     assert_eq!(v["elsewhere"][0]["reference"], good["reference"]["samples"]);
     // The current recording made elsewhere (and lost speed-up there), this CPU's under
     // `elsewhere`: the check compares with this CPU's.
-    edit(&file, |v| {
+    edit_json(&file, |v| {
         *v = good.clone();
         v["elsewhere"] = serde_json::json!([{
             "recorded": good["recorded"],
@@ -239,11 +232,11 @@ fn recordings_on_other_cpus_are_kept_and_the_one_of_this_cpu_is_used() {
         "{}",
         describe(&o)
     );
-    edit(&file, |v| {
+    edit_json(&file, |v| {
         v["elsewhere"][0]["recorded"]["cpu"] = "Not this one".into()
     });
     assert_code(&moldtune(&["check", "b", "--mock"], tmp.path()), 4);
-    edit(&file, |v| {
+    edit_json(&file, |v| {
         v["elsewhere"][0]["guards"] = serde_json::json!([])
     });
     let o = moldtune(&["check", "b", "--mock"], tmp.path());

@@ -1,24 +1,21 @@
 //! `moldtune check` with clang-22 on the example matmul problem: the committed baseline
 //! (configurations only matter; its samples are recorded again here, on this machine) passes,
-//! a configuration forced slower fails with the regression code, a wrong one with the
-//! broken code. One test, so nothing else runs while it times.
+//! a configuration forced slower fails with the regression code, a wrong one and a mold
+//! that no longer compiles with the broken code. One test, so nothing else runs while it times.
 
 mod common;
 
 use std::path::Path;
 use std::process::Output;
 
-use common::{assert_code, describe, have_clang, text};
+use common::{assert_code, describe, edit_json, have_clang, text};
 
 fn moldtune(args: &[&str], cwd: &Path) -> Output {
     common::moldtune_in(cwd, args)
 }
 
 fn set_guard(file: &Path, param: &str, value: &str) {
-    let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
-    v["guards"][0]["config"][param] = value.into();
-    std::fs::write(file, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    edit_json(file, |v| v["guards"][0]["config"][param] = value.into());
 }
 
 #[test]
@@ -56,10 +53,9 @@ fn the_gate_passes_unchanged_code_and_fails_slow_and_wrong_variants() {
     );
 
     // Another compiler version: checked, with a warning that names both.
-    let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&b).unwrap()).unwrap();
-    v["recorded"]["compiler"] = "clang version 21.1.0".into();
-    std::fs::write(&b, v.to_string()).unwrap();
+    edit_json(&b, |v| {
+        v["recorded"]["compiler"] = "clang version 21.1.0".into()
+    });
     let o = moldtune(&["check", "matmul.baseline.json"], tmp.path());
     assert_code(&o, 0);
     let err = text(&o.stderr);
@@ -87,4 +83,21 @@ fn the_gate_passes_unchanged_code_and_fails_slow_and_wrong_variants() {
     assert_code(&o, 6);
     assert!(text(&o.stdout).contains("wrong output"), "{}", describe(&o));
     assert!(text(&o.stderr).contains("wrong_output"), "{}", describe(&o));
+
+    // A mold that no longer compiles: the reference itself is a build failure.
+    set_guard(&b, "P3", "0");
+    let mold = tmp.path().join("matmul.mold.c");
+    let text_of = std::fs::read_to_string(&mold).unwrap();
+    std::fs::write(&mold, format!("#error broken on purpose\n{text_of}")).unwrap();
+    let o = moldtune(&["check", "matmul.baseline.json", "--json"], tmp.path());
+    assert_code(&o, 6);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        j["guarded"][0]["verdict"],
+        "build_failure",
+        "{}",
+        describe(&o)
+    );
+    let cause = j["guarded"][0]["cause"].as_str().unwrap_or_default();
+    assert!(cause.starts_with("the reference: build_error"), "{cause}");
 }

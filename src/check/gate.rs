@@ -92,7 +92,7 @@ pub fn check(
         Ok(()) => evaluator
             .remeasure(&loaded.problem, &configs, &mut gate)
             .map_err(stopped)?,
-        Err(Error::Reference(why)) => vec![Err(reference_failed(why))],
+        Err(Error::Reference { message, built }) => vec![Err(reference_failed(message, built))],
         Err(Error::Interrupted(_)) => return Err(stopped(Stop::Interrupted)),
         Err(e) => return Err(e),
     };
@@ -110,12 +110,12 @@ fn stopped(s: Stop) -> Error {
 }
 
 /// The reference program could not be built or run for its output.
-fn reference_failed(why: String) -> Failed {
-    let status = match why.contains("did not build") {
-        true => Status::BuildError,
-        false => Status::RunError,
+fn reference_failed(cause: String, built: bool) -> Failed {
+    let status = match built {
+        true => Status::RunError,
+        false => Status::BuildError,
     };
-    Failed { status, cause: why }
+    Failed { status, cause }
 }
 
 fn guarded(

@@ -317,22 +317,27 @@ pub fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result
     match build(&v, &source) {
         Step::Ok(_) => {}
         Step::Fail(m) => {
-            return Err(Error::Reference(format!(
-                "{what} did not build ({}): {}",
-                m.status,
-                m.cause.unwrap_or_default()
-            )))
+            return Err(Error::Reference {
+                message: format!(
+                    "{what} did not build ({}): {}",
+                    m.status,
+                    m.cause.unwrap_or_default()
+                ),
+                built: false,
+            })
         }
         Step::Stop(s) => return Err(s.into_error(run_dir)),
     }
-    let ran = v
-        .run_check(problem.run_timeout_s)
-        .map_err(Error::Reference)?;
+    let failed = |message| Error::Reference {
+        message,
+        built: true,
+    };
+    let ran = v.run_check(problem.run_timeout_s).map_err(failed)?;
     match &ran.finished.exit {
         Exit::Interrupted => return Err(Stop::Interrupted.into_error(run_dir)),
         Exit::SpawnError(m) => return Err(Stop::Environment(m.clone()).into_error(run_dir)),
         _ if !ran.finished.success() => {
-            return Err(Error::Reference(format!(
+            return Err(failed(format!(
                 "{what} failed to run: {}",
                 describe_exit(&ran.finished, &ran.stderr, "the program")
             )))
@@ -345,7 +350,7 @@ pub fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result
             Stream::Stdout => "stdout",
             Stream::Stderr => "stderr",
         };
-        return Err(Error::Reference(format!(
+        return Err(failed(format!(
             "{what} printed nothing on {stream} in the check run, so no variant could be checked"
         )));
     }

@@ -287,7 +287,7 @@ fn preflight(r: &mut Recorded, problem: &mut Problem) -> Result<(), Error> {
     let result = probe(&v, &source).and_then(|timed| {
         if problem.check.mode == CheckMode::Output {
             reference_output(problem, &dir.join("reference"), &dir).map_err(|e| match e {
-                Error::Reference(why) => Error::usage(
+                Error::Reference { message: why, .. } => Error::usage(
                     format!("the output check cannot work on the untransformed program: {why}"),
                     Some(
                         "the check compares what the program prints on stderr with `PB_DUMP=1` \

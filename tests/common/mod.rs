@@ -84,6 +84,14 @@ pub fn moldtune_in(cwd: &Path, args: &[&str]) -> std::process::Output {
         .expect("moldtune runs")
 }
 
+/// Reads the JSON file, lets `f` change it, writes it back.
+pub fn edit_json(file: &Path, f: impl FnOnce(&mut serde_json::Value)) {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    f(&mut v);
+    std::fs::write(file, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+}
+
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
