@@ -118,7 +118,7 @@ pub struct Entry {
 }
 
 /// Where and with what the samples were recorded.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Recorded {
     /// RFC 3339, UTC.
@@ -309,7 +309,7 @@ fn config_of(file: &Path, space: &Space, e: &Entry, at: &str) -> Result<Config, 
 }
 
 /// A configuration as the baseline writes it: every active parameter's value.
-pub fn config_map(space: &Space, c: &Config) -> BTreeMap<String, String> {
+fn config_map(space: &Space, c: &Config) -> BTreeMap<String, String> {
     (space.params.iter().zip(&c.0))
         .filter(|(_, x)| !x.is_nan())
         .map(|(p, &x)| (p.name.clone(), p.text(x)))

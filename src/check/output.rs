@@ -81,7 +81,7 @@ fn row(g: &Guarded) -> [String; 7] {
 }
 
 /// "7 guarded: 7 ok; threshold 10%; 212 s; exit 0".
-pub fn summary(c: &Checked) -> String {
+fn summary(c: &Checked) -> String {
     let mut counts: Vec<(&str, usize)> = Vec::new();
     for g in &c.guarded {
         match counts.iter_mut().find(|(v, _)| *v == g.verdict.as_str()) {

@@ -74,7 +74,8 @@ fn fresh(dir: &Path, out: &Path) -> Result<(Loaded, PathBuf), Error> {
         metric: metric_name(&problem),
         reference: Entry::new("default", &problem.space, &reference),
         guards: vec![Entry::new("tuned", &problem.space, &best)],
-        recorded: recorded_info(&problem, 0, None),
+        // Filled in when it is measured (`recorded`).
+        recorded: Recorded::default(),
         elsewhere: Vec::new(),
     };
     let loaded = Loaded {
@@ -113,13 +114,14 @@ fn dataset(problem: &Problem) -> Option<String> {
     })
 }
 
-fn recorded_info(problem: &Problem, rounds: usize, from: Option<&Path>) -> Recorded {
+/// This machine and moldtune; the compiler's version unless `mock` (no compiler then).
+fn recorded_info(problem: &Problem, rounds: usize, from: Option<&Path>, mock: bool) -> Recorded {
     Recorded {
         at: driver::now_rfc3339(),
         rounds,
         cpu: driver::cpu_model(),
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        compiler: driver::compiler_version(problem),
+        compiler: (!mock).then(|| driver::compiler_version(problem)).flatten(),
         moldtune: env!("CARGO_PKG_VERSION").to_string(),
         from_run: from.map(|d| d.to_path_buf()),
     }
@@ -139,10 +141,7 @@ fn recorded(
     let from = from
         .map(|d| relative(d, baseline::folder(&l.file)))
         .or(b.recorded.from_run.take());
-    b.recorded = recorded_info(&l.problem, opts.rounds, from.as_deref());
-    if opts.mock {
-        b.recorded.compiler = None;
-    }
+    b.recorded = recorded_info(&l.problem, opts.rounds, from.as_deref(), opts.mock);
     let mut it = samples.into_iter();
     let reference = it.next().unwrap_or_default();
     for (g, s) in b.guards.iter_mut().zip(it) {

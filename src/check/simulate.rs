@@ -52,7 +52,7 @@ pub struct Source {
 impl Source {
     /// Every guard of a baseline, with its reference, as a noise source (guards with
     /// fewer than 5 recorded samples are left out).
-    pub fn of_baseline(b: &Baseline) -> Vec<Source> {
+    fn of_baseline(b: &Baseline) -> Vec<Source> {
         let side = |e: &Entry| Some((median(&e.samples)?, Noise::of(&e.samples)?));
         (b.guards.iter())
             .filter_map(|g| {
