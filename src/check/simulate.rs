@@ -6,7 +6,8 @@
 //! A trial draws a recording (the baseline's rounds) and a check session from the same
 //! noise, the session's tuned times multiplied by the slowdown, then runs the rule round
 //! by round as `moldtune check` does. With a [`Source::drift`], each session's ratio is
-//! also moved by a factor drawn from the changes seen between real sessions. `cargo bench --bench decision_rule` writes the
+//! also moved by a factor drawn from the drift between real sessions
+//! ([`between_sessions`]). `cargo bench --bench decision_rule` writes the
 //! figures to `results/check/`; a test keeps a small version of it.
 
 use std::path::Path;
@@ -81,21 +82,49 @@ impl Source {
     }
 }
 
-/// The session drift real checks saw: the change (now/recorded) of every guard in the
-/// unchanged runs of `scripts/check_acceptance.py`'s `acceptance.json`, and how many.
-pub fn session_drift(file: &Path) -> Option<(Noise, usize)> {
+/// The changes (now/recorded) real checks of the unchanged tree saw: every guard of the
+/// unchanged runs in `scripts/check_acceptance.py`'s `acceptance.json`.
+pub fn observed_changes(file: &Path) -> Option<Vec<f64>> {
     let runs: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()?;
-    let changes: Vec<f64> = (runs.as_array()?.iter())
-        .filter(|r| {
-            r["tag"]
-                .as_str()
-                .is_some_and(|t| t.starts_with("unchanged"))
-        })
+    let unchanged = |r: &&serde_json::Value| {
+        r["tag"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("unchanged"))
+    };
+    let changes: Vec<f64> = (runs.as_array()?.iter().filter(unchanged))
         .flat_map(|r| r["guarded"].as_array().cloned().unwrap_or_default())
         .filter_map(|g| g["change"]["ratio"].as_f64())
         .collect();
-    Some((Noise::of(&changes)?, changes.len()))
+    (!changes.is_empty()).then_some(changes)
+}
+
+/// The part of the observed changes that is drift between sessions: an observed change
+/// is that drift times the check's own estimation noise (log-variance `within`, what
+/// [`simulate`] gives on unchanged code), so each log-change is shrunk to the variance
+/// left over. The observed log-variance, and the drift: `None` when nothing is left (the
+/// sessions drift no more than one session's noise explains).
+pub fn between_sessions(observed: &[f64], within: f64) -> (f64, Option<Noise>) {
+    let logs: Vec<f64> = observed.iter().map(|x| x.ln()).collect();
+    let Some((mean, var)) = mean_var(&logs) else {
+        return (0.0, None);
+    };
+    let left = var - within;
+    if left <= 0.0 {
+        return (var, None);
+    }
+    let k = (left / var).sqrt();
+    let shrunk: Vec<f64> = logs.iter().map(|l| (mean + k * (l - mean)).exp()).collect();
+    (var, Noise::of(&shrunk))
+}
+
+fn mean_var(x: &[f64]) -> Option<(f64, f64)> {
+    if x.len() < 2 {
+        return None;
+    }
+    let mean = x.iter().sum::<f64>() / x.len() as f64;
+    let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (x.len() - 1) as f64;
+    Some((mean, var))
 }
 
 /// What the rule said over many trials at one slowdown.
@@ -108,6 +137,8 @@ pub struct Tally {
     pub undecided: usize,
     /// Mean rounds the check needed.
     pub mean_rounds: f64,
+    /// Variance of the log of the change estimate the rule decided on.
+    pub change_log_var: f64,
 }
 
 impl Tally {
@@ -124,10 +155,12 @@ pub fn simulate(source: &Source, rule: &Rule, slowdown: f64, trials: usize, seed
         ..Tally::default()
     };
     let mut rounds = 0;
+    let mut logs = Vec::with_capacity(trials);
     for k in 0..trials {
         let mut rng = Rng::for_step(seed, 7, k as u64);
-        let (verdict, used) = one_trial(source, rule, slowdown, &mut rng, k as u64);
+        let (verdict, used, change) = one_trial(source, rule, slowdown, &mut rng, k as u64);
         rounds += used;
+        logs.extend(change.map(f64::ln));
         match verdict {
             Verdict::Regression => t.regression += 1,
             Verdict::Improvement => t.improvement += 1,
@@ -136,11 +169,19 @@ pub fn simulate(source: &Source, rule: &Rule, slowdown: f64, trials: usize, seed
         }
     }
     t.mean_rounds = rounds as f64 / trials.max(1) as f64;
+    t.change_log_var = mean_var(&logs).map_or(0.0, |(_, v)| v);
     t
 }
 
-/// One recording and one check session; the verdict and the rounds used.
-fn one_trial(s: &Source, rule: &Rule, slowdown: f64, rng: &mut Rng, k: u64) -> (Verdict, usize) {
+/// One recording and one check session; the verdict, the rounds used and the change it
+/// decided on.
+fn one_trial(
+    s: &Source,
+    rule: &Rule,
+    slowdown: f64,
+    rng: &mut Rng,
+    k: u64,
+) -> (Verdict, usize, Option<f64>) {
     let n0 = s.recorded_rounds;
     let (r0, t0) = (
         draw(&s.reference, n0, 1.0, rng),
@@ -164,11 +205,11 @@ fn one_trial(s: &Source, rule: &Rule, slowdown: f64, rng: &mut Rng, k: u64) -> (
             tuned: &t[..done],
             reference: &r[..done],
         };
-        if let Some((v, _)) = rule.judge(now, then, k) {
-            return (v, done);
+        if let Some((v, c)) = rule.judge(now, then, k) {
+            return (v, done, c.map(|c| c.ratio));
         }
     }
-    (Verdict::Undecided, cap)
+    (Verdict::Undecided, cap, None)
 }
 
 fn draw(side: &(f64, Noise), n: usize, factor: f64, rng: &mut Rng) -> Vec<f64> {
@@ -212,5 +253,19 @@ mod tests {
             simulate(&source, &rule, 1.3, 40, 3).regression,
             slow.regression
         );
+    }
+
+    #[test]
+    fn only_the_drift_beyond_one_sessions_noise_is_kept() {
+        let observed: Vec<f64> = (0..40)
+            .map(|i| (0.02 * ((i % 5) as f64 - 2.0)).exp())
+            .collect();
+        let (seen, drift) = between_sessions(&observed, 0.0);
+        assert!((seen - 0.0008 * 40.0 / 39.0).abs() < 1e-9, "{seen}");
+        let all = drift.unwrap();
+        let (_, half) = between_sessions(&observed, seen / 2.0);
+        let spread = |n: &Noise| n.0.iter().fold(0.0f64, |m, x| m.max(x.ln().abs()));
+        assert!((spread(&half.unwrap()) - spread(&all) / 2f64.sqrt()).abs() < 1e-9);
+        assert!(between_sessions(&observed, seen).1.is_none());
     }
 }
