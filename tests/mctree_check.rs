@@ -135,3 +135,66 @@ fn programs_that_differ_only_outside_the_kernel_have_one_code_key() {
         "a changed kernel has another key"
     );
 }
+
+/// A `static` kernel that clang inlines into `main`: Polly must reach it there, and a nest
+/// changed outside the parallel region is another program (the code identity follows the
+/// kernel into `main`), so neither is taken for "the same program as" an earlier one.
+#[test]
+fn an_inlined_kernel_is_followed_into_main_by_polly_and_the_code_identity() {
+    if !have_clang() {
+        return;
+    }
+    use moldtune::mctree::transform::Polly;
+    use moldtune::problem::{CheckMode, MetricKind};
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mctree/inlined.c");
+    let mut r = common::mctree::recorded(&file, "", &[]);
+    r.flags = vec!["-O2".into()];
+    r.check_mode = CheckMode::None;
+    r.metric = MetricKind::WallTime;
+    let (text, loops) = common::mctree::loop_tree(&r);
+    assert_eq!(loops.callers, ["main"]);
+    r.kernel = loops.kernel.clone();
+    r.hosts = loops.callers.clone();
+    assert_eq!(r.polly_scope(), "^(kernel_inlined|main)$");
+    let labels = OpenValues::default();
+    let problem = setup::problem(&r, &text, &loops, &labels).unwrap();
+    let mut e = RealEvaluator::new();
+    e.prepare(&problem, tmp.path()).unwrap();
+    let mut eval = |stacks: &Stacks, id: usize| {
+        let polly = Polly::ALL.iter().position(|&p| p == stacks.polly).unwrap();
+        let config = Config(vec![labels.intern(&stacks.text(&loops)), polly as f64]);
+        let Evaluated::Done(m) = e.evaluate(&problem, &config, id) else {
+            panic!("stopped")
+        };
+        assert_eq!(m.status, Status::Ok, "{:?}", m.cause);
+        e.remember(&m, id);
+        m
+    };
+    let root = eval(&Stacks::root(), 0);
+    let polly = Stacks {
+        polly: Polly::On,
+        ..Stacks::root()
+    };
+    let m = eval(&polly, 1);
+    assert!(
+        m.reused_from.is_none(),
+        "Polly changed nothing: {:?}",
+        m.cause
+    );
+    assert_ne!(m.binary_hash, root.binary_hash);
+    assert!(root
+        .binary_hash
+        .as_deref()
+        .unwrap_or("")
+        .starts_with("kernel:"));
+    let mut parallel = Stacks::root();
+    parallel.ops.insert(3, vec![Op::Parallel]);
+    let p = eval(&parallel, 2);
+    let mut tiled = parallel.clone();
+    tiled.ops.insert(0, vec![Op::Tile(vec![4, 4])]);
+    let t = eval(&tiled, 3);
+    assert!(t.reused_from.is_none(), "{:?}", t.cause);
+    assert_ne!(t.binary_hash, p.binary_hash);
+}

@@ -389,6 +389,42 @@ fn exit_of(r: &Reaped) -> Exit {
     }
 }
 
+/// What a helper command (the compiler's AST dump, the disassembler, `--version`) printed.
+pub struct Output {
+    pub finished: Finished,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+/// Runs a helper command of moldtune's own like every other child (its own process group,
+/// killed on timeout or Ctrl-C) and reads back all it printed (at most `max_bytes` each).
+pub fn output(argv: &[String], timeout: Duration, max_bytes: u64) -> Output {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("moldtune-helper-{}-{n}", std::process::id()));
+    let made = std::fs::create_dir_all(&dir);
+    let cmd = Command {
+        argv: argv.to_vec(),
+        env: vec![],
+        cwd: std::env::current_dir().unwrap_or_else(|_| "/".into()),
+        stdout: dir.join("stdout"),
+        stderr: dir.join("stderr"),
+        max_file_bytes: max_bytes,
+    };
+    let finished = match made {
+        Ok(()) => execute(&cmd, timeout),
+        Err(e) => Finished::spawn_error(format!("cannot create `{}`: {e}", dir.display())),
+    };
+    let read = |p: &PathBuf| std::fs::read(p).unwrap_or_default();
+    let out = Output {
+        stdout: read(&cmd.stdout),
+        stderr: read(&cmd.stderr),
+        finished,
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
 /// At most the last `max` bytes of a file (all of a shorter one); never more in memory,
 /// however much a child wrote.
 pub fn tail_bytes(path: &std::path::Path, max: u64) -> Vec<u8> {

@@ -28,39 +28,61 @@ pub fn binary_key(v: &Variant, exe: &[u8]) -> String {
     hex_hash(format!("{}{}", hex_hash(exe), run_key(v)).as_bytes())
 }
 
-/// The machine code of the problem's [`CodeIdentity`] function and of the functions outlined
-/// from it (`kernel.omp_outlined`), addresses stripped, plus how it is run: programs that
-/// differ only elsewhere (an OpenMP source location string, a shifted line) are the same.
-/// `None` when the program has no such function (it was inlined) or cannot be disassembled.
+/// The machine code of the problem's [`CodeIdentity`] functions (the kernel and the
+/// functions clang may inline it into) and of the functions outlined from them
+/// (`kernel.omp_outlined`), addresses stripped, plus how it is run: programs that differ
+/// only elsewhere (an OpenMP source location string, a shifted line) are the same, programs
+/// whose kernel code differs wherever it ended up are not. `None` when the program has none
+/// of those functions or cannot be disassembled (within [`HELPER_TIMEOUT`]).
 pub fn code_key(v: &Variant, exe: &std::path::Path) -> Option<String> {
     let id = v.problem.code_identity.as_ref()?;
-    let out = std::process::Command::new(&id.disassembler)
-        .args(["-d", "--no-show-raw-insn", "--no-leading-addr"])
-        .arg(exe)
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    if !out.status.success() {
+    let argv: Vec<String> = [
+        &id.disassembler,
+        "-d",
+        "--no-show-raw-insn",
+        "--no-leading-addr",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([exe.display().to_string()])
+    .collect();
+    let out = crate::evaluate::child::output(&argv, HELPER_TIMEOUT, 1 << 30);
+    if !out.finished.success() {
         return None;
     }
+    let code = kernel_code(&String::from_utf8_lossy(&out.stdout), &id.functions);
+    let key = hex_hash(format!("{}{}", hex_hash(code.as_bytes()), run_key(v)).as_bytes());
+    (!code.is_empty()).then(|| format!("{CODE_KEY}{key}"))
+}
+
+/// How long a helper command (disassembler, AST dump, `--version`) may take.
+pub const HELPER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The disassembly of `functions` and of what was outlined from them, addresses stripped.
+fn kernel_code(disassembly: &str, functions: &[String]) -> String {
     static ADDRESSES: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"(^|[^$])0x[0-9a-f]+").expect("valid regex")
     });
-    let outlined = format!("{}.", id.symbol);
+    let ours = |name: &str| {
+        (functions.iter()).any(|f| {
+            name == f
+                || name
+                    .strip_prefix(f.as_str())
+                    .is_some_and(|r| r.starts_with('.'))
+        })
+    };
     let mut code = String::new();
     let mut inside = false;
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
+    for line in disassembly.lines() {
         if let Some(name) = line.strip_prefix('<').and_then(|l| l.strip_suffix(">:")) {
-            inside = name == id.symbol || name.starts_with(&outlined);
+            inside = ours(name);
         }
         if inside {
             code.push_str(&ADDRESSES.replace_all(line, "$1"));
             code.push('\n');
         }
     }
-    let key = hex_hash(format!("{}{}", hex_hash(code.as_bytes()), run_key(v)).as_bytes());
-    (!code.is_empty()).then(|| format!("{CODE_KEY}{key}"))
+    code
 }
 
 /// How a [`code_key`] starts (in results.json's `binary_hash`).

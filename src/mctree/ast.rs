@@ -12,6 +12,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::error::Error;
+use crate::evaluate::child::{self, Exit};
+use crate::evaluate::reuse::HELPER_TIMEOUT;
 use crate::mctree::looptree::{Bound, Loop, LoopTree};
 use crate::problem::mold::line_col;
 
@@ -27,29 +29,50 @@ pub struct Function {
 
 /// The translation unit's AST, parsed with `flags` (the user's -I/-D flags).
 pub fn dump(clang: &str, file: &Path, flags: &[String]) -> Result<Value, Error> {
-    let out = std::process::Command::new(clang)
-        .args(["-fsyntax-only", "-fopenmp", "-Xclang", "-ast-dump=json"])
-        .args(flags)
-        .arg(file)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| {
-            Error::Environment(format!(
+    let mut argv: Vec<String> = [
+        clang,
+        "-fsyntax-only",
+        "-fopenmp",
+        "-Xclang",
+        "-ast-dump=json",
+    ]
+    .map(String::from)
+    .to_vec();
+    argv.extend(flags.iter().cloned());
+    argv.push(file.display().to_string());
+    let out = child::output(&argv, HELPER_TIMEOUT, 1 << 32);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match &out.finished.exit {
+        Exit::Code(0) => {}
+        Exit::SpawnError(e) => {
+            return Err(Error::Environment(format!(
                 "cannot start `{clang}` to read the loops of `{}`: {e} (install it with `bash scripts/setup.sh`)",
                 file.display()
+            )))
+        }
+        Exit::Interrupted => {
+            return Err(Error::Cancelled(
+                "while the loops were read; nothing was run".into(),
             ))
-        })?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = stderr.lines().take(20).collect();
-        return Err(Error::usage(
-            format!(
-                "`{}` does not compile with the given flags:\n{}",
+        }
+        Exit::Timeout => {
+            return Err(Error::Environment(format!(
+                "`{clang}` did not finish reading `{}` within {} s (killed)",
                 file.display(),
-                tail.join("\n")
-            ),
-            Some("pass the include paths and macros it needs after `--`, e.g. `-- -Iutilities -DMEDIUM_DATASET`"),
-        ));
+                HELPER_TIMEOUT.as_secs()
+            )))
+        }
+        _ => {
+            let tail: Vec<&str> = stderr.lines().take(20).collect();
+            return Err(Error::usage(
+                format!(
+                    "`{}` does not compile with the given flags:\n{}",
+                    file.display(),
+                    tail.join("\n")
+                ),
+                Some("pass the include paths and macros it needs after `--`, e.g. `-- -Iutilities -DMEDIUM_DATASET`"),
+            ));
+        }
     }
     serde_json::from_slice(&out.stdout)
         .map_err(|e| Error::Internal(format!("clang's JSON AST does not parse: {e}")))
@@ -155,6 +178,33 @@ pub fn choose<'f>(
             names()
         )),
     ))
+}
+
+/// The functions of the file that call `kernel`, directly or through one another: where
+/// clang may inline the kernel's code (PolyBench's `static` kernels end up in `main`).
+pub fn callers(fns: &[Function], kernel: &str) -> Vec<String> {
+    let mut found: Vec<String> = vec![];
+    let mut frontier = vec![kernel.to_string()];
+    while let Some(callee) = frontier.pop() {
+        for f in fns {
+            let known = f.name == kernel || found.contains(&f.name);
+            if !known && calls(&f.body, &callee) {
+                found.push(f.name.clone());
+                frontier.push(f.name.clone());
+            }
+        }
+    }
+    found
+}
+
+/// Whether a call to `name` is anywhere below `v`.
+fn calls(v: &Value, name: &str) -> bool {
+    let direct = kind(v) == "CallExpr"
+        && inner(v)
+            .first()
+            .and_then(decl_ref)
+            .is_some_and(|(_, n, _)| n == name);
+    direct || inner(v).iter().any(|c| calls(c, name))
 }
 
 /// Peels implicit casts and parentheses.
@@ -481,7 +531,7 @@ fn trip(lower: &Bound, upper: &Bound, inclusive: bool, step: i64) -> Option<i64>
 
 /// The loop tree of `kernel`, with nests, rectangularity and the variables a `parallel
 /// for` must privatise worked out.
-pub fn loop_tree(kernel: &Function, text: &str, file: &str) -> LoopTree {
+pub fn loop_tree(kernel: &Function, text: &str, file: &str, callers: Vec<String>) -> LoopTree {
     let mut w = Walk {
         text,
         loops: vec![],
@@ -492,6 +542,7 @@ pub fn loop_tree(kernel: &Function, text: &str, file: &str) -> LoopTree {
     walk_roots(&kernel.body, &mut w, &mut roots);
     let mut t = LoopTree {
         kernel: kernel.name.clone(),
+        callers,
         file: file.into(),
         line: kernel.line,
         loops: w.loops,

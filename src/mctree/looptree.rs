@@ -89,6 +89,9 @@ pub struct Loop {
 #[derive(Debug, Clone, Serialize)]
 pub struct LoopTree {
     pub kernel: String,
+    /// The file's functions that call the kernel (directly or not): where clang may inline
+    /// its code, so Polly and the code identity look there too.
+    pub callers: Vec<String>,
     pub file: String,
     pub line: u32,
     pub loops: Vec<Loop>,

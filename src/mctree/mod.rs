@@ -155,7 +155,13 @@ fn discover(r: &Recorded, text: &str) -> Result<LoopTree, Error> {
         text,
         &r.file,
     )?;
-    Ok(ast::loop_tree(k, text, &r.file.display().to_string()))
+    let callers = ast::callers(&fns, &k.name);
+    Ok(ast::loop_tree(
+        k,
+        text,
+        &r.file.display().to_string(),
+        callers,
+    ))
 }
 
 fn load_config(path: Option<&Path>) -> Result<ConfigFile, Error> {
@@ -194,6 +200,7 @@ fn resolve(o: &MctreeOptions, c: &ConfigFile, prev: Option<Recorded>) -> Result<
     let mut r = Recorded {
         file,
         kernel: o.kernel.clone().or(c.kernel.clone()).unwrap_or_default(),
+        hosts: vec![],
         strategy: (o.strategy.clone().or(c.strategy.clone())).unwrap_or("rf".into()),
         depth: o.depth.or(c.depth).unwrap_or(defaults.depth),
         tile_sizes: (o.tile_sizes.clone().or(c.tile_sizes.clone())).unwrap_or(defaults.tile_sizes),
@@ -352,6 +359,7 @@ fn tune(
     prev: Option<&RunMeta>,
 ) -> Result<Done, Error> {
     r.kernel = loops.kernel.clone();
+    r.hosts = loops.callers.clone();
     let labels = OpenValues::default();
     let mut problem = setup::problem(&r, &text, &loops, &labels)?;
     if prev.is_none() && !o.run.mock {
@@ -377,6 +385,19 @@ fn tune(
                 .unwrap_or_default(),
             r.run_timeout_s
         );
+        if !r.hosts.is_empty() {
+            eprintln!(
+                "mctree: `{}` is called from {}, where clang may inline it: Polly acts on \
+                 `-polly-only-func={}` and a program's identity is the machine code of all of them",
+                r.kernel,
+                r.hosts
+                    .iter()
+                    .map(|h| format!("`{h}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                r.polly_scope()
+            );
+        }
     }
     let mut search = TreeSearch::new(Tree::new(loops, r.options()), kind, s.seed, labels);
     let mut opts = o.run.clone();

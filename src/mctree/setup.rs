@@ -76,6 +76,11 @@ pub struct Recorded {
     #[serde(skip)]
     pub file: PathBuf,
     pub kernel: String,
+    /// The file's functions that call the kernel: clang may inline it there (PolyBench's
+    /// `static` kernels end up in `main`), so Polly acts on them too and the code identity
+    /// reads them. Empty in runs recorded before it was kept.
+    #[serde(default)]
+    pub hosts: Vec<String>,
     pub strategy: String,
     pub depth: usize,
     pub tile_sizes: Vec<u32>,
@@ -99,6 +104,22 @@ pub struct Recorded {
 }
 
 impl Recorded {
+    /// The functions that hold the kernel's code wherever clang puts it: the kernel and
+    /// the functions it may be inlined into.
+    pub fn kernel_functions(&self) -> Vec<String> {
+        let mut out = vec![self.kernel.clone()];
+        out.extend(self.hosts.iter().cloned());
+        out
+    }
+
+    /// `-polly-only-func`'s regex: Polly restricted to [`Recorded::kernel_functions`].
+    pub fn polly_scope(&self) -> String {
+        match self.hosts.as_slice() {
+            [] => format!("^{}$", self.kernel),
+            _ => format!("^({})$", self.kernel_functions().join("|")),
+        }
+    }
+
     pub fn options(&self) -> Options {
         Options {
             tile_sizes: self.tile_sizes.clone(),
@@ -210,7 +231,7 @@ fn compile_template(r: &Recorded, dir: &Path) -> Result<Template, Error> {
     words.push("-DPOLYBENCH_TIME".into());
     words.push("{{ polly | words }}".into());
     words.push("-mllvm".into());
-    words.push(literal(&format!("-polly-only-func=^{}$", r.kernel))?);
+    words.push(literal(&format!("-polly-only-func={}", r.polly_scope()))?);
     words.push("{{ source }} {{ sources }}".into());
     for a in &r.args {
         words.push(literal(a)?);
@@ -296,7 +317,7 @@ pub fn problem(
         syntax_check: Some(vec!["-fsyntax-only".into()]),
         code_identity: Some(CodeIdentity {
             disassembler: disassembler(&r.compiler),
-            symbol: r.kernel.clone(),
+            functions: r.kernel_functions(),
         }),
         check: Check {
             mode: r.check_mode,

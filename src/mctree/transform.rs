@@ -441,6 +441,7 @@ mod tests {
         loops[4].trip = None;
         LoopTree {
             kernel: "k".into(),
+            callers: vec![],
             file: "k.c".into(),
             line: 1,
             loops,

@@ -59,11 +59,12 @@ pub struct SearchDefaults {
     pub pool: Option<usize>,
 }
 
-/// Which function's machine code identifies a program, and the disassembler that shows it.
+/// Which functions' machine code identifies a program (with the functions outlined from
+/// them, `name.omp_outlined…`), and the disassembler that shows it.
 #[derive(Debug, Clone)]
 pub struct CodeIdentity {
     pub disassembler: String,
-    pub symbol: String,
+    pub functions: Vec<String>,
 }
 
 /// A validated problem, ready to run.

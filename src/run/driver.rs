@@ -54,11 +54,9 @@ pub fn cpu_model() -> Option<String> {
 /// The first line of the problem's compiler's `--version`.
 pub fn compiler_version(problem: &Problem) -> Option<String> {
     let cc = default_compile_argv(problem)?.into_iter().next()?;
-    let out = std::process::Command::new(&cc)
-        .arg("--version")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .ok()?;
+    let argv = [cc, "--version".into()];
+    let out =
+        crate::evaluate::child::output(&argv, crate::evaluate::reuse::HELPER_TIMEOUT, 1 << 20);
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .next()

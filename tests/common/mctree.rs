@@ -15,6 +15,7 @@ pub fn recorded(file: &Path, kernel: &str, flags: &[&str]) -> Recorded {
     Recorded {
         file: file.to_path_buf(),
         kernel: kernel.into(),
+        hosts: vec![],
         strategy: "mcts".into(),
         depth: 4,
         tile_sizes: Options::default().tile_sizes,
@@ -47,6 +48,7 @@ pub fn loop_tree(r: &Recorded) -> (String, LoopTree) {
     let fns = ast::functions(&tu, &text);
     let wanted = (!r.kernel.is_empty()).then_some(r.kernel.as_str());
     let k = ast::choose(&fns, wanted, &text, &r.file).unwrap();
-    let t = ast::loop_tree(k, &text, &r.file.display().to_string());
+    let callers = ast::callers(&fns, &k.name);
+    let t = ast::loop_tree(k, &text, &r.file.display().to_string(), callers);
     (text, t)
 }
