@@ -262,6 +262,10 @@ pub struct MctreeArgs {
     /// A YAML file with the same settings (and the compiler, flags, check and environment).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Also propose transformations the dependence analysis does not prove legal; the
+    /// output check is then their only guard (recorded as `legality: output-checked`).
+    #[arg(long)]
+    pub trust_output_check: bool,
     /// Timed runs per variant [default: 3].
     #[arg(long)]
     pub repeats: Option<u32>,
@@ -583,6 +587,7 @@ fn mctree_command(a: MctreeArgs, args: Vec<String>) -> Result<u8, Error> {
         run_timeout: a.run_timeout,
         args: a.args,
         emit_mold: a.emit_mold,
+        trust_output_check: a.trust_output_check,
         run: RunOptions {
             out,
             resume,
@@ -614,6 +619,7 @@ fn mctree_command(a: MctreeArgs, args: Vec<String>) -> Result<u8, Error> {
             "default_objective": t.summary.default_objective,
             "verification": t.summary.verification,
             "emitted": t.emitted,
+            "legality": t.legality,
         })),
         crate::mctree::Done::Tuned(t) => {
             print_summary(&t.summary);
@@ -622,6 +628,11 @@ fn mctree_command(a: MctreeArgs, args: Vec<String>) -> Result<u8, Error> {
                 t.summary.evaluations,
                 t.summary.spent,
                 t.summary.evaluations as f64 / t.summary.spent.max(1) as f64
+            );
+            let l = t.legality;
+            println!(
+                "legality: {} evaluated nodes proved legal by the dependence analysis, {} output-checked only; {} candidates refused (not proved)",
+                l.proved, l.output_checked, l.refused
             );
             if let Some(p) = &t.emitted {
                 println!("mold for `moldtune run`: {}", p.display());

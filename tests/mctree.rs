@@ -207,7 +207,7 @@ fn every_proposed_directive_stack_compiles_with_clang_22() {
         let mut tree = Tree::new(loops, Options::default());
         for (i, n) in sample_nodes(&mut tree, 25, 7).into_iter().enumerate() {
             let node = &tree.nodes[n];
-            let config = Config(vec![labels.intern(&node.text), 0.0]);
+            let config = Config(vec![labels.intern(&node.text), 0.0, 0.0]);
             let source = problem.mold.render(&problem.space, &config);
             let path = tmp.path().join(format!("variant-{i}.c"));
             std::fs::write(&path, &source).unwrap();

@@ -164,10 +164,14 @@ pub fn reap_stale_group(dir: &std::path::Path) {
 /// instead of init, so [`execute`] can find and kill it.
 pub fn become_subreaper() {
     // SAFETY: plain prctl on our own process.
-    unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    }
+    let ok = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } == 0;
+    SUBREAPER.store(ok, Ordering::SeqCst);
 }
+
+/// Whether [`become_subreaper`] took effect: only then can a child of ours that we did not
+/// start be an orphan handed to us (otherwise it is a child some other part of the process
+/// started — a test harness's — and none of ours to kill).
+static SUBREAPER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The leaders of the children running now (several only in tests that run in parallel);
 /// they are ours, not orphans.
@@ -180,6 +184,9 @@ fn live_leaders<T>(f: impl FnOnce(&mut Vec<i32>) -> T) -> T {
 /// Kills and reaps every process re-parented to moldtune (an escaped descendant of a child
 /// that has ended), until none is left: killing one may orphan its own children.
 fn kill_orphans() {
+    if !SUBREAPER.load(Ordering::SeqCst) {
+        return;
+    }
     let me = std::process::id() as i32;
     live_leaders(|live| {
         for _ in 0..100 {

@@ -15,6 +15,7 @@ use crate::error::Error;
 use crate::evaluate::child::{self, Exit};
 use crate::evaluate::reuse::HELPER_TIMEOUT;
 use crate::mctree::looptree::{Bound, Loop, LoopTree};
+use crate::mctree::{deps, legality};
 use crate::problem::mold::line_col;
 
 /// A function defined in the file: its name and byte range.
@@ -87,11 +88,11 @@ fn offset(loc: &Value) -> Option<usize> {
         .map(|o| o as usize)
 }
 
-fn kind(v: &Value) -> &str {
+pub(crate) fn kind(v: &Value) -> &str {
     v.get("kind").and_then(Value::as_str).unwrap_or("")
 }
 
-fn inner(v: &Value) -> &[Value] {
+pub(crate) fn inner(v: &Value) -> &[Value] {
     v.get("inner")
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
@@ -208,7 +209,7 @@ fn calls(v: &Value, name: &str) -> bool {
 }
 
 /// Peels implicit casts and parentheses.
-fn bare(v: &Value) -> &Value {
+pub(crate) fn bare(v: &Value) -> &Value {
     match kind(v) {
         "ImplicitCastExpr" | "ParenExpr" | "ConstantExpr" => inner(v).first().map_or(v, bare),
         _ => v,
@@ -216,7 +217,7 @@ fn bare(v: &Value) -> &Value {
 }
 
 /// The declaration a `DeclRefExpr` names: (id, name, type).
-fn decl_ref(v: &Value) -> Option<(&str, &str, &str)> {
+pub(crate) fn decl_ref(v: &Value) -> Option<(&str, &str, &str)> {
     let v = bare(v);
     if kind(v) != "DeclRefExpr" {
         return None;
@@ -243,7 +244,7 @@ fn refs(v: &Value, out: &mut BTreeSet<String>) {
 }
 
 /// The value of an integer constant expression (`N - 1` once `N` is expanded).
-fn literal(v: &Value) -> Option<i64> {
+pub(crate) fn literal(v: &Value) -> Option<i64> {
     let v = bare(v);
     let op = v.get("opcode").and_then(Value::as_str);
     match (kind(v), op, inner(v)) {
@@ -293,18 +294,18 @@ struct Walk<'t> {
 }
 
 /// The parts of a canonical `for` header.
-struct Header {
-    iv_id: String,
-    iv: String,
-    declared_in_loop: bool,
-    lower: Value,
-    upper: Value,
-    inclusive: bool,
-    step: i64,
-    integer: bool,
+pub(crate) struct Header {
+    pub(crate) iv_id: String,
+    pub(crate) iv: String,
+    pub(crate) declared_in_loop: bool,
+    pub(crate) lower: Value,
+    pub(crate) upper: Value,
+    pub(crate) inclusive: bool,
+    pub(crate) step: i64,
+    pub(crate) integer: bool,
 }
 
-fn header(for_stmt: &Value) -> Option<Header> {
+pub(crate) fn header(for_stmt: &Value) -> Option<Header> {
     let parts = inner(for_stmt);
     let (init, cond, inc) = (parts.first()?, parts.get(2)?, parts.get(3)?);
     let (iv_id, iv, ty, lower, declared_in_loop) = match kind(init) {
@@ -424,7 +425,7 @@ impl Walk<'_> {
             perfect: 1,
             rectangular: 1,
             shared_writes: vec![],
-            inner_ivs: vec![],
+            private: vec![],
             independent: false,
         };
         if let Some(h) = &h {
@@ -543,12 +544,14 @@ pub fn loop_tree(kernel: &Function, text: &str, file: &str, callers: Vec<String>
     let mut t = LoopTree {
         kernel: kernel.name.clone(),
         callers,
+        deps: Default::default(),
         file: file.into(),
         line: kernel.line,
         loops: w.loops,
         roots,
     };
     nests(&mut t);
+    t.deps = deps::analyse(&kernel.body);
     writes(&mut t, &kernel.body);
     t
 }
@@ -592,8 +595,9 @@ fn nests(t: &mut LoopTree) {
     }
 }
 
-/// For every loop: the inner induction variables declared outside it, and the other
-/// scalars declared outside it that its body writes.
+/// For every loop: the scalars declared outside it that its body writes, what a `parallel
+/// for` on it must make private (inner induction variables declared outside it, scalars
+/// the dependence analysis found privatisable), and whether it carries a dependence.
 fn writes(t: &mut LoopTree, body: &Value) {
     let mut found = Vec::new();
     collect_fors(body, &mut found);
@@ -615,45 +619,14 @@ fn writes(t: &mut LoopTree, body: &Value) {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
-        t.loops[id].inner_ivs = inner_ivs.into_iter().collect();
-        let iv_id = header(v).map(|h| h.iv_id);
-        t.loops[id].independent = t.loops[id].shared_writes.is_empty()
-            && iv_id.is_some_and(|iv| independent(inner(v).get(4), &iv));
+        let scalars = t.deps.private.get(&id).cloned().unwrap_or_default();
+        t.loops[id].private = inner_ivs.into_iter().chain(scalars).collect();
+        t.loops[id].independent = !legality::carries(t, id);
     }
 }
 
-/// One array access: the array's declaration, its subscripts (outermost first), a write?
-struct Access {
-    array: String,
-    subscripts: Vec<Value>,
-    write: bool,
-}
-
-/// Whether every array written below `body` keeps one dimension indexed by `iv` alone in
-/// all its accesses (so iterations of `iv` touch disjoint elements); no calls, no writes
-/// through pointers.
-fn independent(body: Option<&Value>, iv: &str) -> bool {
-    let mut accesses = Vec::new();
-    let mut opaque = false;
-    collect_accesses(body, false, &mut accesses, &mut opaque);
-    if opaque {
-        return false;
-    }
-    let is_iv = |e: &Value| decl_ref(e).is_some_and(|(id, _, _)| id == iv);
-    let written: BTreeSet<&str> = (accesses.iter())
-        .filter(|a| a.write)
-        .map(|a| a.array.as_str())
-        .collect();
-    let disjoint = written.into_iter().all(|array| {
-        let all: Vec<&Access> = accesses.iter().filter(|a| a.array == array).collect();
-        let dims = all.iter().map(|a| a.subscripts.len()).min().unwrap_or(0);
-        (0..dims).any(|d| all.iter().all(|a| is_iv(&a.subscripts[d])))
-    });
-    disjoint
-}
-
-/// `A[i][j]` → (A, [i, j]).
-fn subscript_chain(v: &Value) -> Option<(String, Vec<Value>)> {
+/// `A[i][j]` → (A's declaration id, [i, j]).
+pub(crate) fn subscript_chain(v: &Value) -> Option<(String, Vec<Value>)> {
     let v = bare(v);
     if kind(v) != "ArraySubscriptExpr" {
         return None;
@@ -665,44 +638,6 @@ fn subscript_chain(v: &Value) -> Option<(String, Vec<Value>)> {
     };
     subs.push(index.clone());
     Some((array, subs))
-}
-
-fn collect_accesses(v: Option<&Value>, write: bool, out: &mut Vec<Access>, opaque: &mut bool) {
-    let Some(v) = v else { return };
-    if let Some((array, subscripts)) = subscript_chain(v) {
-        out.push(Access {
-            array,
-            subscripts: subscripts.clone(),
-            write,
-        });
-        for s in &subscripts {
-            collect_accesses(Some(s), false, out, opaque);
-        }
-        return;
-    }
-    let op = v.get("opcode").and_then(Value::as_str);
-    match (kind(v), op) {
-        ("CallExpr", _) => *opaque = true,
-        ("UnaryOperator", Some("*")) if write => *opaque = true,
-        ("BinaryOperator", Some("=")) | ("CompoundAssignOperator", _) => {
-            let kids = inner(v);
-            collect_accesses(kids.first(), true, out, opaque);
-            if op != Some("=") {
-                collect_accesses(kids.first(), false, out, opaque);
-            }
-            collect_accesses(kids.get(1), false, out, opaque);
-            return;
-        }
-        ("UnaryOperator", Some("++" | "--")) => {
-            collect_accesses(inner(v).first(), true, out, opaque);
-            collect_accesses(inner(v).first(), false, out, opaque);
-            return;
-        }
-        _ => {}
-    }
-    for c in inner(v) {
-        collect_accesses(Some(c), write, out, opaque);
-    }
 }
 
 fn descendants(t: &LoopTree, id: usize) -> impl Iterator<Item = usize> + '_ {

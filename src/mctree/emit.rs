@@ -81,7 +81,7 @@ fn directive(op: &Op, l: usize, loops: &LoopTree, r: &Recorded, e: &mut Emitted)
         ),
         Op::Parallel => {
             let mut text = "#pragma omp parallel for".to_string();
-            let private = &loops.loops[l].inner_ivs;
+            let private = &loops.loops[l].private;
             if !private.is_empty() {
                 text += &format!(" private({})", private.join(","));
             }

@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use crate::mctree::deps::Dependences;
+
 /// A loop bound, as far as legality needs it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
@@ -76,12 +78,11 @@ pub struct Loop {
     /// Scalars declared outside the loop that its body writes, other than the induction
     /// variables of nested loops: a `parallel for` on it would race on them.
     pub shared_writes: Vec<String>,
-    /// Induction variables of nested loops declared outside this loop: `private(...)`.
-    pub inner_ivs: Vec<String>,
-    /// Whether its iterations touch disjoint data as far as the syntax shows: every array
-    /// the body writes is indexed by this loop's variable, alone, in one dimension of every
-    /// access, and no shared scalar is written. A conservative test (never a proof: the
-    /// output check decides); `parallel for` and `reverse` are proposed only then.
+    /// What a `parallel for` on it lists in `private(...)`: induction variables of nested
+    /// loops declared outside this loop, and scalars every iteration writes before reading.
+    pub private: Vec<String>,
+    /// Whether it carries no dependence ([`crate::mctree::deps`]; privatisable scalars
+    /// aside): its iterations may run in any order.
     pub independent: bool,
 }
 
@@ -92,6 +93,8 @@ pub struct LoopTree {
     /// The file's functions that call the kernel (directly or not): where clang may inline
     /// its code, so Polly and the code identity look there too.
     pub callers: Vec<String>,
+    /// The dependences between the kernel's iterations (what legality is proved against).
+    pub deps: Dependences,
     pub file: String,
     pub line: u32,
     pub loops: Vec<Loop>,
@@ -164,6 +167,9 @@ impl LoopTree {
             l.statements,
             indent = depth * 2
         ));
+        if l.untouchable.is_none() && !l.independent {
+            out.push_str("  carries a dependence");
+        }
         if let Some(why) = &l.untouchable {
             out.push_str(&format!("  [not transformable: {why}]"));
         }

@@ -6,7 +6,9 @@
 //! resumes like any other; [`emit`] writes the best node back as a mold for `moldtune run`.
 
 pub mod ast;
+pub mod deps;
 pub mod emit;
+pub mod legality;
 pub mod looptree;
 pub mod search;
 pub mod setup;
@@ -50,6 +52,8 @@ pub struct MctreeOptions {
     pub args: Vec<String>,
     /// Write the best node as a mold and problem file here.
     pub emit_mold: Option<PathBuf>,
+    /// Propose transformations the dependence analysis does not prove legal.
+    pub trust_output_check: bool,
     pub run: RunOptions,
 }
 
@@ -64,6 +68,32 @@ pub enum Done {
 pub struct Tuned {
     pub summary: Summary,
     pub emitted: Option<PathBuf>,
+    pub legality: LegalityCounts,
+}
+
+/// How the evaluated nodes are known to be correct, and how many candidates were left out.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct LegalityCounts {
+    /// Evaluated nodes whose every directive the dependence analysis proved legal.
+    pub proved: usize,
+    /// Evaluated nodes guarded by the output check alone (`--trust-output-check`).
+    pub output_checked: usize,
+    /// Candidate nodes not proposed: their legality was not proved.
+    pub refused: usize,
+}
+
+impl LegalityCounts {
+    fn of(tree: &Tree) -> LegalityCounts {
+        let evaluated = || tree.nodes.iter().filter(|n| n.eval_id.is_some());
+        let proved = evaluated()
+            .filter(|n| n.legality == legality::Legality::Proved)
+            .count();
+        LegalityCounts {
+            proved,
+            output_checked: evaluated().count() - proved,
+            refused: tree.refused.len(),
+        }
+    }
 }
 
 /// Runs `moldtune mctree`: lists the loop tree (`--list`), or tunes it.
@@ -220,6 +250,8 @@ fn resolve(o: &MctreeOptions, c: &ConfigFile, prev: Option<Recorded>) -> Result<
         check_env: vec![],
         check_build_flags: vec![],
         rtol: 1e-6,
+        trust_output_check: o.trust_output_check || c.trust_output_check.unwrap_or(false),
+        records_legality: true,
     };
     check_settings(&mut r, c.check.as_ref(), &text);
     validate(&r)?;
@@ -283,7 +315,7 @@ fn validate(r: &Recorded) -> Result<(), Error> {
 fn preflight(r: &mut Recorded, problem: &mut Problem) -> Result<(), Error> {
     let dir = std::env::temp_dir().join(format!("moldtune-mctree-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let config = setup::root_config();
+    let config = setup::root_config(problem);
     let source = problem.mold.render(&problem.space, &config);
     problem.run_timeout_s = if r.run_timeout_s > 0.0 {
         r.run_timeout_s
@@ -400,6 +432,7 @@ fn tune(
         }
     }
     let mut search = TreeSearch::new(Tree::new(loops, r.options()), kind, s.seed, labels);
+    search.records_legality = r.records_legality;
     let mut opts = o.run.clone();
     let out = opts
         .out
@@ -428,7 +461,12 @@ fn tune(
         }
         _ => None,
     };
-    Ok(Done::Tuned(Box::new(Tuned { summary, emitted })))
+    let legality = LegalityCounts::of(&search.tree);
+    Ok(Done::Tuned(Box::new(Tuned {
+        summary,
+        emitted,
+        legality,
+    })))
 }
 
 /// The search settings of an mctree run (budget in valid evaluations).

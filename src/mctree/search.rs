@@ -18,6 +18,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use crate::evaluate::outcome::{Measurement, Source, Status};
+use crate::mctree::legality::Legality;
 use crate::mctree::transform::{Op, Polly, Stacks};
 use crate::mctree::tree::{State, Tree};
 use crate::problem::space::{Config, OpenValues};
@@ -82,6 +83,8 @@ pub struct TreeSearch {
     /// kernel, so they are not proposed elsewhere (a directive that changed nothing is
     /// poisoned likewise).
     idle_knobs: HashSet<Polly>,
+    /// Whether configurations carry the `legality` column.
+    pub records_legality: bool,
 }
 
 impl TreeSearch {
@@ -95,6 +98,7 @@ impl TreeSearch {
             dead: HashSet::new(),
             poisoned: HashSet::new(),
             idle_knobs: HashSet::new(),
+            records_legality: false,
         }
     }
 
@@ -102,10 +106,12 @@ impl TreeSearch {
     pub fn config(&self, n: usize) -> Config {
         let node = &self.tree.nodes[n];
         let polly = Polly::ALL.iter().position(|&p| p == node.stacks.polly);
-        Config(vec![
-            self.labels.intern(&node.text),
-            polly.unwrap_or(0) as f64,
-        ])
+        let mut c = vec![self.labels.intern(&node.text), polly.unwrap_or(0) as f64];
+        if self.records_legality {
+            let l = Legality::ALL.iter().position(|&l| l == node.legality);
+            c.push(l.unwrap_or(0) as f64);
+        }
+        Config(c)
     }
 
     /// The node a configuration stands for.

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
+use crate::mctree::legality::Legality;
 use crate::mctree::looptree::LoopTree;
 use crate::mctree::transform::{Options, Polly};
 use crate::problem::file::SearchDefaults;
@@ -45,6 +46,8 @@ pub struct ConfigFile {
     /// Environment of the timed runs.
     pub env: Option<BTreeMap<String, String>>,
     pub check: Option<ConfigCheck>,
+    /// Propose transformations the dependence analysis does not prove legal.
+    pub trust_output_check: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -101,6 +104,12 @@ pub struct Recorded {
     pub check_env: Vec<(String, String)>,
     pub check_build_flags: Vec<String>,
     pub rtol: f64,
+    /// Propose transformations the dependence analysis does not prove legal.
+    #[serde(default)]
+    pub trust_output_check: bool,
+    /// Whether results.csv has the `legality` column (runs recorded before it have not).
+    #[serde(default)]
+    pub records_legality: bool,
 }
 
 impl Recorded {
@@ -125,6 +134,7 @@ impl Recorded {
             tile_sizes: self.tile_sizes.clone(),
             unroll: self.unroll.clone(),
             depth: self.depth,
+            trust_output_check: self.trust_output_check,
             ..Options::default()
         }
     }
@@ -240,16 +250,27 @@ fn compile_template(r: &Recorded, dir: &Path) -> Result<Template, Error> {
     Ok(Template::new(words.join(" ")))
 }
 
-/// The space: `transformations` (open: the tree's stacks) and `polly` (the knob's flags).
-fn space(labels: &OpenValues) -> Space {
+/// The space: `transformations` (open: the tree's stacks), `polly` (the knob's flags) and,
+/// when the run records it, `legality` (derived from the transformations: how the node is
+/// known to be correct; never tuned).
+fn space(labels: &OpenValues, legality: bool) -> Space {
     labels.intern("");
     let polly = Polly::ALL.iter().map(|p| p.flags().to_string()).collect();
+    let mut params = vec![
+        Param::new("transformations", Kind::Open(labels.clone()), None),
+        Param::new("polly", Kind::Categorical(polly), None),
+    ];
+    if legality {
+        let values = Legality::ALL.iter().map(|l| l.as_str().to_string());
+        params.push(Param::new(
+            "legality",
+            Kind::Categorical(values.collect()),
+            None,
+        ));
+    }
     Space {
-        params: vec![
-            Param::new("transformations", Kind::Open(labels.clone()), None),
-            Param::new("polly", Kind::Categorical(polly), None),
-        ],
-        order: vec![0, 1],
+        order: (0..params.len()).collect(),
+        params,
         forbidden: vec![],
         constraints: vec![],
     }
@@ -298,7 +319,7 @@ pub fn problem(
         path: r.file.clone(),
         dir: dir.clone(),
         hash: crate::rng::hex_hash(format!("{settings}\n{text}").as_bytes()),
-        space: space(labels),
+        space: space(labels, r.records_legality),
         mold: mold(&r.file, text, tree, "#pragma omp "),
         sources: r.sources.clone(),
         compile: compile_template(r, &dir)?,
@@ -343,7 +364,7 @@ fn disassembler(compiler: &str) -> String {
     }
 }
 
-/// The root configuration (untransformed, Polly off).
-pub fn root_config() -> Config {
-    Config(vec![0.0, 0.0])
+/// The root configuration (untransformed, Polly off, proved) of `problem`.
+pub fn root_config(problem: &Problem) -> Config {
+    Config(vec![0.0; problem.space.params.len()])
 }

@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::mctree::legality;
 use crate::mctree::looptree::LoopTree;
 
 /// The Polly knob: the compiler flags a node adds.
@@ -132,6 +133,9 @@ pub struct Options {
     pub depth: usize,
     /// Tile at most this many loops at once.
     pub max_tile: usize,
+    /// Propose directives the dependence analysis does not prove legal (the output check
+    /// is then their only guard).
+    pub trust_output_check: bool,
 }
 
 impl Default for Options {
@@ -141,6 +145,7 @@ impl Default for Options {
             unroll: vec![2, 4, 8],
             depth: 4,
             max_tile: 3,
+            trust_output_check: false,
         }
     }
 }
@@ -169,7 +174,7 @@ impl Stacks {
         for (&l, ops) in &self.ops {
             for op in ops.iter().rev() {
                 let mut t = op.text();
-                let private = &tree.loops[l].inner_ivs;
+                let private = &tree.loops[l].private;
                 if *op == Op::Parallel && !private.is_empty() {
                     t.push_str(&format!(" private({})", private.join(",")));
                 }
@@ -210,11 +215,12 @@ impl Stacks {
         Some(s)
     }
 
-    /// Every node one transformation below this one that clang-22 accepts, with the
-    /// family of the transformation added (`polly`, `L3 tile2`, …).
-    pub fn children(&self, tree: &LoopTree, o: &Options) -> Vec<(Stacks, String)> {
+    /// Every node one transformation below this one that clang-22 accepts and that is
+    /// proved legal (or, under `--trust-output-check`, every one), with the family of the
+    /// transformation added (`polly`, `L3 tile2`, …); and the ones refused.
+    pub fn children(&self, tree: &LoopTree, o: &Options) -> (Vec<(Stacks, String)>, Vec<Stacks>) {
         if self.depth() >= o.depth {
-            return vec![];
+            return (vec![], vec![]);
         }
         let mut out = Vec::new();
         if self.polly == Polly::Off {
@@ -226,15 +232,22 @@ impl Stacks {
                 out.push((c, "polly".to_string()));
             }
         }
+        let mut refused = vec![];
         for l in 0..tree.loops.len() {
             for op in self.next_ops(tree, l, o) {
                 let family = format!("L{l} {}", op.family());
                 let mut c = self.clone();
-                c.ops.entry(l).or_default().push(op);
-                out.push((c, family));
+                let stack = c.ops.entry(l).or_default();
+                stack.push(op);
+                let proved = legality::directive(tree, l, stack, stack.len() - 1).is_ok();
+                if proved || o.trust_output_check {
+                    out.push((c, family));
+                } else {
+                    refused.push(c);
+                }
             }
         }
-        out
+        (out, refused)
     }
 
     /// The loop whose directive consumes loop `l` (a loop of its perfect nest below a
@@ -265,9 +278,7 @@ impl Stacks {
         let mut ops = match stack.last() {
             None => self.bases(tree, l, o),
             Some(Op::Tile(s)) if s.len() >= 2 => permutations(s.len()),
-            Some(Op::Reverse) if leaf && tree.loops[l].independent => {
-                o.unroll.iter().map(|&f| Op::Unroll(f)).collect()
-            }
+            Some(Op::Reverse) if leaf => o.unroll.iter().map(|&f| Op::Unroll(f)).collect(),
             _ => vec![],
         };
         if stack.last() != Some(&Op::Parallel) && self.may_parallelize(tree, l) {
@@ -293,22 +304,17 @@ impl Stacks {
         for k in 2..=width.min(o.max_tile) {
             ops.extend(permutations(k));
         }
-        if tree.loops[l].independent {
-            ops.push(Op::Reverse);
-        }
+        ops.push(Op::Reverse);
         if tree.loops[l].children.is_empty() {
             ops.extend(o.unroll.iter().map(|&f| Op::Unroll(f)));
         }
         ops
     }
 
-    /// `parallel for` on loop `l`: no loop around it or inside it is parallel already, and
-    /// its body writes no scalar shared with other iterations.
+    /// `parallel for` on loop `l`: no loop around it or inside it is parallel already
+    /// (whether its iterations are independent is [`legality`]'s to prove).
     fn may_parallelize(&self, tree: &LoopTree, l: usize) -> bool {
         let lp = &tree.loops[l];
-        if !lp.independent {
-            return false;
-        }
         let parallel = |x: usize| self.stack(x).contains(&Op::Parallel);
         let mut up = lp.parent;
         while let Some(p) = up {
@@ -390,7 +396,7 @@ fn permute(p: &mut Vec<usize>, i: usize, out: &mut Vec<Vec<usize>>) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::mctree::looptree::{Bound, Loop};
 
@@ -416,13 +422,13 @@ mod tests {
             perfect: 1,
             rectangular: 1,
             shared_writes: vec![],
-            inner_ivs: vec![],
+            private: vec![],
             independent: true,
         }
     }
 
     /// L0 i { L1 j { L2 k } } (perfect, rectangular) and L3 a { L4 b <= a } (triangular).
-    fn tree() -> LoopTree {
+    pub(crate) fn tree() -> LoopTree {
         let mut loops = vec![
             lp(0, None, vec![1], "i"),
             lp(1, Some(0), vec![2], "j"),
@@ -432,7 +438,7 @@ mod tests {
         ];
         (loops[0].perfect, loops[0].rectangular) = (3, 3);
         (loops[1].perfect, loops[1].rectangular) = (2, 2);
-        loops[0].inner_ivs = vec!["j".into(), "k".into()];
+        loops[0].private = vec!["j".into(), "k".into()];
         (loops[3].perfect, loops[3].rectangular) = (2, 1);
         loops[4].upper = Bound::Depends {
             loops: vec![3],
@@ -442,6 +448,7 @@ mod tests {
         LoopTree {
             kernel: "k".into(),
             callers: vec![],
+            deps: Default::default(),
             file: "k.c".into(),
             line: 1,
             loops,
@@ -471,7 +478,7 @@ mod tests {
     #[test]
     fn the_root_offers_tiles_of_the_rectangular_nest_and_no_identity_permutation() {
         let (t, root) = (tree(), Stacks::root());
-        let kids = root.children(&t, &opts());
+        let (kids, _) = root.children(&t, &opts());
         let on0 = ops_on(&kids, &root, 0);
         // Sizes 8 and 32 (128 is not below the trip count 100): 2 + 4 + 8 tiles.
         assert_eq!(on0.iter().filter(|o| matches!(o, Op::Tile(_))).count(), 14);
@@ -494,13 +501,13 @@ mod tests {
         let t = tree();
         let mut s = Stacks::root();
         s.ops.insert(0, vec![Op::Tile(vec![32, 32])]);
-        let kids = s.children(&t, &opts());
+        let (kids, _) = s.children(&t, &opts());
         let on0 = ops_on(&kids, &s, 0);
         assert_eq!(on0, vec![Op::Interchange(vec![2, 1]), Op::Parallel]);
         // L1 is consumed by the tile: nothing; L2 (a leaf below the tiled pair) keeps its own.
         assert!(ops_on(&kids, &s, 1).is_empty());
         s.ops.insert(0, vec![Op::Tile(vec![32, 32, 32])]);
-        let kids = s.children(&t, &opts());
+        let (kids, _) = s.children(&t, &opts());
         assert_eq!(
             ops_on(&kids, &s, 2),
             vec![Op::Unroll(2), Op::Unroll(4), Op::Unroll(8)]
@@ -512,12 +519,18 @@ mod tests {
         let mut t = tree();
         let mut s = Stacks::root();
         s.ops.insert(0, vec![Op::Parallel]);
-        let kids = s.children(&t, &opts());
+        let (kids, _) = s.children(&t, &opts());
         assert!(!ops_on(&kids, &s, 1).contains(&Op::Parallel));
         assert!(!ops_on(&kids, &s, 2).contains(&Op::Parallel));
         assert!(ops_on(&kids, &s, 3).contains(&Op::Parallel));
-        t.loops[3].independent = false;
-        let kids = Stacks::root().children(&t, &opts());
+        t.deps.deps.push(crate::mctree::deps::Dependence {
+            on: "x".into(),
+            loops: vec![3, 4],
+            dirs: vec![crate::mctree::deps::Dir::Lt, crate::mctree::deps::Dir::Eq],
+            exact: true,
+        });
+        let (kids, refused) = Stacks::root().children(&t, &opts());
+        assert!(refused.len() >= 2);
         let on3 = ops_on(&kids, &Stacks::root(), 3);
         assert!(!on3.contains(&Op::Parallel) && !on3.contains(&Op::Reverse));
     }
@@ -543,6 +556,6 @@ mod tests {
         assert_eq!(Stacks::parse(&text, Polly::Off, &t), Some(s.clone()));
         assert_eq!(Stacks::parse("L9: reverse", Polly::Off, &t), None);
         assert_eq!(s.depth(), 4);
-        assert!(s.children(&t, &opts()).is_empty());
+        assert!(s.children(&t, &opts()).0.is_empty());
     }
 }

@@ -3,9 +3,10 @@
 //! canonical stack (two orders of the same transformations are one node), and carry the
 //! outcome of their evaluation. A failed or duplicate node is never expanded.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::evaluate::outcome::{Measurement, Status};
+use crate::mctree::legality::{self, Legality};
 use crate::mctree::looptree::LoopTree;
 use crate::mctree::transform::{Options, Polly, Stacks};
 
@@ -37,12 +38,16 @@ pub struct Node {
     pub state: State,
     /// The evaluation that measured it.
     pub eval_id: Option<usize>,
+    /// Proved legal by the dependence analysis, or guarded by the output check alone.
+    pub legality: Legality,
 }
 
 pub struct Tree {
     pub loops: LoopTree,
     pub options: Options,
     pub nodes: Vec<Node>,
+    /// Candidate nodes left out because their legality was not proved.
+    pub refused: HashSet<(Polly, String)>,
     index: HashMap<(Polly, String), usize>,
 }
 
@@ -52,6 +57,7 @@ impl Tree {
             loops,
             options,
             nodes: vec![],
+            refused: HashSet::new(),
             index: HashMap::new(),
         };
         t.node(Stacks::root(), None, "");
@@ -66,7 +72,12 @@ impl Tree {
             return n;
         }
         let n = self.nodes.len();
+        let legality = match legality::of(&self.loops, &stacks) {
+            Ok(()) => Legality::Proved,
+            Err(_) => Legality::OutputChecked,
+        };
         self.nodes.push(Node {
+            legality,
             stacks,
             text,
             parent,
@@ -99,7 +110,10 @@ impl Tree {
         if let Some(c) = &self.nodes[n].children {
             return c.clone();
         }
-        let kids = self.nodes[n].stacks.children(&self.loops, &self.options);
+        let (kids, refused) = self.nodes[n].stacks.children(&self.loops, &self.options);
+        for s in refused {
+            self.refused.insert((s.polly, s.text(&self.loops)));
+        }
         // A child reached before through another parent keeps that parent.
         let ids: Vec<usize> = (kids.into_iter())
             .map(|(s, family)| self.node(s, Some(n), &family))
@@ -156,6 +170,7 @@ impl Tree {
             };
             let last = self.last_step(i).replace('"', "'");
             let eval = n.eval_id.map_or(String::new(), |e| format!("eval {e}: "));
+            let what = format!("{what}, {}", n.legality.as_str());
             let style = if Some(i) == best {
                 ", style=bold, color=blue"
             } else {

@@ -37,6 +37,8 @@ pub fn recorded(file: &Path, kernel: &str, flags: &[&str]) -> Recorded {
         ],
         check_build_flags: vec![],
         rtol: 1e-6,
+        trust_output_check: false,
+        records_legality: true,
     }
 }
 

@@ -1,0 +1,688 @@
+//! Data dependences of the kernel's loops, from clang-22's JSON AST: which iterations of
+//! which loops must stay in order. [`super::legality`] decides from them whether a
+//! transformation keeps every dependence (it is *proved* legal) or may break one.
+//!
+//! The test is the classic direction-vector test (Wolfe, *High Performance Compilers for
+//! Parallel Computing*, 1996; Allen & Kennedy, 2001, ch. 3): for every pair of accesses to
+//! the same array, one of them a write, and every direction (`<`, `=`, `>`) of each loop
+//! both are in, it asks whether the subscripts can be equal — per dimension, an integer
+//! equation in the two iterations, solved by the GCD test with the direction constraints
+//! (a `<` is a distance of at least 1, the Banerjee bound of an unbounded loop). Loop bounds
+//! are not used, so a dependence may be reported that bounds would rule out: the test errs
+//! towards refusing, never towards accepting.
+//!
+//! What it cannot read it assumes the worst of, and says so (`exact: false`): a subscript
+//! that is not affine in the loop variables and invariants (`A[B[i]]`, `A[i*n+j]`), a write
+//! through a pointer or a member, a call to a function not known to be pure. Distinct named
+//! arrays are assumed not to overlap (PolyBench passes distinct arrays; C gives no such
+//! promise, so the output check stays on). A scalar written in the loops is a dependence in
+//! every direction unless every iteration of some loop writes it before reading it and no
+//! access lies outside that loop: then it is private to that loop (and its enclosing ones),
+//! and a `parallel for` there lists it in `private(..)`.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::mctree::ast::{bare, decl_ref, header, inner, kind, literal, subscript_chain};
+
+/// The direction of a dependence on one loop: the source's iteration is before (`Lt`), the
+/// same as (`Eq`) or after (`Gt`) the sink's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Dir {
+    Lt,
+    Eq,
+    Gt,
+}
+
+impl Dir {
+    const ALL: [Dir; 3] = [Dir::Lt, Dir::Eq, Dir::Gt];
+
+    fn flip(self) -> Dir {
+        match self {
+            Dir::Lt => Dir::Gt,
+            Dir::Eq => Dir::Eq,
+            Dir::Gt => Dir::Lt,
+        }
+    }
+
+    pub fn symbol(self) -> char {
+        match self {
+            Dir::Lt => '<',
+            Dir::Eq => '=',
+            Dir::Gt => '>',
+        }
+    }
+}
+
+/// One loop-carried dependence, oriented from the access that runs first.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Dependence {
+    /// The array or scalar (`memory` for an access the test cannot name).
+    pub on: String,
+    /// The loops both accesses are in, outermost first (loop ids).
+    pub loops: Vec<usize>,
+    /// The direction on each of `loops`; lexicographically positive.
+    pub dirs: Vec<Dir>,
+    /// Found by the test on affine subscripts; `false`: assumed, because an access could
+    /// not be read.
+    pub exact: bool,
+}
+
+impl Dependence {
+    /// `(<,=,>)`.
+    pub fn vector(&self) -> String {
+        let d: Vec<String> = self.dirs.iter().map(|d| d.symbol().to_string()).collect();
+        format!("({})", d.join(","))
+    }
+}
+
+/// The kernel's loop-carried dependences and the scalars each loop must privatise.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Dependences {
+    pub deps: Vec<Dependence>,
+    /// Per loop: scalars declared outside it that every iteration of a loop in it (or of
+    /// itself) writes before reading; a `parallel for` on it makes them private.
+    pub private: BTreeMap<usize, Vec<String>>,
+    /// Why the analysis gave up on the whole kernel (then nothing is proved).
+    pub unanalysable: Option<String>,
+}
+
+/// Loops nested deeper than this in one pair are not enumerated (3^8 direction vectors).
+const MAX_COMMON_LOOPS: usize = 8;
+
+/// Functions without side effects on memory: calls to them are plain expressions.
+const PURE: &[&str] = &[
+    "sqrt", "exp", "log", "pow", "fabs", "fmin", "fmax", "sin", "cos", "tan", "floor", "ceil",
+    "abs", "sqrtf", "expf", "logf", "powf", "fabsf", "fminf", "fmaxf", "sinf", "cosf", "tanf",
+    "floorf", "ceilf", "exp2", "log2", "log10", "atan", "atan2", "tanh", "cbrt", "round",
+];
+
+/// `Σ loops + Σ params + c`: a subscript affine in the loop variables and invariants.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Affine {
+    loops: BTreeMap<usize, i64>,
+    params: BTreeMap<String, i64>,
+    c: i64,
+}
+
+impl Affine {
+    fn scaled(mut self, k: i64) -> Option<Affine> {
+        for v in self.loops.values_mut().chain(self.params.values_mut()) {
+            *v = v.checked_mul(k)?;
+        }
+        self.c = self.c.checked_mul(k)?;
+        Some(self)
+    }
+
+    fn plus(mut self, o: Affine) -> Option<Affine> {
+        for (k, v) in o.loops {
+            *self.loops.entry(k).or_default() += v;
+        }
+        for (k, v) in o.params {
+            *self.params.entry(k).or_default() += v;
+        }
+        self.c = self.c.checked_add(o.c)?;
+        Some(self)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Target {
+    Array(String),
+    Scalar(String),
+    /// Memory the test cannot name (a pointer, a member, an unknown call).
+    Memory,
+}
+
+#[derive(Debug, Clone)]
+struct Access {
+    target: Target,
+    name: String,
+    /// Per dimension, `None` when not affine.
+    subs: Vec<Option<Affine>>,
+    write: bool,
+    /// The enclosing loops, outermost first.
+    loops: Vec<usize>,
+    /// A plain `=` (or an initialised declaration), as a statement directly in the
+    /// innermost loop's body, not under a condition.
+    defines: bool,
+}
+
+/// The walk that lists the accesses of the kernel's body.
+struct Collector {
+    /// Induction variable declaration id → loop id.
+    ivs: HashMap<String, usize>,
+    /// Scalars assigned anywhere in the kernel (not invariants).
+    assigned: HashSet<String>,
+    next_loop: usize,
+    stack: Vec<usize>,
+    parent: HashMap<usize, Option<usize>>,
+    /// Scalar declaration id → the innermost loop it is declared in.
+    declared_in: HashMap<String, Option<usize>>,
+    /// The current statement is directly in the innermost loop's body, unconditionally.
+    direct: bool,
+    accesses: Vec<Access>,
+}
+
+impl Collector {
+    fn push(&mut self, target: Target, name: &str, subs: Vec<Option<Affine>>, write: bool) {
+        self.accesses.push(Access {
+            target,
+            name: name.into(),
+            subs,
+            write,
+            loops: self.stack.clone(),
+            defines: false,
+        });
+    }
+
+    fn stmt(&mut self, v: &Value) {
+        match kind(v) {
+            "ForStmt" => self.for_stmt(v),
+            "CompoundStmt" => inner(v).iter().for_each(|c| self.stmt(c)),
+            "IfStmt" | "SwitchStmt" | "WhileStmt" | "DoStmt" => self.conditional(v),
+            "DeclStmt" => inner(v).iter().for_each(|d| self.declaration(d)),
+            k if k.starts_with("OMP") || k.ends_with("Directive") => {
+                inner(v).iter().for_each(|c| self.stmt(c))
+            }
+            k if k.ends_with("Stmt") && !k.ends_with("Expr") && k != "NullStmt" => {
+                inner(v).iter().for_each(|c| self.stmt(c))
+            }
+            _ => self.expr(v),
+        }
+    }
+
+    fn conditional(&mut self, v: &Value) {
+        let was = std::mem::replace(&mut self.direct, false);
+        for c in inner(v) {
+            self.stmt(c);
+        }
+        self.direct = was;
+    }
+
+    fn for_stmt(&mut self, v: &Value) {
+        let id = self.next_loop;
+        self.next_loop += 1;
+        self.parent.insert(id, self.stack.last().copied());
+        if let Some(h) = header(v) {
+            self.ivs.insert(h.iv_id, id);
+        }
+        self.stack.push(id);
+        let was = std::mem::replace(&mut self.direct, true);
+        if let Some(body) = inner(v).get(4) {
+            self.stmt(body);
+        }
+        self.direct = was;
+        self.stack.pop();
+    }
+
+    fn declaration(&mut self, d: &Value) {
+        let (Some(id), Some(name)) = (d.get("id").and_then(Value::as_str), d.get("name")) else {
+            return;
+        };
+        self.declared_in
+            .insert(id.into(), self.stack.last().copied());
+        if let Some(init) = inner(d).first() {
+            self.expr(init);
+            let name = name.as_str().unwrap_or("?");
+            self.push(Target::Scalar(id.into()), name, vec![], true);
+            let direct = self.direct;
+            if let Some(a) = self.accesses.last_mut() {
+                a.defines = direct;
+            }
+        }
+    }
+
+    fn expr(&mut self, v: &Value) {
+        let op = v.get("opcode").and_then(Value::as_str);
+        match (kind(v), op) {
+            ("BinaryOperator", Some("=")) => {
+                let kids = inner(v);
+                kids.get(1).into_iter().for_each(|r| self.expr(r));
+                if let Some(l) = kids.first() {
+                    self.lvalue(l, true);
+                }
+            }
+            ("CompoundAssignOperator", _) | ("UnaryOperator", Some("++" | "--")) => {
+                let kids = inner(v);
+                kids.get(1).into_iter().for_each(|r| self.expr(r));
+                if let Some(l) = kids.first() {
+                    self.expr(l);
+                    self.lvalue(l, false);
+                }
+            }
+            ("BinaryOperator", Some("&&" | "||")) | ("ConditionalOperator", _) => {
+                self.conditional(v)
+            }
+            ("UnaryOperator", Some("*")) | ("MemberExpr", _) => {
+                self.push(Target::Memory, "memory", vec![], false);
+                inner(v).iter().for_each(|c| self.expr(c));
+            }
+            ("CallExpr", _) => self.call(v),
+            ("ArraySubscriptExpr", _) => self.array(v, false),
+            ("DeclRefExpr", _) => self.scalar(v, false),
+            _ => inner(v).iter().for_each(|c| self.expr(c)),
+        }
+    }
+
+    fn call(&mut self, v: &Value) {
+        let kids = inner(v);
+        let callee = kids.first().and_then(decl_ref).map(|(_, n, _)| n);
+        if !callee.is_some_and(|c| PURE.contains(&c)) {
+            self.push(Target::Memory, "memory", vec![], true);
+        }
+        kids.iter().skip(1).for_each(|c| self.expr(c));
+    }
+
+    /// A write to `v` (`defines`: a plain `=`).
+    fn lvalue(&mut self, v: &Value, defines: bool) {
+        let b = bare(v);
+        let before = self.accesses.len();
+        match kind(b) {
+            "ArraySubscriptExpr" => self.array(b, true),
+            "DeclRefExpr" => self.scalar(b, true),
+            _ => {
+                self.push(Target::Memory, "memory", vec![], true);
+                inner(b).iter().for_each(|c| self.expr(c));
+            }
+        }
+        let direct = defines && self.direct;
+        if let Some(a) = self.accesses.get_mut(before) {
+            a.defines = direct;
+        }
+    }
+
+    fn scalar(&mut self, v: &Value, write: bool) {
+        let Some((id, name, ty)) = decl_ref(v) else {
+            return;
+        };
+        let is_function = ty.contains('(');
+        if is_function || self.ivs.contains_key(id) || !self.assigned.contains(id) {
+            return;
+        }
+        self.push(Target::Scalar(id.into()), name, vec![], write);
+    }
+
+    fn array(&mut self, v: &Value, write: bool) {
+        let Some((array, subs)) = subscript_chain(v) else {
+            self.push(Target::Memory, "memory", vec![], write);
+            inner(v).iter().for_each(|c| self.expr(c));
+            return;
+        };
+        let name = array_name(v).unwrap_or("?".into());
+        let affine: Vec<Option<Affine>> = subs.iter().map(|s| self.affine(s)).collect();
+        // A pointer the kernel moves is not one array.
+        let target = if self.assigned.contains(&array) {
+            Target::Memory
+        } else {
+            Target::Array(array)
+        };
+        self.push(target, &name, affine, write);
+        subs.iter().for_each(|s| self.expr(s));
+    }
+
+    fn affine(&self, e: &Value) -> Option<Affine> {
+        if let Some(c) = literal(e) {
+            return Some(Affine {
+                c,
+                ..Affine::default()
+            });
+        }
+        let e = bare(e);
+        if let Some((id, _, _)) = decl_ref(e) {
+            let mut a = Affine::default();
+            match self.ivs.get(id) {
+                Some(&l) if self.stack.contains(&l) => a.loops.insert(l, 1),
+                Some(_) => return None,
+                None if self.assigned.contains(id) => return None,
+                None => a.params.insert(id.into(), 1),
+            };
+            return Some(a);
+        }
+        let op = e.get("opcode").and_then(Value::as_str);
+        match (kind(e), op, inner(e)) {
+            ("BinaryOperator", Some("+"), [x, y]) => self.affine(x)?.plus(self.affine(y)?),
+            ("BinaryOperator", Some("-"), [x, y]) => {
+                self.affine(x)?.plus(self.affine(y)?.scaled(-1)?)
+            }
+            ("BinaryOperator", Some("*"), [x, y]) => match (literal(x), literal(y)) {
+                (Some(k), _) => self.affine(y)?.scaled(k),
+                (_, Some(k)) => self.affine(x)?.scaled(k),
+                _ => None,
+            },
+            ("UnaryOperator", Some("-"), [x]) => self.affine(x)?.scaled(-1),
+            ("UnaryOperator", Some("+"), [x]) => self.affine(x),
+            _ => None,
+        }
+    }
+}
+
+/// The name of the array an `A[i][j]` indexes.
+fn array_name(v: &Value) -> Option<String> {
+    let v = bare(v);
+    match decl_ref(v) {
+        Some((_, name, _)) => Some(name.to_string()),
+        None if kind(v) == "ArraySubscriptExpr" => array_name(inner(v).first()?),
+        None => None,
+    }
+}
+
+/// Scalars the kernel assigns (`=`, `op=`, `++`, `--`) and the ones declared in its loops.
+fn assigned(v: &Value, in_loop: bool, out: &mut HashSet<String>) {
+    let op = v.get("opcode").and_then(Value::as_str);
+    let writes = match kind(v) {
+        "BinaryOperator" => op == Some("="),
+        "CompoundAssignOperator" => true,
+        "UnaryOperator" => matches!(op, Some("++" | "--")),
+        _ => false,
+    };
+    if writes {
+        if let Some((id, _, _)) = inner(v).first().and_then(decl_ref) {
+            out.insert(id.into());
+        }
+    }
+    if kind(v) == "VarDecl" && in_loop {
+        if let Some(id) = v.get("id").and_then(Value::as_str) {
+            out.insert(id.into());
+        }
+    }
+    let in_loop = in_loop || kind(v) == "ForStmt";
+    for c in inner(v) {
+        assigned(c, in_loop, out);
+    }
+}
+
+/// The dependences of the kernel whose body is `body` (loop ids in preorder, as
+/// [`super::ast::loop_tree`] numbers them).
+pub fn analyse(body: &Value) -> Dependences {
+    let mut set = HashSet::new();
+    assigned(body, false, &mut set);
+    let mut c = Collector {
+        ivs: HashMap::new(),
+        assigned: set,
+        next_loop: 0,
+        stack: vec![],
+        parent: HashMap::new(),
+        declared_in: HashMap::new(),
+        direct: false,
+        accesses: vec![],
+    };
+    c.stmt(body);
+    let private_at = privatisable(&c.accesses);
+    let mut found = BTreeSet::new();
+    let mut unanalysable = None;
+    let acc = &c.accesses;
+    for i in 0..acc.len() {
+        for j in i..acc.len() {
+            match pair(&acc[i], &acc[j], i == j, &private_at) {
+                Ok(deps) => found.extend(deps),
+                Err(why) => unanalysable = Some(why),
+            }
+        }
+    }
+    Dependences {
+        deps: found.into_iter().collect(),
+        private: private_lists(&c, &private_at),
+        unanalysable,
+    }
+}
+
+/// Per scalar, the loop whose every iteration writes it before any read, when all its
+/// accesses lie in that loop.
+fn privatisable(accesses: &[Access]) -> HashMap<String, usize> {
+    let mut first: HashMap<&str, &Access> = HashMap::new();
+    let mut all: HashMap<&str, Vec<&Access>> = HashMap::new();
+    for a in accesses {
+        if let Target::Scalar(id) = &a.target {
+            first.entry(id).or_insert(a);
+            all.entry(id).or_default().push(a);
+        }
+    }
+    let mut out = HashMap::new();
+    for (id, f) in first {
+        let Some(&m) = f.loops.last() else { continue };
+        if f.write && f.defines && all[id].iter().all(|a| a.loops.contains(&m)) {
+            out.insert(id.to_string(), m);
+        }
+    }
+    out
+}
+
+/// Per loop, the privatisable scalars declared outside it of the loops at or below it.
+fn private_lists(
+    c: &Collector,
+    private_at: &HashMap<String, usize>,
+) -> BTreeMap<usize, Vec<String>> {
+    let chain = |mut l: Option<usize>| {
+        let mut v = vec![];
+        while let Some(x) = l {
+            v.push(x);
+            l = c.parent.get(&x).copied().flatten();
+        }
+        v
+    };
+    let mut out: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+    for (id, &m) in private_at {
+        let declared = chain(c.declared_in.get(id).copied().flatten());
+        let Some(name) = (c.accesses.iter()).find(|a| a.target == Target::Scalar(id.clone()))
+        else {
+            continue;
+        };
+        for l in chain(Some(m)) {
+            if !declared.contains(&l) {
+                out.entry(l).or_default().insert(name.name.clone());
+            }
+        }
+    }
+    out.into_iter()
+        .map(|(l, s)| (l, s.into_iter().collect()))
+        .collect()
+}
+
+/// The loop-carried dependences between accesses `a` and `b` (`same`: one access with
+/// itself), lexicographically positive.
+fn pair(
+    a: &Access,
+    b: &Access,
+    same: bool,
+    private_at: &HashMap<String, usize>,
+) -> Result<Vec<Dependence>, String> {
+    let conflict = match (&a.target, &b.target) {
+        (Target::Memory, _) | (_, Target::Memory) => true,
+        (x, y) => x == y,
+    };
+    if !conflict || !(a.write || b.write) || (same && !a.write) {
+        return Ok(vec![]);
+    }
+    let common: Vec<usize> = (a.loops.iter().zip(&b.loops))
+        .take_while(|(x, y)| x == y)
+        .map(|(x, _)| *x)
+        .collect();
+    if common.is_empty() {
+        return Ok(vec![]);
+    }
+    if common.len() > MAX_COMMON_LOOPS {
+        return Err(format!(
+            "more than {MAX_COMMON_LOOPS} loops around one access"
+        ));
+    }
+    // A private scalar carries nothing on its loop and the loops around it.
+    let fixed = match &a.target {
+        Target::Scalar(id) if a.target == b.target => private_at
+            .get(id)
+            .and_then(|m| common.iter().position(|l| l == m))
+            .map_or(0, |p| p + 1),
+        _ => 0,
+    };
+    let exact = !matches!(
+        (&a.target, &b.target),
+        (Target::Memory, _) | (_, Target::Memory)
+    ) && a.subs.len() == b.subs.len()
+        && a.subs.iter().chain(&b.subs).all(Option::is_some);
+    let on = if a.target == Target::Memory {
+        &b.name
+    } else {
+        &a.name
+    };
+    let mut out = vec![];
+    for dirs in vectors(common.len()) {
+        if dirs[..fixed].iter().any(|&d| d != Dir::Eq) || !feasible(a, b, &common, &dirs) {
+            continue;
+        }
+        let dirs = match dirs.iter().find(|&&d| d != Dir::Eq) {
+            None => continue,
+            Some(Dir::Gt) => dirs.iter().map(|d| d.flip()).collect(),
+            Some(_) => dirs,
+        };
+        out.push(Dependence {
+            on: on.clone(),
+            loops: common.clone(),
+            dirs,
+            exact,
+        });
+    }
+    Ok(out)
+}
+
+/// Every direction vector over `m` loops.
+fn vectors(m: usize) -> Vec<Vec<Dir>> {
+    let mut out = vec![vec![]];
+    for _ in 0..m {
+        out = (out.into_iter())
+            .flat_map(|v| {
+                Dir::ALL.iter().map(move |&d| {
+                    let mut w = v.clone();
+                    w.push(d);
+                    w
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// Whether `a` in one iteration and `b` in another, related by `dirs` on `common`, can
+/// touch the same element: every dimension's subscripts can be equal.
+fn feasible(a: &Access, b: &Access, common: &[usize], dirs: &[Dir]) -> bool {
+    if a.subs.len() != b.subs.len() {
+        return true;
+    }
+    (a.subs.iter().zip(&b.subs)).all(|(x, y)| match (x, y) {
+        (Some(x), Some(y)) => dimension(x, y, common, dirs),
+        _ => true,
+    })
+}
+
+/// Whether `x(i) = y(i')` has an integer solution with `i` and `i'` related by `dirs` on
+/// `common` (other variables free): the GCD test, with `<` and `>` as distances ≥ 1.
+fn dimension(x: &Affine, y: &Affine, common: &[usize], dirs: &[Dir]) -> bool {
+    let mut free = vec![];
+    let mut distance = vec![];
+    let coef = |a: &Affine, l: usize| a.loops.get(&l).copied().unwrap_or(0);
+    for (&l, &d) in common.iter().zip(dirs) {
+        let (alpha, beta) = (coef(x, l), coef(y, l));
+        free.push(alpha - beta);
+        match d {
+            Dir::Eq => {}
+            // i' = i + d: α·i − β·(i + d)
+            Dir::Lt => distance.push(-beta),
+            // i = i' + d: α·(i' + d) − β·i'
+            Dir::Gt => distance.push(alpha),
+        }
+    }
+    for (l, &v) in &x.loops {
+        if !common.contains(l) {
+            free.push(v);
+        }
+    }
+    for (l, &v) in &y.loops {
+        if !common.contains(l) {
+            free.push(-v);
+        }
+    }
+    let params: BTreeSet<&String> = x.params.keys().chain(y.params.keys()).collect();
+    for p in params {
+        free.push(x.params.get(p).unwrap_or(&0) - y.params.get(p).unwrap_or(&0));
+    }
+    // Σ free·f + Σ distance·(1 + e) = y.c − x.c, e ≥ 0.
+    let rhs = y.c - x.c - distance.iter().sum::<i64>();
+    solvable(&free, &distance, rhs)
+}
+
+/// Whether `Σ free·f + Σ pos·e = rhs` has integers `f` and `e ≥ 0`.
+fn solvable(free: &[i64], pos: &[i64], rhs: i64) -> bool {
+    let g_free = free.iter().fold(0, |g, &c| gcd(g, c));
+    let g_all = pos.iter().fold(g_free, |g, &c| gcd(g, c));
+    if g_all == 0 {
+        return rhs == 0;
+    }
+    if rhs % g_all != 0 {
+        return false;
+    }
+    if g_free != 0 {
+        return true;
+    }
+    let nonzero: Vec<i64> = pos.iter().copied().filter(|&c| c != 0).collect();
+    if nonzero.iter().all(|&c| c > 0) {
+        rhs >= 0
+    } else if nonzero.iter().all(|&c| c < 0) {
+        rhs <= 0
+    } else {
+        true
+    }
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.abs(), b.abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn aff(loops: &[(usize, i64)], c: i64) -> Affine {
+        Affine {
+            loops: loops.iter().copied().collect(),
+            params: BTreeMap::new(),
+            c,
+        }
+    }
+
+    #[test]
+    fn the_gcd_test_with_directions() {
+        use Dir::*;
+        // A[i] written, A[i] read: only the same iteration.
+        let (w, r) = (aff(&[(0, 1)], 0), aff(&[(0, 1)], 0));
+        assert!(dimension(&w, &r, &[0], &[Eq]));
+        assert!(!dimension(&w, &r, &[0], &[Lt]));
+        assert!(!dimension(&w, &r, &[0], &[Gt]));
+        // A[i] written, A[i-1] read: the write comes first (distance 1).
+        let r = aff(&[(0, 1)], -1);
+        assert!(dimension(&w, &r, &[0], &[Lt]));
+        assert!(!dimension(&w, &r, &[0], &[Eq]));
+        assert!(!dimension(&w, &r, &[0], &[Gt]));
+        // A[2i] and A[2i+1] never meet.
+        let (e, o) = (aff(&[(0, 2)], 0), aff(&[(0, 2)], 1));
+        assert!(Dir::ALL.iter().all(|&d| !dimension(&e, &o, &[0], &[d])));
+        // A[i] and A[j] (j an inner loop): any direction on i.
+        let (x, y) = (aff(&[(0, 1)], 0), aff(&[(1, 1)], 0));
+        assert!(Dir::ALL.iter().all(|&d| dimension(&x, &y, &[0], &[d])));
+    }
+
+    #[test]
+    fn solvable_respects_the_sign_of_distances() {
+        assert!(solvable(&[], &[1], 3));
+        assert!(!solvable(&[], &[1], -1));
+        assert!(!solvable(&[], &[-2], 3));
+        assert!(solvable(&[], &[2, -3], 1));
+        assert!(solvable(&[3], &[2], 1));
+        assert!(!solvable(&[4], &[2], 1));
+        assert!(!solvable(&[], &[], 1));
+    }
+}
