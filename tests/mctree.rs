@@ -12,6 +12,7 @@ use common::{assert_code, describe, have_clang, read_json, Csv};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use moldtune::mctree::legality::Legality;
 use moldtune::mctree::setup;
 use moldtune::mctree::transform::Options;
 use moldtune::mctree::tree::Tree;
@@ -544,4 +545,151 @@ fn a_config_file_sets_what_the_flags_do_and_a_bad_key_is_refused_at_its_position
         "{err}"
     );
     assert!(!out.exists());
+}
+
+#[test]
+fn reading_an_mctree_run_needs_neither_the_c_file_nor_discovery() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("gemm.c");
+    std::fs::copy(kernel("gemm"), &copy).unwrap();
+    // gemm.c includes "../harness/pb.h": found through its own directory.
+    let out = tmp.path().join("run");
+    let include = format!("-I{}", kernel("gemm").parent().unwrap().display());
+    let o = moldtune(&[
+        "mctree",
+        copy.to_str().unwrap(),
+        "--mock",
+        "--quiet",
+        "--max-evals",
+        "6",
+        "--verify",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+        "--",
+        "-DMINI_DATASET",
+        &include,
+    ]);
+    assert_code(&o, 0);
+    let csv = Csv::read(&out);
+    assert_eq!(csv.header[2], "legality");
+    assert!(csv.column("legality").iter().all(|l| l == "proved"));
+    std::fs::remove_file(&copy).unwrap();
+    let o = moldtune(&["best", out.to_str().unwrap(), "--json"]);
+    assert_code(&o, 0);
+    let report = tmp.path().join("report");
+    let o = moldtune(&[
+        "report",
+        out.to_str().unwrap(),
+        "--out",
+        report.to_str().unwrap(),
+    ]);
+    assert_code(&o, 0);
+}
+
+/// Every directive a node of depth ≤ 2 below the root may add (each child's own last one),
+/// as `L<k>: <directive>`.
+fn proposals(file: &Path, flags: &[&str], trust: bool) -> (Tree, Vec<String>) {
+    let r = recorded(file, "", flags);
+    let (_, loops) = loop_tree(&r);
+    let o = Options {
+        trust_output_check: trust,
+        ..Options::default()
+    };
+    let mut tree = Tree::new(loops, o);
+    let mut seen = Vec::new();
+    for c in tree.children(0) {
+        seen.push(c);
+        seen.extend(tree.children(c));
+    }
+    let texts = seen.iter().map(|&n| tree.nodes[n].text.clone()).collect();
+    (tree, texts)
+}
+
+#[test]
+fn floyd_warshalls_k_loop_is_never_tiled_interchanged_or_reversed() {
+    if !have_clang() {
+        return;
+    }
+    let (tree, texts) = proposals(&kernel("floyd-warshall"), &["-DMEDIUM_DATASET"], false);
+    let entries: Vec<&str> = texts.iter().flat_map(|t| t.split("; ")).collect();
+    for e in &entries {
+        let on_k = e.strip_prefix("L0: ").unwrap_or("");
+        assert!(
+            !on_k.starts_with("tile")
+                && !on_k.starts_with("reverse")
+                && !on_k.starts_with("parallel"),
+            "{e}"
+        );
+        // An interchange of the nest below k keeps k outermost.
+        assert!(
+            !on_k.starts_with("interchange permutation(2")
+                && !on_k.starts_with("interchange permutation(3"),
+            "{e}"
+        );
+    }
+    // The i/j band inside k is fully permutable: its tiles and interchange are proposed, proved.
+    assert!(entries
+        .iter()
+        .any(|e| e.starts_with("L1: tile sizes(") && e.contains(',')));
+    assert!(entries.contains(&"L1: interchange permutation(2,1)"));
+    assert!(tree.refused.len() > 100, "{}", tree.refused.len());
+    assert!(tree.nodes.iter().all(|n| n.legality == Legality::Proved));
+}
+
+#[test]
+fn known_legal_tilings_and_interchanges_of_gemm_and_syr2k_are_still_proposed() {
+    if !have_clang() {
+        return;
+    }
+    for k in ["gemm", "syr2k"] {
+        let (_, texts) = proposals(&kernel(k), &["-DMEDIUM_DATASET"], false);
+        let has = |p: &str| {
+            texts
+                .iter()
+                .any(|t| t.split("; ").any(|e| e.starts_with(p)))
+        };
+        // gemm: L0 i { L1 j; L2 k { L3 j } }; syr2k: L0 i { L1 j; L2 k { L3 j <= i } }.
+        assert!(has("L0: parallel for"), "{k}");
+        assert!(
+            has("L2: tile sizes(")
+                && texts
+                    .iter()
+                    .any(|t| t.starts_with("L2: tile sizes(") && t.contains(',')),
+            "{k}"
+        );
+        assert!(has("L2: interchange permutation(2,1)"), "{k}");
+        // k carries the reduction: never reversed, never parallel while outermost (after an
+        // interchange, `parallel for` runs the j loop: that one is legal).
+        let k_parallel =
+            |t: &String| t.contains("L2: parallel for") && !t.contains("L2: interchange");
+        assert!(!texts.iter().any(k_parallel) && !has("L2: reverse"), "{k}");
+        let swapped = "L2: parallel for private(j); L2: interchange permutation(2,1)";
+        assert!(texts.iter().any(|t| t == swapped), "{k}");
+    }
+}
+
+#[test]
+fn what_the_analysis_cannot_read_is_proposed_only_under_trust_output_check() {
+    if !have_clang() {
+        return;
+    }
+    let file = fixture("indirect.c");
+    let (_, texts) = proposals(&file, &[], false);
+    let has = |texts: &[String], p: &str| texts.iter().any(|t| t.contains(p));
+    assert!(has(&texts, "L0: parallel for"), "{texts:?}");
+    assert!(!has(&texts, "L2: parallel for") && !has(&texts, "L2: reverse"));
+    let (tree, texts) = proposals(&file, &[], true);
+    assert!(has(&texts, "L2: parallel for"));
+    let node = (tree.nodes.iter())
+        .find(|n| n.text == "L2: parallel for")
+        .unwrap();
+    assert_eq!(node.legality, Legality::OutputChecked);
+    let proved = (tree.nodes.iter())
+        .find(|n| n.text.starts_with("L0: parallel for"))
+        .unwrap();
+    assert_eq!(proved.legality, Legality::Proved);
 }

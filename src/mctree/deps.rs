@@ -22,14 +22,14 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::mctree::ast::{bare, decl_ref, header, inner, kind, literal, subscript_chain};
 
 /// The direction of a dependence on one loop: the source's iteration is before (`Lt`), the
 /// same as (`Eq`) or after (`Gt`) the sink's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Dir {
     Lt,
     Eq,
@@ -57,7 +57,7 @@ impl Dir {
 }
 
 /// One loop-carried dependence, oriented from the access that runs first.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Dependence {
     /// The array or scalar (`memory` for an access the test cannot name).
     pub on: String,
@@ -79,7 +79,7 @@ impl Dependence {
 }
 
 /// The kernel's loop-carried dependences and the scalars each loop must privatise.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Dependences {
     pub deps: Vec<Dependence>,
     /// Per loop: scalars declared outside it that every iteration of a loop in it (or of

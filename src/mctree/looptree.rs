@@ -1,12 +1,12 @@
 //! The loop tree of one kernel function: what discovery ([`super::ast`]) found, and what the
 //! transformations ([`super::transform`]) may touch. `--list` prints it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::mctree::deps::Dependences;
 
 /// A loop bound, as far as legality needs it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Bound {
     /// A compile-time integer (macros are expanded: `N` is a literal here).
@@ -36,7 +36,7 @@ impl Bound {
 }
 
 /// One `for` loop of the kernel.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Loop {
     /// Preorder index in the kernel; `L<id>` in transformations.
     pub id: usize,
@@ -50,7 +50,6 @@ pub struct Loop {
     /// Byte offset of the `for` keyword in the source file.
     pub offset: usize,
     /// The text before `for` on its line (the indentation a directive gets).
-    #[serde(skip)]
     pub indent: String,
     pub lower: Bound,
     pub upper: Bound,
@@ -63,7 +62,7 @@ pub struct Loop {
     /// comparison with it, a constant step): only such loops can be transformed.
     pub canonical: bool,
     /// Why it cannot be transformed, when it cannot.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub untouchable: Option<String>,
     pub parent: Option<usize>,
     /// Loops nested directly in the body (also those inside an `if` or a block).
@@ -87,7 +86,7 @@ pub struct Loop {
 }
 
 /// The kernel's loops in preorder; `roots` are the outermost ones.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoopTree {
     pub kernel: String,
     /// The file's functions that call the kernel (directly or not): where clang may inline

@@ -400,45 +400,17 @@ fn tune(
     let kind = Kind::parse(&r.strategy).unwrap_or(Kind::Rf);
     let s = resolved(&o, prev, kind)?;
     if !o.run.quiet {
-        let touchable = loops
-            .loops
-            .iter()
-            .filter(|l| l.untouchable.is_none())
-            .count();
-        eprintln!(
-            "mctree: {} ({}:{}): {} loops, {touchable} transformable; metric {}, run timeout {} s",
-            loops.kernel,
-            r.file.display(),
-            loops.line,
-            loops.loops.len(),
-            serde_json::to_value(r.metric)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_default(),
-            r.run_timeout_s
-        );
-        if !r.hosts.is_empty() {
-            eprintln!(
-                "mctree: `{}` is called from {}, where clang may inline it: Polly acts on \
-                 `-polly-only-func={}` and a program's identity is the machine code of all of them",
-                r.kernel,
-                r.hosts
-                    .iter()
-                    .map(|h| format!("`{h}`"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                r.polly_scope()
-            );
-        }
+        announce(&r, &loops);
     }
-    let mut search = TreeSearch::new(Tree::new(loops, r.options()), kind, s.seed, labels);
-    search.records_legality = r.records_legality;
     let mut opts = o.run.clone();
     let out = opts
         .out
         .clone()
         .unwrap_or_else(|| driver::default_out(&problem));
     opts.out = Some(out.clone());
+    keep_discovered(&out, o.run.resume, &text, &loops)?;
+    let mut search = TreeSearch::new(Tree::new(loops, r.options()), kind, s.seed, labels);
+    search.records_legality = r.records_legality;
     let launch = Launch {
         problem: &problem,
         s,
@@ -467,6 +439,40 @@ fn tune(
         emitted,
         legality,
     })))
+}
+
+/// Says on stderr what mctree found and where Polly acts.
+fn announce(r: &Recorded, loops: &LoopTree) {
+    let touchable = loops
+        .loops
+        .iter()
+        .filter(|l| l.untouchable.is_none())
+        .count();
+    eprintln!(
+        "mctree: {} ({}:{}): {} loops, {touchable} transformable; metric {}, run timeout {} s",
+        loops.kernel,
+        r.file.display(),
+        loops.line,
+        loops.loops.len(),
+        serde_json::to_value(r.metric)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default(),
+        r.run_timeout_s
+    );
+    if !r.hosts.is_empty() {
+        eprintln!(
+            "mctree: `{}` is called from {}, where clang may inline it: Polly acts on \
+             `-polly-only-func={}` and a program's identity is the machine code of all of them",
+            r.kernel,
+            r.hosts
+                .iter()
+                .map(|h| format!("`{h}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            r.polly_scope()
+        );
+    }
 }
 
 /// The search settings of an mctree run (budget in valid evaluations).
@@ -502,12 +508,49 @@ fn resolved(o: &MctreeOptions, prev: Option<&RunMeta>, kind: Kind) -> Result<Res
     })
 }
 
-/// The problem of an mctree run directory, rebuilt from its run.json (for `best`, reports).
-pub fn problem_of_run(meta: &RunMeta) -> Option<Result<Problem, Error>> {
+/// What discovery found, kept in the run directory (`mctree.json`) so that reading the run
+/// later (`best`, `report`) needs neither clang nor the C file as it was.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Discovered {
+    /// The C file's text as tuned.
+    source: String,
+    loops: LoopTree,
+}
+
+const DISCOVERED: &str = "mctree.json";
+
+/// Writes `mctree.json` into a run directory that holds no other run's results.
+fn keep_discovered(out: &Path, resume: bool, text: &str, loops: &LoopTree) -> Result<(), Error> {
+    if !resume && log::has_rows(out) {
+        return Ok(()); // the driver refuses this directory; its file is not ours to replace
+    }
+    std::fs::create_dir_all(out)
+        .map_err(|e| Error::io(format!("cannot create `{}`", out.display()), e))?;
+    let d = Discovered {
+        source: text.to_string(),
+        loops: loops.clone(),
+    };
+    let json = serde_json::to_vec(&d).map_err(|e| Error::Internal(e.to_string()))?;
+    log::write_atomic(&out.join(DISCOVERED), &json)
+}
+
+/// The problem of an mctree run directory: from its `mctree.json` and run.json, else (a run
+/// recorded before it was kept) rebuilt by discovery on the C file.
+pub fn problem_of_run(dir: &Path, meta: &RunMeta) -> Option<Result<Problem, Error>> {
     let r = recorded_of(meta)?;
     Some((|| {
+        let labels = OpenValues::default();
+        if let Ok(bytes) = std::fs::read(dir.join(DISCOVERED)) {
+            let d: Discovered = serde_json::from_slice(&bytes).map_err(|e| {
+                Error::usage(
+                    format!("`{}` does not parse: {e}", dir.join(DISCOVERED).display()),
+                    None,
+                )
+            })?;
+            return setup::problem(&r, &d.source, &d.loops, &labels);
+        }
         let text = read_source(&r.file)?;
         let tree = discover(&r, &text)?;
-        setup::problem(&r, &text, &tree, &OpenValues::default())
+        setup::problem(&r, &text, &tree, &labels)
     })())
 }

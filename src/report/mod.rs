@@ -36,7 +36,7 @@ use crate::run::log::{self, Record};
 /// problem `mctree` rebuilds from its run.json.
 pub fn load_run(dir: &Path) -> Result<(Problem, Vec<Record>), Error> {
     let meta = log::read_run_json(dir)?;
-    let problem = match crate::mctree::problem_of_run(&meta) {
+    let problem = match crate::mctree::problem_of_run(dir, &meta) {
         Some(p) => p?,
         None => Problem::load(&meta.problem)?,
     };

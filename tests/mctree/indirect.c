@@ -1,0 +1,12 @@
+/* A kernel the dependence analysis cannot read in full: the second loop writes through an
+   index array (A[idx[i]]), so whether its iterations touch the same element is unknown. */
+#define N 64
+
+void kernel_indirect(int n, double A[N], int idx[N], double B[N][N]) {
+  int i, j;
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++)
+      B[i][j] = B[i][j] + A[idx[j]];
+  for (i = 0; i < n; i++)
+    A[idx[i]] = A[idx[i]] * 2.0;
+}
