@@ -85,6 +85,9 @@ pub struct Loop {
     pub independent: bool,
 }
 
+/// How many dependences `--list` prints.
+const SHOWN_DEPS: usize = 12;
+
 /// The kernel's loops in preorder; `roots` are the outermost ones.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoopTree {
@@ -128,6 +131,34 @@ impl LoopTree {
         );
         for &r in &self.roots {
             self.render_loop(r, 1, &mut out);
+        }
+        out.push_str(&self.render_deps());
+        out
+    }
+
+    /// The loop-carried dependences, at most [`SHOWN_DEPS`] of them.
+    fn render_deps(&self) -> String {
+        let d = &self.deps;
+        if let Some(why) = &d.unanalysable {
+            return format!(
+                "dependences: not analysed ({why}); only `unroll partial` is proved legal\n"
+            );
+        }
+        let mut out = format!("{} loop-carried dependences\n", d.deps.len());
+        for dep in d.deps.iter().take(SHOWN_DEPS) {
+            out.push_str(&format!("  {}\n", crate::mctree::legality::describe(dep)));
+        }
+        if d.deps.len() > SHOWN_DEPS {
+            out.push_str(&format!(
+                "  … {} more (`--list --json`)\n",
+                d.deps.len() - SHOWN_DEPS
+            ));
+        }
+        for (l, vars) in &d.private {
+            out.push_str(&format!(
+                "  L{l}: {} private to its iterations\n",
+                vars.join(", ")
+            ));
         }
         out
     }
