@@ -60,7 +60,14 @@ fn json(s: &str) -> String {
 }
 
 /// The insertion of one directive with markers for its numbers.
-fn directive(op: &Op, l: usize, loops: &LoopTree, r: &Recorded, e: &mut Emitted) -> String {
+/// (`over`: other directives are below it.)
+fn directive(
+    op: &Op,
+    (l, over): (usize, bool),
+    loops: &LoopTree,
+    r: &Recorded,
+    e: &mut Emitted,
+) -> String {
     let nest = loops.perfect_nest(l);
     match op {
         Op::Tile(sizes) => {
@@ -80,11 +87,7 @@ fn directive(op: &Op, l: usize, loops: &LoopTree, r: &Recorded, e: &mut Emitted)
             e.ordinal(&r.unroll, *f, None)
         ),
         Op::Parallel => {
-            let mut text = "#pragma omp parallel for".to_string();
-            let private = &loops.loops[l].private;
-            if !private.is_empty() {
-                text += &format!(" private({})", private.join(","));
-            }
+            let text = format!("#pragma omp parallel for{}", loops.private_clause(l, over));
             e.categorical(&[text.clone(), String::new()], &text)
         }
         Op::Interchange(_) | Op::Reverse => format!("#pragma omp {}", op.text()),
@@ -106,7 +109,8 @@ pub fn emit(
     let mut entries = Vec::new();
     for (&l, ops) in &best.ops {
         for op in ops.iter().rev() {
-            entries.push(format!("L{l}: {}", directive(op, l, loops, r, &mut e)));
+            let at = (l, ops.len() > 1);
+            entries.push(format!("L{l}: {}", directive(op, at, loops, r, &mut e)));
         }
     }
     let polly: Vec<String> = Polly::ALL.iter().map(|p| p.flags().to_string()).collect();

@@ -115,6 +115,23 @@ impl LoopTree {
         nest
     }
 
+    /// The ` private(..)` clause of a `parallel for` above loop `l` (empty when nothing needs
+    /// it): inner induction variables and privatised scalars declared outside the loop, and —
+    /// when the directive sits above other directives (`over`), so that it parallelises a
+    /// loop clang generated — the loop's own induction variable too, which the generated
+    /// loops assign and OpenMP then does not make private.
+    pub fn private_clause(&self, l: usize, over: bool) -> String {
+        let lp = &self.loops[l];
+        let mut vars = lp.private.clone();
+        if over && !lp.iv_declared_in_loop && !vars.contains(&lp.iv) {
+            vars.insert(0, lp.iv.clone());
+        }
+        match vars.is_empty() {
+            true => String::new(),
+            false => format!(" private({})", vars.join(",")),
+        }
+    }
+
     /// Whether any loop can be transformed at all.
     pub fn touchable(&self) -> bool {
         self.loops.iter().any(|l| l.untouchable.is_none())

@@ -148,7 +148,16 @@ impl TreeSearch {
             State::Duplicate if added.is_empty() => {
                 self.idle_knobs.insert(node.stacks.polly);
             }
-            State::Duplicate => self.poisoned.extend(added.into_iter().map(|(e, _)| e)),
+            State::Duplicate => {
+                for (entry, family) in added {
+                    // Strip-mining that left the machine code as it was is undone by the
+                    // compiler whatever the size: no other size of it is tried.
+                    if family.ends_with("tile1") {
+                        self.poisoned.insert(family);
+                    }
+                    self.poisoned.insert(entry);
+                }
+            }
             State::Failed(status) => {
                 for (entry, family) in added {
                     let whole_kind = status == Status::WrongOutput

@@ -51,7 +51,7 @@ pub enum Op {
     Interchange(Vec<usize>),
     Reverse,
     Unroll(u32),
-    /// `parallel for`, with the inner induction variables declared outside made private.
+    /// `parallel for`, with what it must make private ([`LoopTree::private_clause`]).
     Parallel,
 }
 
@@ -174,9 +174,8 @@ impl Stacks {
         for (&l, ops) in &self.ops {
             for op in ops.iter().rev() {
                 let mut t = op.text();
-                let private = &tree.loops[l].private;
-                if *op == Op::Parallel && !private.is_empty() {
-                    t.push_str(&format!(" private({})", private.join(",")));
+                if *op == Op::Parallel {
+                    t.push_str(&tree.private_clause(l, ops.len() > 1));
                 }
                 entries.push(format!("L{l}: {t}"));
             }
@@ -551,7 +550,7 @@ pub(crate) mod tests {
         let text = s.text(&t);
         assert_eq!(
             text,
-            "L0: parallel for private(j,k); L0: interchange permutation(2,1); L0: tile sizes(8,128); L4: unroll partial(4)"
+            "L0: parallel for private(i,j,k); L0: interchange permutation(2,1); L0: tile sizes(8,128); L4: unroll partial(4)"
         );
         assert_eq!(Stacks::parse(&text, Polly::Off, &t), Some(s.clone()));
         assert_eq!(Stacks::parse("L9: reverse", Polly::Off, &t), None);
