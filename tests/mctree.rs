@@ -372,6 +372,33 @@ fn the_budget_counts_valid_evaluations_and_resume_continues_the_tree() {
 }
 
 #[test]
+fn the_verification_re_measures_each_polly_knob_alone_whatever_its_rank() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = mctree_mock(&out, &["--max-evals", "12", "--verify", "1"]);
+    assert_code(&o, 0);
+    let evals = read_json(&out.join("results.json"))["evaluations"].clone();
+    let knobs: Vec<u64> = (evals.as_array().unwrap().iter())
+        .filter(|e| e["config"]["transformations"] == "" && e["config"]["polly"] != "")
+        .filter(|e| e["status"] == "ok" && e["reused_from"].is_null())
+        .map(|e| e["eval_id"].as_u64().unwrap())
+        .collect();
+    assert!(knobs.len() >= 2, "{evals}");
+    let v = read_json(&out.join("run.json"))["verification"].clone();
+    let ids: Vec<u64> = (v["candidates"].as_array().unwrap().iter())
+        .map(|c| c["eval_id"].as_u64().unwrap())
+        .collect();
+    assert!(
+        knobs.iter().all(|k| ids.contains(k)),
+        "{knobs:?} not all in {ids:?}"
+    );
+    assert!(ids.len() <= 2 + knobs.len(), "{ids:?}");
+}
+
+#[test]
 fn sigkill_then_resume_loses_and_repeats_no_experiment() {
     if !have_clang() {
         return;
@@ -667,7 +694,7 @@ fn known_legal_tilings_and_interchanges_of_gemm_and_syr2k_are_still_proposed() {
         let k_parallel =
             |t: &String| t.contains("L2: parallel for") && !t.contains("L2: interchange");
         assert!(!texts.iter().any(k_parallel) && !has("L2: reverse"), "{k}");
-        let swapped = "L2: parallel for private(j); L2: interchange permutation(2,1)";
+        let swapped = "L2: parallel for private(k,j); L2: interchange permutation(2,1)";
         assert!(texts.iter().any(|t| t == swapped), "{k}");
     }
 }

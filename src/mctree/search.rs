@@ -420,4 +420,14 @@ impl Strategy for TreeSearch {
             self.learn(n);
         }
     }
+
+    /// The root's Polly knobs (Polly alone is where a user starts: mctree must not end
+    /// slower than it because a noisy search measurement ranked it below the top few).
+    fn anchors(&self) -> Vec<usize> {
+        let kids = self.tree.nodes[0].children.iter().flatten();
+        kids.map(|&c| &self.tree.nodes[c])
+            .filter(|n| n.family == "polly")
+            .filter_map(|n| n.eval_id)
+            .collect()
+    }
 }

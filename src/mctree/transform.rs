@@ -297,7 +297,10 @@ impl Stacks {
             .count();
         let width = tree.loops[l].rectangular.min(free);
         let mut ops = Vec::new();
-        for k in 1..=width.min(o.max_tile) {
+        // Strip-mining a loop that carries a dependence is legal but a dead end: nothing
+        // legal stacks on it (no interchange of one loop, no parallel for, no reverse).
+        let dead_end = tree.deps.unanalysable.is_none() && legality::carries(tree, l);
+        for k in (1 + dead_end as usize)..=width.min(o.max_tile) {
             ops.extend(tiles(&nest[..k], tree, &o.tile_sizes));
         }
         for k in 2..=width.min(o.max_tile) {
@@ -493,6 +496,38 @@ pub(crate) mod tests {
         let on3 = ops_on(&kids, &root, 3);
         assert!(on3.iter().all(|o| o.width() == 1), "{on3:?}");
         assert_eq!(kids.iter().filter(|(_, f)| f == "polly").count(), 3);
+    }
+
+    #[test]
+    fn a_loop_that_carries_a_dependence_is_not_strip_mined_but_its_band_is_tiled() {
+        use crate::mctree::deps::{Dependence, Dir};
+        let mut t = tree();
+        // Carried by i, with `=` on j and k (a fully permutable band).
+        t.deps.deps = vec![Dependence {
+            on: "x".into(),
+            loops: vec![0, 1, 2],
+            dirs: vec![Dir::Lt, Dir::Eq, Dir::Eq],
+            exact: true,
+        }];
+        let root = Stacks::root();
+        let (kids, refused) = root.children(&t, &opts());
+        let on0 = ops_on(&kids, &root, 0);
+        assert!(
+            on0.iter()
+                .all(|o| !matches!(o, Op::Tile(s) if s.len() == 1)),
+            "{on0:?}"
+        );
+        assert_eq!(on0.iter().filter(|o| matches!(o, Op::Tile(_))).count(), 12);
+        // Reverse and parallel for on i are refused; nothing legal is counted as refused.
+        let refused_on0: Vec<Op> = (refused.iter())
+            .filter_map(|c| c.ops.get(&0)?.last().cloned())
+            .collect();
+        assert!(
+            refused_on0
+                .iter()
+                .all(|o| matches!(o, Op::Reverse | Op::Parallel)),
+            "{refused_on0:?}"
+        );
     }
 
     #[test]

@@ -136,11 +136,17 @@ fn config_of(
 }
 
 /// `moldtune best DIR --verify`: re-measures the run's default and best `plan.top`
-/// interleaved (as at the end of a run), records the verdict in run.json and results.json
-/// and makes the winner the run's best (best.c).
+/// interleaved (as at the end of a run) with what an earlier verification re-measured,
+/// records the verdict in run.json and results.json and makes the winner the run's best
+/// (best.c).
 pub fn verify_again(dir: &Path, plan: Plan) -> Result<Option<Verification>, Error> {
     let _lock = log::lock(dir)?;
+    // Builds run inside the directory: a relative one would be resolved twice.
+    let dir = &std::fs::canonicalize(dir)
+        .map_err(|e| Error::usage(format!("cannot use `{}`: {e}", dir.display()), None))?;
     let mut meta = log::read_run_json(dir)?;
+    let before = meta.verification.iter().flat_map(|v| &v.candidates);
+    let anchors: Vec<usize> = before.map(|c| c.eval_id).collect();
     let (problem, records) = crate::report::load_run(dir)?;
     let mut evaluator: Box<dyn Evaluator> = match meta.mock {
         true => Box::new(MockEvaluator::new()),
@@ -149,7 +155,7 @@ pub fn verify_again(dir: &Path, plan: Plan) -> Result<Option<Verification>, Erro
     child::install_signal_handlers();
     child::become_subreaper();
     evaluator.prepare(&problem, dir)?;
-    let v = verify::verify(&problem, &records, evaluator.as_mut(), plan)
+    let v = verify::verify(&problem, &records, evaluator.as_mut(), plan, &anchors)
         .map_err(|s| s.into_error(dir))?;
     if let Some(w) = v.as_ref().and_then(|v| v.winner_eval_id) {
         let r = &records[w];

@@ -126,7 +126,8 @@ pub fn drive(l: Launch, strategy: &mut dyn Strategy) -> Result<Summary, Error> {
     session.prepare(evaluator.as_mut())?;
     session.replay(strategy, evaluator.as_mut());
     let termination = session.search(strategy, evaluator.as_mut())?;
-    let termination = session.verify(termination, evaluator.as_mut())?;
+    let anchors = strategy.anchors();
+    let termination = session.verify(termination, evaluator.as_mut(), &anchors)?;
     session.finish(termination)
 }
 
@@ -366,6 +367,7 @@ impl<'p> Session<'p> {
         &mut self,
         termination: &'static str,
         evaluator: &mut dyn Evaluator,
+        anchors: &[usize],
     ) -> Result<&'static str, Error> {
         let plan = self.s.verify;
         let done = matches!(
@@ -375,11 +377,18 @@ impl<'p> Session<'p> {
         if !done || plan.top == 0 || self.best_id.is_none() {
             return Ok(termination);
         }
+        let what = match anchors.len() {
+            0 => format!("the default and the best {}", plan.top),
+            n => format!(
+                "the default, the best {} and the search's {n} starting points",
+                plan.top
+            ),
+        };
         self.progress.message(&format!(
-            "verifying: the default and the best {} re-measured in {} interleaved rounds",
-            plan.top, plan.rounds
+            "verifying: {what} re-measured in {} interleaved rounds",
+            plan.rounds
         ));
-        match verify::verify(self.problem, &self.records, evaluator, plan) {
+        match verify::verify(self.problem, &self.records, evaluator, plan, anchors) {
             Ok(v) => {
                 if let Some(w) = v.as_ref().and_then(|v| v.winner_eval_id) {
                     self.best_id = Some(w);

@@ -41,6 +41,17 @@ pub struct Verification {
     /// The winner's speed-up over the default (default / winner for a time, winner /
     /// default for a maximised metric) with its 95% interval.
     pub speedup: Option<Ratio>,
+    /// The fastest candidate when its interval over the default reached 1, so that the
+    /// default stayed the winner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub indistinct: Option<Indistinct>,
+}
+
+/// A candidate faster than the default by its median but not beyond its interval.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Indistinct {
+    pub eval_id: usize,
+    pub speedup: Ratio,
 }
 
 impl Verification {
@@ -53,9 +64,16 @@ impl Verification {
         let n = self.candidates.iter().filter(|c| c.cause.is_none()).count();
         let how = format!("{n} configurations × {} interleaved rounds", self.rounds);
         match (&self.speedup, Some(w) == self.default_eval_id) {
-            (_, true) => {
-                format!("the default configuration (eval {w}) is the best when re-measured ({how})")
-            }
+            (_, true) => match &self.indistinct {
+                None => format!(
+                    "the default configuration (eval {w}) is the best when re-measured ({how})"
+                ),
+                Some(f) => format!(
+                    "the default configuration (eval {w}) stays the best: eval {} measured \
+                     {:.2}x (95% CI {:.2}–{:.2}), not distinguishable from it ({how})",
+                    f.eval_id, f.speedup.ratio, f.speedup.low, f.speedup.high
+                ),
+            },
             (Some(r), _) => format!(
                 "eval {w} is {:.2}x better than the default (95% CI {:.2}–{:.2}; {how})",
                 r.ratio, r.low, r.high

@@ -22,6 +22,11 @@ pub trait Strategy {
     fn ask(&mut self, step: usize) -> Result<(Config, Source), NoProposal>;
     /// The outcome of an evaluation (also every logged one when a run resumes).
     fn tell(&mut self, config: &Config, m: &Measurement, source: Source);
+    /// Evaluations (eval ids) the final verification re-measures whatever the search
+    /// measured for them: the search's starting points, which it must not end below.
+    fn anchors(&self) -> Vec<usize> {
+        Vec::new()
+    }
 }
 
 impl Strategy for Searcher<'_> {
