@@ -128,9 +128,17 @@ pub enum Command {
         /// Folder of the baseline files (one `<problem name>.json` per run).
         #[arg(long, default_value = crate::check::DEFAULT_BASELINES)]
         out: PathBuf,
-        /// Interleaved rounds to record.
+        /// Interleaved rounds to record; more (up to 4×) while the guards' speed-ups are
+        /// not known finely enough for `--threshold`.
         #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u16).range(5..))]
         rounds: u16,
+        /// The regression threshold the baseline is meant for (`10%` or `0.1`).
+        #[arg(long, default_value = "10%", value_parser = threshold)]
+        threshold: f64,
+        /// Refuse (exit 7, nothing written) a baseline too noisy for `--threshold`,
+        /// instead of writing it with a warning.
+        #[arg(long)]
+        strict: bool,
         /// Testing: replace compile+run by a deterministic synthetic objective.
         #[arg(long, hide = true)]
         mock: bool,
@@ -191,9 +199,17 @@ pub struct CheckArgs {
     /// Record the baselines' samples again (keeping their configurations) instead of checking.
     #[arg(long)]
     pub update: bool,
-    /// With `--update`: interleaved rounds to record.
+    /// With `--update`: interleaved rounds to record; more (up to 4×) while the guards'
+    /// speed-ups are not known finely enough for `--threshold`.
     #[arg(long, default_value_t = 100, requires = "update", value_parser = clap::value_parser!(u16).range(5..))]
     pub rounds: u16,
+    /// With `--update`: refuse (exit 7, the file unchanged) a recording too noisy for
+    /// `--threshold`, instead of writing it with a warning.
+    #[arg(long, requires = "update")]
+    pub strict: bool,
+    /// What a check that ends undecided exits with: `fail` (7) or `pass` (0).
+    #[arg(long, value_enum, default_value_t = crate::check::Undecided::Fail)]
+    pub undecided: crate::check::Undecided,
     /// No progress lines.
     #[arg(long, short)]
     pub quiet: bool,
@@ -444,9 +460,13 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
             dirs,
             out,
             rounds,
+            threshold,
+            strict,
             mock,
         } => {
-            let opts = check_options(rounds.into(), mock, false);
+            let mut opts = check_options(rounds.into(), mock, false);
+            opts.rule.threshold = threshold;
+            opts.strict = strict;
             for f in crate::check::record::from_runs(&dirs, &out, &opts)? {
                 println!("wrote {}", f.display());
             }
@@ -774,6 +794,8 @@ fn check_options(rounds: usize, mock: bool, quiet: bool) -> crate::check::Option
     crate::check::Options {
         rule: crate::check::rule::Rule::default(),
         rounds,
+        strict: false,
+        undecided: Default::default(),
         mock,
         quiet,
     }
@@ -782,13 +804,14 @@ fn check_options(rounds: usize, mock: bool, quiet: bool) -> crate::check::Option
 /// `moldtune check`.
 fn check_command(a: CheckArgs) -> Result<u8, Error> {
     let mut opts = check_options(a.rounds.into(), a.mock, a.quiet);
+    opts.rule.threshold = a.threshold;
+    (opts.strict, opts.undecided) = (a.strict, a.undecided);
     if a.update {
         for f in crate::check::record::update(&a.baselines, &opts)? {
             println!("recorded {}", f.display());
         }
         return Ok(exit::OK);
     }
-    opts.rule.threshold = a.threshold;
     opts.rule.first = a.min_rounds.into();
     opts.rule.cap = usize::from(a.max_rounds).max(opts.rule.first);
     let checked = crate::check::check(&a.baselines, &opts)?;

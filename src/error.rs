@@ -82,6 +82,12 @@ pub enum Error {
     /// The machine, not a variant, failed (see `evaluate::environment`).
     #[error("the machine failed, not the variant: {0}\n  hint: fix it, then continue the run with `moldtune run --resume DIR`")]
     Environment(String),
+    /// Measurements too noisy to decide what was asked (`baseline --strict`).
+    #[error("{message}{}", hint_suffix(.hint))]
+    Undecidable {
+        message: String,
+        hint: Option<String>,
+    },
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -109,6 +115,7 @@ impl Error {
             Error::NoSuccess(_) => exit::NO_SUCCESS,
             Error::Interrupted(_) | Error::Cancelled(_) => exit::INTERRUPTED,
             Error::Environment(_) => exit::ENVIRONMENT,
+            Error::Undecidable { .. } => exit::UNDECIDED,
             Error::Io { .. } | Error::Internal(_) => exit::INTERNAL,
         }
     }

@@ -247,3 +247,114 @@ fn recordings_on_other_cpus_are_kept_and_the_one_of_this_cpu_is_used() {
         describe(&o)
     );
 }
+
+/// `moldtune` in `cwd` on a mock machine whose re-measurements vary by `noise` (relative
+/// width of a uniform noise; the mock's default is 0.04).
+fn noisy(noise: &str, args: &[&str], cwd: &Path) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_moldtune"))
+        .args(args)
+        .current_dir(cwd)
+        .env("MOLDTUNE_MOCK_NOISE", noise)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_recording_too_noisy_for_the_threshold_grows_then_warns_or_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let quiet = baseline(tmp.path());
+    let q: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&quiet).unwrap()).unwrap();
+    // Quiet: the rounds asked for resolve the threshold; nothing more is recorded.
+    assert_eq!(q["recorded"]["rounds"], 20, "{q}");
+    assert_eq!(q["recorded"]["threshold"], 0.1, "{q}");
+    assert!(
+        q["guards"][0]["resolution"].as_f64().unwrap() <= 0.05,
+        "{q}"
+    );
+
+    let args = ["baseline", "run", "--out", "n", "--rounds", "20", "--mock"];
+    let o = noisy("1.6", &args, tmp.path());
+    assert_code(&o, 0);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("cannot decide a 10% threshold") && err.contains("hint: "),
+        "{err}"
+    );
+    let n: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("n/toy.json")).unwrap())
+            .unwrap();
+    // It kept recording up to its cap (4× the rounds asked for) before it gave up.
+    assert_eq!(n["recorded"]["rounds"], 80, "{n}");
+    assert_eq!(n["reference"]["samples"].as_array().unwrap().len(), 80);
+    assert!(n["guards"][0]["resolution"].as_f64().unwrap() > 0.05, "{n}");
+
+    // --strict refuses it and leaves the file as it was.
+    let before = std::fs::read_to_string(&quiet).unwrap();
+    let args = [
+        "baseline", "run", "--out", "b", "--rounds", "20", "--mock", "--strict",
+    ];
+    let o = noisy("1.6", &args, tmp.path());
+    assert_code(&o, 7);
+    assert!(
+        text(&o.stderr).contains("left as it was"),
+        "{}",
+        describe(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&quiet).unwrap(), before);
+    let args = [
+        "check",
+        "--update",
+        "b/toy.json",
+        "--rounds",
+        "20",
+        "--mock",
+        "--strict",
+    ];
+    assert_code(&noisy("1.6", &args, tmp.path()), 7);
+    assert_eq!(std::fs::read_to_string(&quiet).unwrap(), before);
+}
+
+#[test]
+fn an_undecided_check_names_the_noisy_side_and_undecided_pass_exits_0() {
+    let tmp = tempfile::tempdir().unwrap();
+    baseline(tmp.path());
+    let args = ["baseline", "run", "--out", "n", "--rounds", "20", "--mock"];
+    assert_code(&noisy("1.6", &args, tmp.path()), 0);
+    // A quiet session against the noisy recording: the recording is to blame.
+    let check = [
+        "check",
+        "n",
+        "--mock",
+        "--max-rounds",
+        "60",
+        "--markdown",
+        "c.md",
+        "--junit",
+        "c.xml",
+    ];
+    let o = moldtune(&check, tmp.path());
+    assert_code(&o, 7);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("expect undecided checks"),
+        "warned before measuring: {err}"
+    );
+    let md = std::fs::read_to_string(tmp.path().join("c.md")).unwrap();
+    assert!(md.contains("the recording is too noisy"), "{md}");
+    assert!(md.contains("moldtune check --update"), "{md}");
+    let xml = std::fs::read_to_string(tmp.path().join("c.xml")).unwrap();
+    assert!(xml.contains("<error type=\"undecided\""), "{xml}");
+
+    let pass = [&check[..], &["--undecided", "pass"]].concat();
+    let o = moldtune(&pass, tmp.path());
+    assert_code(&o, 0);
+    assert!(text(&o.stdout).contains("undecided"), "{}", describe(&o));
+    let xml = std::fs::read_to_string(tmp.path().join("c.xml")).unwrap();
+    assert!(
+        !xml.contains("<error") && !xml.contains("<failure"),
+        "{xml}"
+    );
+    let md = std::fs::read_to_string(tmp.path().join("c.md")).unwrap();
+    assert!(md.contains("undecided (passed: --undecided pass)"), "{md}");
+}

@@ -115,6 +115,10 @@ pub struct Entry {
     /// For reading only (guards): reference median / this median, with its 95% interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speedup: Option<Ratio>,
+    /// For reading only (guards): `speedup`'s relative half-width, the smallest change a
+    /// check can resolve against this recording (0.04: ±4%).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<f64>,
 }
 
 /// Where and with what the samples were recorded.
@@ -132,6 +136,10 @@ pub struct Recorded {
     /// The run directory the guarded configurations came from.
     #[serde(default)]
     pub from_run: Option<PathBuf>,
+    /// The regression threshold the recording was made for: it kept adding rounds until
+    /// every guard's `resolution` was within [`crate::check::rule::resolution_needed`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
 }
 
 /// A baseline read and resolved against its problem.
@@ -325,6 +333,7 @@ impl Entry {
             samples: Vec::new(),
             median: None,
             speedup: None,
+            resolution: None,
         }
     }
 
@@ -332,6 +341,7 @@ impl Entry {
     pub fn record(&mut self, samples: Vec<f64>, reference: Option<&[f64]>) {
         self.median = stats::median(&samples);
         self.speedup = reference.and_then(|r| stats::ratio_of_medians(r, &samples, 1));
+        self.resolution = self.speedup.map(|r| r.half_width());
         self.samples = samples;
     }
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::check::baseline::Loaded;
-use crate::check::rule::{Pair, Rule, Verdict};
+use crate::check::rule::{self, Pair, Rule, Verdict};
 use crate::error::Error;
 use crate::evaluate::interleave::{Failed, Remeasured, Rounds};
 use crate::evaluate::outcome::{Status, Stop};
@@ -99,6 +99,7 @@ pub fn check(
     let seconds = start.elapsed().as_secs_f64();
     Ok((0..loaded.guards.len())
         .map(|i| guarded(loaded, i, &measured, gate.judged[i], seconds))
+        .map(|g| explained(g, rule.threshold))
         .collect())
 }
 
@@ -138,7 +139,7 @@ fn guarded(
     };
     let (verdict, change, cause) = match (broken, judged) {
         (Some((who, f)), _) => (failure(f.status), None, Some(format!("{who}: {f}"))),
-        (None, Some((v, c))) => (v, c, undecided_cause(v, c)),
+        (None, Some((v, c))) => (v, c, None),
         (None, None) => (
             Verdict::Undecided,
             None,
@@ -172,22 +173,76 @@ fn failure(status: Status) -> Verdict {
     }
 }
 
-fn undecided_cause(v: Verdict, c: Option<Ratio>) -> Option<String> {
-    match (v, c) {
-        (Verdict::Undecided, Some(c)) => Some(format!(
-            "the 95% interval of the change, {:.2}–{:.2}, is too wide for the threshold at the round cap",
-            c.low, c.high
-        )),
-        (Verdict::Undecided, None) => Some("a median was zero or missing".into()),
-        _ => None,
+/// An undecided verdict's cause: which side's noise made the change's interval too wide
+/// — the recording's, this session's or both — with the figures and what to do.
+fn explained(mut g: Guarded, threshold: f64) -> Guarded {
+    if g.verdict != Verdict::Undecided || g.cause.is_some() {
+        return g;
+    }
+    let Some(c) = g.change else {
+        g.cause = Some("a median was zero or missing".into());
+        return g;
+    };
+    let need = rule::resolution_needed(threshold);
+    let pct = |r: Option<Ratio>| r.map_or(f64::NAN, |r| 100.0 * r.half_width());
+    let (then, now) = (pct(g.recorded), pct(g.measured));
+    let noisy = |x: f64| x.is_nan() || x > 100.0 * need;
+    let side = match (noisy(then), noisy(now)) {
+        (true, true) => format!("both the recording (±{then:.0}%) and this session (±{now:.0}%) are too noisy"),
+        (true, false) => format!("the recording is too noisy: its speed-up is known to ±{then:.0}% (this session's to ±{now:.0}%); record it again on a quieter machine (`moldtune check --update {}`)", g.file),
+        (false, true) => format!("this session is too noisy: ±{now:.0}% (the recording's ±{then:.0}%); run the check on a quieter or dedicated runner, or allow more rounds (`--max-rounds`)"),
+        (false, false) => format!("the change sits at the threshold (recording ±{then:.0}%, this session ±{now:.0}%)"),
+    };
+    g.cause = Some(format!(
+        "after {} rounds the change's 95% interval, {:.2}–{:.2}, still straddles the {:.0}% threshold: {side}; each side must be within ±{:.1}% (or raise `--threshold`)",
+        g.rounds,
+        c.low,
+        c.high,
+        100.0 * threshold,
+        100.0 * need
+    ));
+    g
+}
+
+/// How long a baseline's recording goes on: `first` rounds, then `step` more at a time
+/// until every guard's speed-up interval is within `target` (relative half-width) or
+/// `cap` rounds are done.
+#[derive(Debug, Clone, Copy)]
+pub struct Recording {
+    pub first: usize,
+    pub step: usize,
+    pub cap: usize,
+    pub target: f64,
+}
+
+impl Rounds for Recording {
+    fn enough(&mut self, done: usize, so_far: &[Remeasured]) -> bool {
+        if done >= self.cap {
+            return true;
+        }
+        if done < self.first || (done - self.first) % self.step.max(1) != 0 {
+            return false;
+        }
+        let Ok(reference) = &so_far[0] else {
+            return true;
+        };
+        so_far[1..].iter().all(|t| match t {
+            Ok(t) => resolution(reference, t).is_some_and(|r| r <= self.target),
+            Err(_) => true,
+        })
     }
 }
 
-/// Measures `loaded`'s reference and guards for `rounds` interleaved rounds (recording
-/// a baseline): the samples, reference first, or the first failure.
+/// The relative half-width of the speed-up reference / tuned (as a baseline records it).
+pub fn resolution(reference: &[f64], tuned: &[f64]) -> Option<f64> {
+    stats::ratio_of_medians(reference, tuned, 1).map(|r| r.half_width())
+}
+
+/// Measures `loaded`'s reference and guards in interleaved rounds as long as `rounds`
+/// says (recording a baseline): the samples, reference first, or the first failure.
 pub fn record(
     loaded: &Loaded,
-    rounds: usize,
+    mut rounds: Recording,
     evaluator: &mut dyn Evaluator,
     work: &Path,
 ) -> Result<Vec<Vec<f64>>, Error> {
@@ -195,7 +250,7 @@ pub fn record(
     configs.extend(loaded.guards.iter().cloned());
     evaluator.prepare(&loaded.problem, work)?;
     let measured = evaluator
-        .remeasure(&loaded.problem, &configs, &mut rounds.clone())
+        .remeasure(&loaded.problem, &configs, &mut rounds)
         .map_err(stopped)?;
     let names = std::iter::once(&loaded.baseline.reference).chain(&loaded.baseline.guards);
     (measured.into_iter().zip(names))
@@ -209,4 +264,53 @@ pub fn record(
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(ratio: f64, half: f64) -> Option<Ratio> {
+        Some(Ratio {
+            ratio,
+            low: ratio / (1.0 + half),
+            high: ratio * (1.0 + half),
+            level: 0.95,
+        })
+    }
+
+    fn undecided(recorded: Option<Ratio>, measured: Option<Ratio>) -> String {
+        let g = Guarded {
+            name: "k".into(),
+            guard: "tuned".into(),
+            file: "b/k.json".into(),
+            verdict: Verdict::Undecided,
+            recorded,
+            measured,
+            change: r(1.1, 0.2),
+            rounds: 200,
+            cause: None,
+            notes: vec![],
+            seconds: 1.0,
+        };
+        explained(g, 0.10).cause.unwrap()
+    }
+
+    #[test]
+    fn an_undecided_verdict_blames_the_side_whose_interval_is_too_wide() {
+        let both = undecided(r(2.22, 0.34), r(2.0, 0.12));
+        assert!(
+            both.contains("both the recording (±34%) and this session (±12%)"),
+            "{both}"
+        );
+        let rec = undecided(r(2.22, 0.34), r(2.0, 0.02));
+        assert!(
+            rec.contains("the recording is too noisy") && rec.contains("--update b/k.json"),
+            "{rec}"
+        );
+        let now = undecided(r(2.22, 0.03), r(2.0, 0.12));
+        assert!(now.contains("this session is too noisy: ±12%"), "{now}");
+        let edge = undecided(r(2.22, 0.03), r(2.0, 0.02));
+        assert!(edge.contains("sits at the threshold"), "{edge}");
+    }
 }

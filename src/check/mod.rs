@@ -21,7 +21,7 @@ use crate::evaluate::{Evaluator, MockEvaluator, RealEvaluator};
 use crate::run::driver;
 use baseline::Loaded;
 use gate::Guarded;
-use rule::Rule;
+use rule::{Rule, Verdict};
 
 /// Where `moldtune check` looks when given no baseline.
 pub const DEFAULT_BASELINES: &str = "results/baselines";
@@ -30,27 +30,49 @@ pub const DEFAULT_BASELINES: &str = "results/baselines";
 #[derive(Debug, Clone)]
 pub struct Options {
     pub rule: Rule,
-    /// Rounds when recording a baseline.
+    /// Rounds when recording a baseline (more while they cannot resolve the threshold).
     pub rounds: usize,
+    /// Recording: refuse a baseline that cannot resolve the threshold (else a warning).
+    pub strict: bool,
+    /// Checking: what an undecided verdict makes of the exit code.
+    pub undecided: Undecided,
     /// Testing: the mock evaluator instead of a compiler.
     pub mock: bool,
     pub quiet: bool,
+}
+
+/// What a check that ends undecided exits with (`--undecided`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Undecided {
+    /// Exit 7: the gate could not see, so it does not let the change through.
+    #[default]
+    Fail,
+    /// Exit 0 (the verdict still says undecided, and why).
+    Pass,
 }
 
 /// The verdicts of one check.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Checked {
     pub rule: Rule,
+    pub undecided: Undecided,
     pub guarded: Vec<Guarded>,
     pub seconds: f64,
 }
 
 impl Checked {
-    /// The worst verdict's exit code.
+    /// The worst verdict's exit code (an undecided one passes under `--undecided pass`).
     pub fn exit_code(&self) -> u8 {
         (self.guarded.iter().map(|g| g.verdict))
+            .filter(|&v| self.fails(v))
             .max_by_key(|v| v.severity())
             .map_or(0, |v| v.exit_code())
+    }
+
+    /// Whether `v` fails the check.
+    pub fn fails(&self, v: Verdict) -> bool {
+        v.severity() > 0 && (v != Verdict::Undecided || self.undecided == Undecided::Fail)
     }
 }
 
@@ -75,7 +97,7 @@ pub fn check(paths: &[PathBuf], opts: &Options) -> Result<Checked, Error> {
     let scratch = Scratch::new()?;
     let mut guarded = Vec::new();
     for (k, l) in loaded.iter().enumerate() {
-        let notes = notes(l, opts.mock);
+        let notes = notes(l, opts);
         for n in &notes {
             eprintln!("warning: {}: {n}", l.baseline.name);
         }
@@ -94,6 +116,7 @@ pub fn check(paths: &[PathBuf], opts: &Options) -> Result<Checked, Error> {
     let seconds = start.elapsed().as_secs_f64();
     Ok(Checked {
         rule: opts.rule,
+        undecided: opts.undecided,
         guarded,
         seconds,
     })
@@ -136,10 +159,26 @@ pub(crate) fn evaluator(mock: bool) -> Box<dyn Evaluator> {
     }
 }
 
-/// What differs from the recording in a way that can move the ratio.
-fn notes(l: &Loaded, mock: bool) -> Vec<String> {
-    let then = &l.baseline.recorded;
+/// What differs from the recording in a way that can move the ratio, and a recording
+/// too noisy to decide the threshold.
+fn notes(l: &Loaded, opts: &Options) -> Vec<String> {
+    let (then, mock) = (&l.baseline.recorded, opts.mock);
     let mut out = Vec::new();
+    let need = rule::resolution_needed(opts.rule.threshold);
+    let reference = &l.baseline.reference.samples;
+    for g in &l.baseline.guards {
+        match gate::resolution(reference, &g.samples) {
+            Some(r) if r > need => out.push(format!(
+                "`{}`'s recorded speed-up is known to ±{:.0}% only, a {:.0}% threshold needs ±{:.1}%: expect undecided checks; record it again on a quieter machine (`moldtune check --update {}`)",
+                g.name,
+                100.0 * r,
+                100.0 * opts.rule.threshold,
+                100.0 * need,
+                l.file.display()
+            )),
+            _ => {}
+        }
+    }
     let cpu = driver::cpu_model();
     if !mock && then.cpu.is_some() && cpu != then.cpu {
         out.push(format!(

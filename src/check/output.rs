@@ -106,11 +106,14 @@ fn context(c: &Checked) -> tera::Context {
         .map(|g| {
             let mut v = serde_json::to_value(g).unwrap_or_default();
             let cells = row(g);
-            v["verdict_text"] = cells[2].clone().into();
+            v["verdict_text"] = match c.fails(g.verdict) || g.verdict.severity() == 0 {
+                true => cells[2].clone().into(),
+                false => format!("{} (passed: --undecided pass)", cells[2]).into(),
+            };
             v["measured_text"] = cells[3].clone().into();
             v["recorded_text"] = cells[4].clone().into();
             v["change_text"] = cells[5].clone().into();
-            v["failed"] = (g.verdict.severity() > 0).into();
+            v["failed"] = c.fails(g.verdict).into();
             v
         })
         .collect();
@@ -123,11 +126,7 @@ fn context(c: &Checked) -> tera::Context {
         &((c.rule.threshold * 1000.0).round() / 10.0).to_string(),
     );
     ctx.insert("seconds", &c.seconds);
-    let failures = c
-        .guarded
-        .iter()
-        .filter(|g| g.verdict.severity() > 0)
-        .count();
+    let failures = c.guarded.iter().filter(|g| c.fails(g.verdict)).count();
     ctx.insert("failures", &failures);
     ctx.insert("tests", &c.guarded.len());
     ctx

@@ -1,12 +1,14 @@
 //! Writing baselines: `moldtune baseline DIR…` from run directories (the problem's default
 //! as the reference, the run's verified best as the guard) and `moldtune check --update`
 //! (new samples, machine and compiler for the configurations a baseline already has); both
-//! measure with [`gate::record`].
+//! measure with [`gate::record`], adding rounds until every guard's speed-up is resolved
+//! finely enough for the threshold ([`rule::resolution_needed`]), and say so when the
+//! machine was too noisy for that.
 
 use std::path::{Path, PathBuf};
 
 use crate::check::baseline::{self, Baseline, Entry, Loaded, Recorded};
-use crate::check::{evaluator, gate, load_all, progress, Options, Scratch};
+use crate::check::{evaluator, gate, load_all, progress, rule, Options, Scratch};
 use crate::error::Error;
 use crate::problem::Problem;
 use crate::run::driver;
@@ -20,9 +22,16 @@ pub fn update(paths: &[PathBuf], opts: &Options) -> Result<Vec<PathBuf>, Error> 
     for (k, l) in loaded.into_iter().enumerate() {
         progress(
             opts,
-            format!("recording {} ({} rounds)", l.baseline.name, opts.rounds),
+            format!(
+                "recording {} ({} rounds, up to {} until it resolves a {:.0}% threshold)",
+                l.baseline.name,
+                opts.rounds,
+                plan(opts).cap,
+                100.0 * opts.rule.threshold
+            ),
         );
         let b = recorded(&l, opts, &scratch.dir(k), None)?;
+        judge(&b, &l.file, opts)?;
         baseline::save(&l.file, &b)?;
         written.push(l.file);
     }
@@ -42,9 +51,16 @@ pub fn from_runs(dirs: &[PathBuf], out: &Path, opts: &Options) -> Result<Vec<Pat
     for (k, (l, dir)) in fresh.into_iter().enumerate() {
         progress(
             opts,
-            format!("recording {} ({} rounds)", l.baseline.name, opts.rounds),
+            format!(
+                "recording {} ({} rounds, up to {} until it resolves a {:.0}% threshold)",
+                l.baseline.name,
+                opts.rounds,
+                plan(opts).cap,
+                100.0 * opts.rule.threshold
+            ),
         );
         let b = recorded(&l, opts, &scratch.dir(k), Some(&dir))?;
+        judge(&b, &l.file, opts)?;
         baseline::save(&l.file, &b)?;
         written.push(l.file);
     }
@@ -124,7 +140,71 @@ fn recorded_info(problem: &Problem, rounds: usize, from: Option<&Path>, mock: bo
         compiler: (!mock).then(|| driver::compiler_version(problem)).flatten(),
         moldtune: env!("CARGO_PKG_VERSION").to_string(),
         from_run: from.map(|d| d.to_path_buf()),
+        threshold: None,
     }
+}
+
+/// A recording grows to at most this many times the rounds asked for.
+pub const CAP_FACTOR: usize = 4;
+
+/// `opts.rounds` rounds, then the rule's step at a time up to [`CAP_FACTOR`] × as many,
+/// until every guard resolves `opts.rule.threshold`.
+fn plan(opts: &Options) -> gate::Recording {
+    gate::Recording {
+        first: opts.rounds,
+        step: opts.rule.step,
+        cap: opts.rounds * CAP_FACTOR,
+        target: rule::resolution_needed(opts.rule.threshold),
+    }
+}
+
+/// Says how finely the recording resolves a change; when too coarsely for its threshold,
+/// warns (or, `--strict`, refuses: nothing is written).
+fn judge(b: &Baseline, file: &Path, opts: &Options) -> Result<(), Error> {
+    let need = rule::resolution_needed(opts.rule.threshold);
+    let worst = (b.guards.iter())
+        .filter_map(|g| Some((g, g.resolution?)))
+        .max_by(|x, y| x.1.total_cmp(&y.1));
+    let Some((g, res)) = worst else {
+        return Ok(());
+    };
+    let (rounds, pct) = (b.recorded.rounds, |x: f64| 100.0 * x);
+    progress(
+        opts,
+        format!(
+            "{}: {rounds} rounds resolve a change of ±{:.1}% (a {:.0}% threshold needs ±{:.1}%)",
+            b.name,
+            pct(res),
+            pct(opts.rule.threshold),
+            pct(need)
+        ),
+    );
+    if res <= need {
+        return Ok(());
+    }
+    let sp = g.speedup.map_or(String::new(), |r| {
+        format!(" {:.2} [{:.2}–{:.2}]", r.ratio, r.low, r.high)
+    });
+    let message = format!(
+        "the baseline `{}` cannot decide a {:.0}% threshold: after {rounds} interleaved rounds, `{}`'s speed-up{sp} is only known to ±{:.0}% (a check needs ±{:.1}%), so checks against it will end undecided even on unchanged code",
+        b.name,
+        pct(opts.rule.threshold),
+        g.name,
+        pct(res),
+        pct(need)
+    );
+    let hint = format!(
+        "record it on a quieter machine, or pin the job to a dedicated runner; or accept a coarser gate with `--threshold {:.0}%`",
+        (pct(2.0 * res)).ceil()
+    );
+    if opts.strict {
+        return Err(Error::Undecidable {
+            message: format!("{message}; `{}` left as it was", file.display()),
+            hint: Some(hint),
+        });
+    }
+    eprintln!("warning: {message}\n  hint: {hint}");
+    Ok(())
 }
 
 /// `l`'s baseline with fresh samples and recording details.
@@ -135,13 +215,15 @@ fn recorded(
     from: Option<&Path>,
 ) -> Result<Baseline, Error> {
     let mut ev = evaluator(opts.mock);
-    let samples = gate::record(l, opts.rounds, ev.as_mut(), work)?;
+    let samples = gate::record(l, plan(opts), ev.as_mut(), work)?;
+    let rounds = samples.iter().map(Vec::len).min().unwrap_or(0);
     let mut b = l.baseline.clone();
     b.keep_other_cpus(driver::cpu_model().as_deref());
     let from = from
         .map(|d| relative(d, baseline::folder(&l.file)))
         .or(b.recorded.from_run.take());
-    b.recorded = recorded_info(&l.problem, opts.rounds, from.as_deref(), opts.mock);
+    b.recorded = recorded_info(&l.problem, rounds, from.as_deref(), opts.mock);
+    b.recorded.threshold = Some(opts.rule.threshold);
     let mut it = samples.into_iter();
     let reference = it.next().unwrap_or_default();
     for (g, s) in b.guards.iter_mut().zip(it) {

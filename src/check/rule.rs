@@ -74,6 +74,15 @@ impl Verdict {
     }
 }
 
+/// The relative half-width a recording's speed-up interval may have for a check to decide
+/// a `threshold` against it: half the threshold. The change a check judges divides this
+/// session's ratio by the recording's, so its interval holds both widths: a recording
+/// that alone fills the threshold leaves nothing for the session's own noise, and even
+/// unchanged code ends undecided (a busy runner's 2.22 [2.00–2.98], ±34%, against 10%).
+pub fn resolution_needed(threshold: f64) -> f64 {
+    threshold / 2.0
+}
+
 /// The rule's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Rule {

@@ -13,9 +13,12 @@ use crate::problem::space::Config;
 use crate::problem::Problem;
 
 /// A deterministic stand-in for compile + run: a smooth function of the encoded configuration
-/// with a few build failures, optionally slowed by `MOLDTUNE_MOCK_DELAY_MS` per evaluation.
+/// with a few build failures, optionally slowed by `MOLDTUNE_MOCK_DELAY_MS` per evaluation;
+/// re-measurements carry a deterministic uniform noise of relative width
+/// `MOLDTUNE_MOCK_NOISE` (default 0.04: ±2%), a noisy machine for tests.
 pub struct MockEvaluator {
     delay: Duration,
+    noise: f64,
 }
 
 impl MockEvaluator {
@@ -24,8 +27,14 @@ impl MockEvaluator {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(0);
+        let noise = std::env::var("MOLDTUNE_MOCK_NOISE")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|&x: &f64| (0.0..2.0).contains(&x))
+            .unwrap_or(0.04);
         MockEvaluator {
             delay: Duration::from_millis(ms),
+            noise,
         }
     }
 
@@ -52,7 +61,7 @@ impl Evaluator for MockEvaluator {
         Ok(())
     }
 
-    /// The mock objective with a deterministic ±2% "noise" per configuration and round.
+    /// The mock objective with a deterministic "noise" per configuration and round.
     fn remeasure(
         &mut self,
         problem: &Problem,
@@ -62,7 +71,7 @@ impl Evaluator for MockEvaluator {
         let noisy = |c: &Config, round: usize| {
             let h = crate::rng::fnv1a(problem.space.hash(c).as_bytes());
             let u = crate::rng::Rng::for_step(h, 11, round as u64).f64();
-            Self::objective(problem, c) * (1.0 + 0.04 * (u - 0.5))
+            Self::objective(problem, c) * (1.0 + self.noise * (u - 0.5))
         };
         let mut out: Vec<Remeasured> = configs.iter().map(|_| Ok(Vec::new())).collect();
         let mut round = 0;
