@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Looks at `moldtune report` as a reader would: writes a report over committed run directories,
 # renders the page and a convergence plot to PNG with headless chromium, and fails if the page
-# logs a console error or lost its inline figures. For humans, not CI: it installs nothing and
-# skips (exit 0) without chromium (`apt-get install chromium`).
+# logs a console error or lost its inline figures. It installs nothing: without chromium it
+# skips (exit 0), or fails when REPORT_SMOKE_REQUIRED=1 (the test command, scripts/test.sh,
+# installs chromium with `scripts/setup.sh --test` and requires it).
 #
 #   bash scripts/report_smoke.sh [OUT_DIR]     # default target/report-smoke; then view OUT_DIR/*.png
 set -euo pipefail
@@ -10,6 +11,10 @@ cd "$(dirname "$0")/.."
 
 browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
 if [ -z "$browser" ]; then
+    if [ "${REPORT_SMOKE_REQUIRED:-0}" = 1 ]; then
+        echo "report_smoke: no chromium on PATH (bash scripts/setup.sh --test installs it)" >&2
+        exit 1
+    fi
     echo "report_smoke: skipped: no chromium on PATH (apt-get install chromium)"
     exit 0
 fi

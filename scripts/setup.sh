@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Installs what moldtune's demo and tests need on Debian bookworm: clang-22 with Polly and
-# OpenMP (+ llvm-22 tools). Non-interactive; a no-op when everything is present.
+# OpenMP (+ llvm-22 tools); with `--test`, also what only the tests use: chromium (the
+# report is rendered headless by scripts/report_smoke.sh). Non-interactive; a no-op when
+# everything is present.
+#
+#   bash scripts/setup.sh [--test]
 set -euo pipefail
 need=()
+if [ "${1:-}" = "--test" ]; then
+  command -v chromium >/dev/null 2>&1 || need+=(chromium)
+fi
 command -v clang-22 >/dev/null 2>&1 || need+=(clang-22)
 [ -e /usr/lib/llvm-22/lib/libomp.so ] || [ -e /usr/lib/llvm-22/lib/libomp.so.5 ] || need+=(libomp-22-dev)
 [ -d /usr/lib/llvm-22/include/polly ] || need+=(libpolly-22-dev)

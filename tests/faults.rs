@@ -271,3 +271,28 @@ fn a_closed_pipe_ends_quietly() {
         assert!(o.status.code() != Some(101), "{err}");
     }
 }
+
+#[test]
+fn a_build_cut_by_the_adapted_timeout_is_retried_at_the_configured_one() {
+    // Three 0 s compiles adapt the compile timeout to its 10 s floor; the fourth takes
+    // 10.5 s (a busy machine): cut, retried at `timeouts.compile_s`, it builds.
+    let keys = "check: {mode: none}\nrepeats: 1\ntimeouts: {compile_s: 30, run_s: 30}\n";
+    let p = FakeProblem::with(&["slow_fourth"], 5, keys);
+    let o = p.command(&["--max-evals", "5"]).output().unwrap();
+    assert_code(&o, 0);
+    let csv = Csv::read(&p.out());
+    assert_eq!(
+        csv.column("status"),
+        vec!["ok"; 5],
+        "{:?}",
+        causes(&p.out())
+    );
+    let compile_s: Vec<f64> = (csv.column("compile_s").iter())
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert!(
+        compile_s[3] >= 10.0,
+        "the cut attempt counts: {compile_s:?}"
+    );
+    assert_no_leftover("sleep 10.5");
+}

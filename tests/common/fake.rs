@@ -81,7 +81,9 @@ pub fn write_executable(path: &Path, body: &str) {
 /// A problem whose one parameter `MODE` picks how the fake compiler and the program behave.
 ///
 /// The fake compiler `fakecc.sh MODE EXE` builds a variant by copying `prog_MODE.sh` to EXE;
-/// `hang_compile*` sleep instead, `build_fail` exits 1, `no_exe` produces nothing. The
+/// `hang_compile*` sleep instead, `build_fail` exits 1, `no_exe` produces nothing,
+/// `slow_fourth` builds `ok` (a distinct program each time) but its fourth compile takes
+/// 10.5 s (a busy machine). The
 /// programs print a kernel time on stdout, or misbehave as their name says. Every sleep has a
 /// distinct duration (600.0xyz s) so tests running in parallel can find their own processes.
 pub struct FakeProblem {
@@ -96,8 +98,13 @@ case "$mode" in
   hang_compile_c) sleep 600.0707 ;;
   build_fail) echo "fakecc: error: this variant does not compile" >&2; exit 1 ;;
   no_exe) exit 0 ;;
+  slow_fourth)
+    n=$(cat "$here/compiles" 2>/dev/null || echo 0); echo $((n + 1)) > "$here/compiles"
+    [ "$n" -eq 3 ] && sleep 10.5 ; mode=ok ;;
 esac
 cp "$here/prog_$mode.sh" "$exe" && chmod +x "$exe"
+[ -n "$n" ] && echo ": build $n" >> "$exe"
+exit 0
 "#;
 
 pub const PROGRAMS: [(&str, &str); 11] = [
