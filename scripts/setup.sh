@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs what moldtune's demo and tests need on Debian bookworm: clang-22 with Polly and
-# OpenMP (+ llvm-22 tools); with `--test`, also what only the tests use: chromium (the
-# report is rendered headless by scripts/report_smoke.sh). Non-interactive; a no-op when
-# everything is present.
+# OpenMP (+ llvm-22 tools); with `--test`, also what only the tests use: valgrind (the
+# simulated metrics `instructions`/`cycles`; users of those install it too) and chromium
+# (the report is rendered headless by scripts/report_smoke.sh). Non-interactive; a no-op
+# when everything is present.
 #
 #   bash scripts/setup.sh [--test]
 set -euo pipefail
 need=()
 if [ "${1:-}" = "--test" ]; then
+  command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
 fi
 command -v clang-22 >/dev/null 2>&1 || need+=(clang-22)

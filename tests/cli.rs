@@ -965,6 +965,16 @@ fn bad_values_are_refused_at_their_position() {
             18,
             "metric.regex",
         ),
+        (
+            format!("{TOY_YAML}metric: {{kind: kernel_time, function: kernel}}\n"),
+            18,
+            "needs `kind: instructions`",
+        ),
+        (
+            format!("{TOY_YAML}metric: {{kind: cycles, function: \"kernel(\"}}\n"),
+            18,
+            "metric.function",
+        ),
         (format!("{TOY_YAML}check: {{rtol: -1}}\n"), 18, "check.rtol"),
         (
             format!("{TOY_YAML}constraints: [\"P1 * 2 <= 8\"]\n"),

@@ -588,3 +588,68 @@ fn a_noisy_would_be_best_is_timed_again_before_it_is_accepted() {
     // 9 samples alternating 0.1 / 0.3: five of 0.1, so the median is 0.1.
     assert_eq!(csv.get(&rows["noisy"], "objective"), "0.1");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Simulated metrics (clang-22 and valgrind)
+// ---------------------------------------------------------------------------------------------
+
+fn have_valgrind() -> bool {
+    let ok = Command::new("valgrind")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("SKIPPED: no valgrind (bash scripts/setup.sh --test installs it)");
+    }
+    ok
+}
+
+/// `moldtune measure` of the saxpy problem with `REPS=reps` and its metric kind replaced by
+/// `kind`: the samples.
+fn counted(dir: &Path, kind: &str, reps: &str) -> Vec<f64> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/instructions");
+    for f in ["saxpy.mold.c", "saxpy.yaml"] {
+        let text = std::fs::read_to_string(src.join(f)).unwrap();
+        std::fs::write(
+            dir.join(f),
+            text.replace("kind: instructions", &format!("kind: {kind}")),
+        )
+        .unwrap();
+    }
+    let o = Command::new(BIN)
+        .current_dir(dir)
+        .args(["measure", "saxpy.yaml", "--repeats", "3", "--json", "--set"])
+        .arg(format!("REPS={reps}"))
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["status"], "ok", "{j}");
+    (j["samples"].as_array().unwrap().iter())
+        .map(|x| x.as_f64().unwrap())
+        .collect()
+}
+
+#[test]
+fn instructions_in_the_kernel_are_counted_the_same_run_after_run() {
+    if !have_clang() || !have_valgrind() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let once = counted(tmp.path(), "instructions", "1");
+    assert!(
+        once.iter().all(|&x| x == once[0]),
+        "deterministic: {once:?}"
+    );
+    // Only `kernel` counts (main's initialisation of 8192 doubles does not): twice the
+    // work, twice the instructions, within the loop's set-up.
+    let twice = counted(tmp.path(), "instructions", "2");
+    let ratio = twice[0] / once[0];
+    assert!((1.95..2.05).contains(&ratio), "{once:?} {twice:?}");
+    let cycles = counted(tmp.path(), "cycles", "1");
+    assert!(
+        cycles[0] > once[0],
+        "cycles weigh the misses: {cycles:?} vs {once:?}"
+    );
+}

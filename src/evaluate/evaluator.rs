@@ -167,6 +167,7 @@ impl Evaluator for RealEvaluator {
     fn prepare(&mut self, problem: &Problem, run_dir: &Path) -> Result<(), Error> {
         self.work_root = run_dir.join("work");
         self.goal = problem.metric.goal;
+        crate::evaluate::cachegrind::available(problem.metric.kind)?;
         if problem.check.mode == CheckMode::None {
             return Ok(());
         }

@@ -2,10 +2,12 @@
 //! [`variant`] is rendered and [built](build) (the compile), its output [checked](check)
 //! against the reference and [timed](time), every child run under a timeout in its own
 //! process group ([`child`]); identical builds and programs are [reused](reuse); a failure
-//! the machine caused stops the run instead of being blamed on the variant ([`environment`]). The
-//! [`evaluator`] strings these together; the [`mock`] stands in for it in tests.
+//! the machine caused stops the run instead of being blamed on the variant ([`environment`]);
+//! a simulated metric runs the program under [`cachegrind`]. The [`evaluator`] strings
+//! these together; the [`mock`] stands in for it in tests.
 
 pub mod build;
+pub mod cachegrind;
 pub mod check;
 pub mod child;
 pub mod environment;

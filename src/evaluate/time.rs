@@ -2,6 +2,7 @@
 //! from each, reduced to the objective (min or median) and its spread
 //! ((max − min) / median).
 
+use crate::evaluate::cachegrind;
 use crate::evaluate::outcome::{Measurement, Status};
 use crate::evaluate::variant::{run_failure, Build, Step, Variant};
 use crate::problem::{MetricKind, Reduce};
@@ -70,8 +71,26 @@ pub fn sample(v: &Variant, tag: &str, timeout_s: f64) -> Step<(f64, f64)> {
         Err(e) => return Step::Fail(Measurement::failed(Status::RunError, 0.0, 0.0, e)),
     };
     let wall_s = ran.finished.wall_s;
+    let simulated = cachegrind::simulated(v.problem.metric.kind);
     if !ran.finished.success() {
-        return run_failure(&ran, 0.0, wall_s, timeout_s);
+        return match (run_failure(&ran, 0.0, wall_s, timeout_s), simulated) {
+            (Step::Fail(m), true) => Step::Fail(cachegrind::explain(m, &ran.stderr)),
+            (failed, _) => failed,
+        };
+    }
+    if simulated {
+        let m = &v.problem.metric;
+        let counted = cachegrind::read(&v.counts(tag), m.kind, m.function.as_ref());
+        let _ = std::fs::remove_file(v.counts(tag));
+        return match counted {
+            Ok(x) => Step::Ok((x, wall_s)),
+            Err(cause) => Step::Fail(Measurement::failed(
+                Status::InvalidMetric,
+                0.0,
+                wall_s,
+                cause,
+            )),
+        };
     }
     let tail = ran.stdout_tail();
     let stdout = String::from_utf8_lossy(&tail);
@@ -100,6 +119,7 @@ fn metric(v: &Variant, stdout: &str, wall_s: f64, cpu_s: f64) -> Option<f64> {
         MetricKind::WallTime => Some(wall_s),
         MetricKind::CpuTime => Some(cpu_s),
         MetricKind::Regex => parse_regex(m.regex.as_ref().expect("validated"), stdout),
+        MetricKind::Instructions | MetricKind::Cycles => None,
     }
 }
 

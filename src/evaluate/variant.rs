@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::evaluate::cachegrind;
 use crate::evaluate::child::{self, Command, Exit, Finished};
 use crate::evaluate::outcome::{Commands, Measurement, Status, Stop};
 use crate::problem::space::Config;
@@ -197,9 +198,24 @@ impl<'a> Variant<'a> {
         self.run_command(&self.problem.check.env, "check")
     }
 
-    /// Timed run `r` (from 0): the program as it is, output in `run{r}.out`/`run{r}.err`.
+    /// Timed run `r` (from 0): the program as it is, output in `run{r}.out`/`run{r}.err`
+    /// (under cachegrind for a simulated metric, its counts in `run{r}.cg`).
     pub fn timed_command(&self, r: u32) -> Result<Command, String> {
-        self.run_command(&[], &format!("run{r}"))
+        self.timed(&format!("run{r}"))
+    }
+
+    fn timed(&self, tag: &str) -> Result<Command, String> {
+        let mut cmd = self.run_command(&[], tag)?;
+        let kind = self.problem.metric.kind;
+        if cachegrind::simulated(kind) {
+            cmd.argv = cachegrind::wrap(cmd.argv, kind, &self.counts(tag));
+        }
+        Ok(cmd)
+    }
+
+    /// Where cachegrind writes the counts of the timed run `tag`.
+    pub fn counts(&self, tag: &str) -> PathBuf {
+        self.dir.join(format!("{tag}.cg"))
     }
 
     /// Runs `cmd` under `timeout_s`: the one child-running path of build, check and time.
@@ -214,7 +230,7 @@ impl<'a> Variant<'a> {
 
     /// A timed-style run (the program as it is) with its output in `tag.out`/`tag.err`.
     pub fn run_tagged(&self, tag: &str, timeout_s: f64) -> Result<Ran, String> {
-        Ok(self.run(self.run_command(&[], tag)?, timeout_s))
+        Ok(self.run(self.timed(tag)?, timeout_s))
     }
 
     fn run(&self, cmd: Command, timeout_s: f64) -> Ran {

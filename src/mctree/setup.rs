@@ -121,6 +121,12 @@ impl Recorded {
         out
     }
 
+    /// A simulated metric's `function`: the kernel functions and what OpenMP outlined
+    /// from them (`kernel_X.omp_outlined…`).
+    pub fn counted_functions(&self) -> String {
+        format!("^({})($|\\.)", self.kernel_functions().join("|"))
+    }
+
     /// `-polly-only-func`'s regex: Polly restricted to [`Recorded::kernel_functions`].
     pub fn polly_scope(&self) -> String {
         match self.hosts.as_slice() {
@@ -329,6 +335,10 @@ pub fn problem(
             kind: r.metric,
             goal: Goal::Minimize,
             regex: None,
+            // A simulated metric counts what the kernel became, wherever it was inlined.
+            function: (crate::evaluate::cachegrind::simulated(r.metric))
+                .then(|| regex::Regex::new(&r.counted_functions()).ok())
+                .flatten(),
         },
         repeats: r.repeats,
         reduce: Reduce::Median,

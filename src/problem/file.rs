@@ -32,6 +32,8 @@ pub struct Metric {
     pub kind: MetricKind,
     pub goal: Goal,
     pub regex: Option<regex::Regex>,
+    /// `instructions`/`cycles`: the functions counted (all when `None`).
+    pub function: Option<regex::Regex>,
 }
 
 #[derive(Debug, Clone)]
@@ -480,11 +482,39 @@ impl Ctx<'_> {
             },
             _ => None,
         };
+        let function = self.metric_function(kind, m.function.as_ref())?;
         Ok(Metric {
             kind,
             goal: m.goal,
             regex,
+            function,
         })
+    }
+
+    /// `metric.function`: a regex, for the kinds cachegrind counts only.
+    fn metric_function(
+        &self,
+        kind: MetricKind,
+        f: Option<&Spanned<String>>,
+    ) -> Result<Option<regex::Regex>, Error> {
+        let Some(f) = f else { return Ok(None) };
+        if !crate::evaluate::cachegrind::simulated(kind) {
+            return self.err(
+                &f.referenced,
+                "`metric.function` counts functions under cachegrind: it needs `kind: instructions` or `kind: cycles`".into(),
+                None,
+            );
+        }
+        match regex::Regex::new(&f.value) {
+            Ok(re) => Ok(Some(re)),
+            Err(e) => self.err(
+                &f.referenced,
+                format!("invalid `metric.function` regex `{}`: {e}", f.value),
+                Some(
+                    "e.g. `function: '^kernel_gemm'` (the kernel and what OpenMP outlined from it)",
+                ),
+            ),
+        }
     }
 
     /// `repeats` is within [`limits::repeats`] (3 when not given).

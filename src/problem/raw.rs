@@ -22,6 +22,10 @@ pub enum MetricKind {
     WallTime,
     CpuTime,
     Regex,
+    /// Instructions executed, counted by cachegrind ([`crate::evaluate::cachegrind`]).
+    Instructions,
+    /// Cycles estimated from cachegrind's instruction and cache-miss counts.
+    Cycles,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, serde::Serialize, Default)]
@@ -174,6 +178,8 @@ pub struct RawMetric {
     #[serde(default)]
     pub goal: Goal,
     pub regex: Option<Spanned<String>>,
+    /// `instructions`/`cycles`: count only functions whose names match this regex.
+    pub function: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -74,6 +74,8 @@ impl RunDir {
             MetricKind::WallTime => "wall time (s)",
             MetricKind::CpuTime => "CPU time (s)",
             MetricKind::Regex => "objective (the number the metric's regex reads)",
+            MetricKind::Instructions => "instructions (cachegrind)",
+            MetricKind::Cycles => "estimated cycles (cachegrind)",
         };
         match self.meta.goal {
             Goal::Minimize => what.to_string(),

@@ -279,7 +279,11 @@ impl Resolved {
     pub fn searcher_settings(&self, problem: &Problem) -> Settings {
         let timed = matches!(
             problem.metric.kind,
-            MetricKind::KernelTime | MetricKind::WallTime | MetricKind::CpuTime
+            MetricKind::KernelTime
+                | MetricKind::WallTime
+                | MetricKind::CpuTime
+                | MetricKind::Instructions
+                | MetricKind::Cycles
         );
         Settings {
             initial: self.initial,
