@@ -14,6 +14,8 @@
  *                       clock_gettime(CLOCK_MONOTONIC); with PB_CPU_TIME=1 process CPU time
  *                       (CLOCK_PROCESS_CPUTIME_ID, summed over all threads). pb_timer_print() writes the
  *                       seconds alone on one line ("%0.6f\n") to stdout -- the only thing ever written there.
+ *                       -DPB_SLOWDOWN=f spins after the kernel so the timed region is (1+f) times as long
+ *                       (tests of the regression gate only).
  *   cache flush         pb_flush_cache() when PB_FLUSH=1: writes and reads a 64 MiB buffer (> LLC).
  *   output              PB_DUMP=1: arrays to stderr in PolyBench's dump layout, values as "%.10g ",
  *                       a line break before every 20th value. PB_CHECKSUM=1 (wins over PB_DUMP): one line
@@ -146,7 +148,23 @@ static PB_UNUSED void pb_timer_start(void) {
   clock_gettime(pb_clock_id, &pb_t_start);
 }
 
-static PB_UNUSED void pb_timer_stop(void) { clock_gettime(pb_clock_id, &pb_t_stop); }
+/* -DPB_SLOWDOWN=f (for testing the regression gate, never in a tuned build): the timed region is
+ * made (1 + f) times as long by spinning after the kernel, so one configuration can be slowed by a
+ * known fraction without changing its output (scripts/check_under_load.py). */
+static PB_UNUSED double pb_since_start(void) {
+  struct timespec t;
+  clock_gettime(pb_clock_id, &t);
+  return (double)(t.tv_sec - pb_t_start.tv_sec) + (double)(t.tv_nsec - pb_t_start.tv_nsec) * 1e-9;
+}
+
+static PB_UNUSED void pb_timer_stop(void) {
+#ifdef PB_SLOWDOWN
+  const double until = (1.0 + (PB_SLOWDOWN)) * pb_since_start();
+  while (pb_since_start() < until) {
+  }
+#endif
+  clock_gettime(pb_clock_id, &pb_t_stop);
+}
 
 static PB_UNUSED void pb_timer_print(void) {
   double s = (double)(pb_t_stop.tv_sec - pb_t_start.tv_sec) +
