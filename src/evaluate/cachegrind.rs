@@ -164,8 +164,8 @@ summary: 1650 3 2 420 32 11 110 11 5\n";
     fn estimated_cycles_weigh_l1_ll_and_ram_hits() {
         let re = regex::Regex::new("^main$").unwrap();
         let t = totals(OUT, Some(&re)).unwrap();
-        // accesses 130, L1 misses 4, LL misses 1: 126 + 5 × 3 + 35 × 1.
-        assert_eq!(estimated_cycles(&t).unwrap(), 176.0);
+        // accesses 130, L1 misses 4, LL misses 2: 126 + 5 × 2 + 35 × 2.
+        assert_eq!(estimated_cycles(&t).unwrap(), 206.0);
         let no_sim = "events: Ir\nfn=main\n1 5\n";
         assert!(estimated_cycles(&totals(no_sim, None).unwrap()).is_err());
     }
