@@ -465,12 +465,8 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
             mock,
         } => {
             let mut opts = check_options(rounds.into(), mock, false);
-            opts.rule.threshold = threshold;
-            opts.strict = strict;
-            for f in crate::check::record::from_runs(&dirs, &out, &opts)? {
-                println!("wrote {}", f.display());
-            }
-            Ok(exit::OK)
+            (opts.rule.threshold, opts.strict) = (threshold, strict);
+            baseline_command(&dirs, &out, &opts)
         }
         Command::Best {
             dir,
@@ -799,6 +795,18 @@ fn check_options(rounds: usize, mock: bool, quiet: bool) -> crate::check::Option
         mock,
         quiet,
     }
+}
+
+/// `moldtune baseline`.
+fn baseline_command(
+    dirs: &[PathBuf],
+    out: &Path,
+    opts: &crate::check::Options,
+) -> Result<u8, Error> {
+    for f in crate::check::record::from_runs(dirs, out, opts)? {
+        println!("wrote {}", f.display());
+    }
+    Ok(exit::OK)
 }
 
 /// `moldtune check`.
