@@ -176,6 +176,13 @@ fn bad_baselines_are_refused_with_the_file_and_entry() {
     edit_json(&file, |v| v["guards"] = serde_json::json!([]));
     refused("`guards` is empty");
     std::fs::write(&file, &good).unwrap();
+    edit_json(&file, |v| v["metric"] = "instructions (minimize)".into());
+    refused("its samples are of `instructions (minimize)`, but its problem's metric is `kernel_time (minimize)`");
+    // `--update` records the problem's metric, and the check accepts it again.
+    let update = ["check", "--update", "b/toy.json", "--mock", "--rounds", "5"];
+    assert_code(&moldtune(&update, tmp.path()), 0);
+    assert_code(&moldtune(&["check", "b/toy.json", "--mock"], tmp.path()), 0);
+    std::fs::write(&file, &good).unwrap();
     std::fs::remove_file(tmp.path().join("p.yaml")).unwrap();
     refused("p.yaml` does not exist");
     let o = moldtune(&["check", "nowhere.json", "--threshold", "10%"], tmp.path());

@@ -226,7 +226,37 @@ fn shape(file: &Path, b: &Baseline) -> Result<(), Error> {
     }
 }
 
+/// "kernel_time (minimize)": what a baseline's samples measure.
+pub fn metric_name(problem: &Problem) -> String {
+    fn name(v: impl serde::Serialize) -> String {
+        let v = serde_json::to_value(v).unwrap_or_default();
+        v.as_str().unwrap_or_default().to_string()
+    }
+    let (kind, goal) = (name(problem.metric.kind), name(problem.metric.goal));
+    format!("{kind} ({goal})")
+}
+
 impl Loaded {
+    /// Refuses a baseline whose samples measure another metric than its problem's now
+    /// (kernel times compared with instruction counts would be a ratio of nothing).
+    pub fn require_metric(&self) -> Result<(), Error> {
+        let now = metric_name(&self.problem);
+        if self.baseline.metric == now {
+            return Ok(());
+        }
+        Err(in_file(
+            &self.file,
+            format!(
+                "its samples are of `{}`, but its problem's metric is `{now}`",
+                self.baseline.metric
+            ),
+            &format!(
+                "record them again with `moldtune check --update {}`",
+                self.file.display()
+            ),
+        ))
+    }
+
     /// Refuses a baseline whose samples were never recorded (or were deleted).
     pub fn require_samples(&self) -> Result<(), Error> {
         let b = &self.baseline;

@@ -82,6 +82,7 @@ pub fn check(paths: &[PathBuf], opts: &Options) -> Result<Checked, Error> {
     let start = std::time::Instant::now();
     let mut loaded = load_all(paths)?;
     loaded.iter().try_for_each(Loaded::require_samples)?;
+    loaded.iter().try_for_each(Loaded::require_metric)?;
     let cpu = driver::cpu_model();
     for l in &mut loaded {
         if l.baseline.prefer_cpu(cpu.as_deref()) {

@@ -87,7 +87,7 @@ fn fresh(dir: &Path, out: &Path) -> Result<(Loaded, PathBuf), Error> {
         name: problem.name.clone(),
         problem: rel,
         dataset: dataset(&problem),
-        metric: metric_name(&problem),
+        metric: baseline::metric_name(&problem),
         reference: Entry::new("default", &problem.space, &reference),
         guards: vec![Entry::new("tuned", &problem.space, &best)],
         // Filled in when it is measured (`recorded`).
@@ -102,16 +102,6 @@ fn fresh(dir: &Path, out: &Path) -> Result<(Loaded, PathBuf), Error> {
         guards: vec![best],
     };
     Ok((loaded, dir.to_path_buf()))
-}
-
-/// "kernel_time (minimize)".
-fn metric_name(problem: &Problem) -> String {
-    fn name(v: impl serde::Serialize) -> String {
-        let v = serde_json::to_value(v).unwrap_or_default();
-        v.as_str().unwrap_or_default().to_string()
-    }
-    let (kind, goal) = (name(problem.metric.kind), name(problem.metric.goal));
-    format!("{kind} ({goal})")
 }
 
 /// `path` relative to the folder `from` (both made absolute first).
@@ -224,6 +214,8 @@ fn recorded(
         .or(b.recorded.from_run.take());
     b.recorded = recorded_info(&l.problem, rounds, from.as_deref(), opts.mock);
     b.recorded.threshold = Some(opts.rule.threshold);
+    // The samples are now of the problem's metric, whatever the file said before.
+    b.metric = baseline::metric_name(&l.problem);
     let mut it = samples.into_iter();
     let reference = it.next().unwrap_or_default();
     for (g, s) in b.guards.iter_mut().zip(it) {
