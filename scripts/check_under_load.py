@@ -43,6 +43,12 @@ class Load:
         self.procs = [subprocess.Popen([sys.executable, "-c", busy]) for _ in range(2)]
 
     def __enter__(self):
+        # The 1-minute load average lags: wait (at most 2 min) until it shows the load, so
+        # that the figures recorded with each check say what the machine was doing.
+        end = time.time() + 120
+        while os.getloadavg()[0] < 1.8 and time.time() < end:
+            time.sleep(2)
+        print(f"load average {os.getloadavg()[0]:.1f}: starting", file=sys.stderr)
         return self
 
     def __exit__(self, *exc):
@@ -171,6 +177,7 @@ def instructions(binary, tmp, runs):
     flags = ["--threshold", "2%"]
     return {
         "recorded": recorded["recorded"],
+        "resolution": recorded["guards"][0].get("resolution"),
         "record_s": round(wall, 1),
         "unchanged": checks(binary, base, runs, "instructions unchanged", flags),
         "slowed": checks(binary, slow_file, runs, "instructions +5%", flags),
@@ -179,7 +186,19 @@ def instructions(binary, tmp, runs):
 
 def tally(rows):
     codes = [r["exit"] for r in rows]
-    return {c: codes.count(c) for c in sorted(set(codes))}
+    return ", ".join(f"{codes.count(c)}× exit {c}" for c in sorted(set(codes)))
+
+
+def median(values):
+    values = sorted(v for v in values if v is not None)
+    return values[len(values) // 2] if values else None
+
+
+def summary(rows):
+    """Exit codes, median rounds and median change of a set of checks."""
+    change = median((r["change"] or {}).get("ratio") for r in rows)
+    change = f"{change:.3f}×" if change is not None else "–"
+    return f"{tally(rows)} | {median(r['rounds'] for r in rows)} | {change}"
 
 
 def markdown(res, args, seconds):
@@ -188,21 +207,25 @@ def markdown(res, args, seconds):
              f"--runs {args.runs}` ({seconds / 60:.0f} min). Two busy processes ran throughout on "
              "this 2-core machine; `load` is the 1-minute load average when each check ended. "
              "Every baseline was recorded again under that load first.", "",
-             "| baseline | metric | recorded rounds | resolution | unchanged: exits | "
-             "slowed: exits | median rounds (unchanged / slowed) |", "|---|---|---|---|---|---|---|"]
+             "| baseline | metric | recorded rounds | resolution | unchanged: exits | rounds | "
+             "change | slowed: exits | rounds | change |", "|---|---|---|---|---|---|---|---|---|---|"]
+    loads = []
     for name, r in res.items():
         if "unchanged" not in r:
-            lines.append(f"| {name} | | recording failed (exit {r.get('update_exit')}) | | | | |")
+            lines.append(f"| {name} | | recording failed (exit {r.get('update_exit')}) |" + " |" * 7)
             continue
-        med = lambda rows: sorted(x["rounds"] or 0 for x in rows)[len(rows) // 2]  # noqa: E731
+        loads += [x["load"] for x in r["unchanged"] + r["slowed"]]
         metric = "instructions (2%)" if name == "instructions" else "kernel time (10%)"
         res_txt = f"±{100 * r['resolution']:.1f}%" if r.get("resolution") is not None else "–"
         lines.append(f"| {name} | {metric} | {r['recorded']['rounds']} | {res_txt} | "
-                     f"{tally(r['unchanged'])} | {tally(r['slowed'])} | "
-                     f"{med(r['unchanged'])} / {med(r['slowed'])} |")
-    lines += ["", "Exit codes: 0 ok, 4 regression, 7 undecided. The slowdown is 25% of the guarded "
-              "configuration's kernel time (wall clock) or 5% more instructions (instructions). "
-              "Per-check details: `under_load.json`."]
+                     f"{summary(r['unchanged'])} | {summary(r['slowed'])} |")
+    if loads:
+        lines += ["", f"Load average when the checks ended: {min(loads):.1f}–{max(loads):.1f}."]
+    lines += ["", "Exit codes: 0 ok, 4 regression, 7 undecided. Rounds and change: medians over the "
+              "checks (change: how much slower the guard is now than recorded, relative to the "
+              "reference). The slowdown is 25% of the guarded configuration's kernel time "
+              "(wall clock) or 5% more instructions (instructions). Per-check details: "
+              "`under_load.json`."]
     return "\n".join(lines) + "\n"
 
 
