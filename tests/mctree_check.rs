@@ -97,7 +97,7 @@ fn programs_that_differ_only_outside_the_kernel_have_one_code_key() {
     let labels = OpenValues::default();
     let problem = setup::problem(&r, &text, &loops, &labels).unwrap();
     let config = setup::root_config(&problem);
-    let v = Variant::new(&problem, &config, tmp.path());
+    let v = Variant::render(&problem, &config, tmp.path()).unwrap();
     let build = |tag: &str, kernel_change: &str| {
         let src = tmp.path().join(format!("{tag}.c"));
         let body = text.replace(

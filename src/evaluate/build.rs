@@ -1,36 +1,27 @@
-//! Building a variant: write the rendered source into its build directory and run the
-//! compile command (plus the variant's extra arguments: those of the check build) under the
-//! compile timeout.
+//! Building a variant: write its source into a compile's directory and run the compile
+//! (the timed build, or the check build) under its timeout.
 
 use crate::evaluate::child::Exit;
 use crate::evaluate::environment;
 use crate::evaluate::outcome::{Measurement, Status, Stop};
-use crate::evaluate::variant::{describe_exit, Build, Step, Variant};
+use crate::evaluate::variant::{describe_exit, Build, Compile, Step, Variant};
 
-/// Writes `source` as `variant.c` and compiles it → a [`Build`], `build_error` or
-/// `build_timeout`.
-pub fn build(v: &Variant, source: &str) -> Step<Build> {
-    let written = std::fs::create_dir_all(&v.dir)
-        .and_then(|_| std::fs::write(v.dir.join("variant.c"), source));
+/// Writes the variant's source into `c`'s directory as `variant.c` and compiles it (after
+/// the syntax check, when `c` has one) → a [`Build`], `build_error` or `build_timeout`.
+pub fn build(v: &Variant, c: &Compile) -> Step<Build> {
+    let written = std::fs::create_dir_all(&c.dir)
+        .and_then(|_| std::fs::write(c.dir.join("variant.c"), &v.source));
     if let Err(e) = written {
-        return Step::Stop(Stop::Environment(environment::describe(&v.dir, &e)));
+        return Step::Stop(Stop::Environment(environment::describe(&c.dir, &e)));
     }
-    // The problem's syntax check first (timed builds only: a check build compiles the same
-    // source), then the compile.
-    let checked_s = match &v.problem.syntax_check {
-        Some(args) if v.compile_extra.is_empty() => {
-            let syntax = Variant {
-                compile_extra: args.clone(),
-                ..Variant::new(v.problem, v.config, &v.dir)
-            };
-            match compile(&syntax, true) {
-                Step::Ok(b) => b.compile_s,
-                other => return other,
-            }
-        }
-        _ => 0.0,
+    let checked_s = match &c.syntax {
+        Some(_) => match compile(v, c, true) {
+            Step::Ok(b) => b.compile_s,
+            other => return other,
+        },
+        None => 0.0,
     };
-    match compile(v, false) {
+    match compile(v, c, false) {
         Step::Ok(b) => Step::Ok(Build {
             compile_s: b.compile_s + checked_s,
             ..b
@@ -43,16 +34,13 @@ pub fn build(v: &Variant, source: &str) -> Step<Build> {
     }
 }
 
-/// Runs `v`'s compile command (a syntax check produces no program).
-fn compile(v: &Variant, syntax_only: bool) -> Step<Build> {
+/// Runs the compile `c` of `v` (its syntax check, which produces no program).
+fn compile(v: &Variant, c: &Compile, syntax_only: bool) -> Step<Build> {
     let fail = |status, compile_s, cause: String| {
         Step::Fail(Measurement::failed(status, compile_s, 0.0, cause))
     };
-    let cmd = match v.compile_command() {
-        Ok(c) => c,
-        Err(e) => return fail(Status::BuildError, 0.0, format!("compile template: {e}")),
-    };
-    let (timeout_s, full_s) = (v.compile_timeout_s, v.problem.compile_timeout_s);
+    let cmd = v.compile_command(c, syntax_only);
+    let (timeout_s, full_s) = (c.timeout_s, c.full_timeout_s);
     let mut f = v.execute(&cmd, timeout_s);
     let mut retried_s = None;
     if matches!(f.exit, Exit::Timeout) && timeout_s < full_s {
@@ -92,13 +80,13 @@ fn compile(v: &Variant, syntax_only: bool) -> Step<Build> {
                 },
             ),
         ),
-        _ if !syntax_only && !v.exe().is_file() => fail(
+        _ if !syntax_only && !c.exe().is_file() => fail(
             Status::BuildError,
             wall_s,
-            format!("the compile command produced no `{}`", v.exe().display()),
+            format!("the compile command produced no `{}`", c.exe().display()),
         ),
         _ => Step::Ok(Build {
-            dir: v.dir.clone(),
+            dir: c.dir.clone(),
             compile_s: wall_s,
         }),
     }

@@ -110,49 +110,32 @@ impl RealEvaluator {
 
     /// Build (the timed binary, then the check build if there is one) → reuse the outcome
     /// of identical programs, or check and time them.
-    fn build_check_time(&self, v: &Variant, source: &str) -> (Evaluated, Option<String>) {
-        let mut timed = match ended(build(v, source)) {
+    fn build_check_time(&self, v: &Variant) -> (Evaluated, Option<String>) {
+        let mut timed = match ended(build(v, &v.compile)) {
             Ok(b) => b,
             Err(result) => return (result, None),
         };
-        let check = match v.check_build() {
-            None => None,
-            Some(cv) => match ended(build(&cv, source)) {
-                Ok(cb) => {
-                    // The check build's compile counts as compile time of the evaluation.
-                    timed.compile_s += cb.compile_s;
-                    Some(cv)
-                }
+        let mut exe = std::fs::read(v.compile.exe()).unwrap_or_default();
+        if let Some(c) = &v.check_build {
+            match ended(build(v, c)) {
+                // The check build is part of the evaluation's compile cost.
+                Ok(cb) => timed.compile_s += cb.compile_s,
                 Err(r) => return (check_build_failed(r, timed.compile_s), None),
-            },
-        };
-        // Both programs are part of the key: equal timed binaries may dump different data.
-        let mut exe = std::fs::read(v.exe()).unwrap_or_default();
-        if let Some(cv) = &check {
-            exe.extend(std::fs::read(cv.exe()).unwrap_or_default());
+            }
+            exe.extend(std::fs::read(c.exe()).unwrap_or_default());
         }
-        let key = reuse::code_key(v, &v.exe()).unwrap_or_else(|| reuse::binary_key(v, &exe));
+        let key =
+            (reuse::code_key(v, &v.compile.exe())).unwrap_or_else(|| reuse::binary_key(v, &exe));
         if let Some(m) = self.reuse.by_binary(&key, timed.compile_s) {
             return (Evaluated::Done(m), Some(key));
         }
-        (self.check_and_time(v, &timed, check.as_ref()), Some(key))
+        (self.check_and_time(v, &timed), Some(key))
     }
 
-    /// The output check (of the check build when there is one: the timed binary then never
-    /// holds the output-dumping code), then the timed runs.
-    fn check_and_time(&self, v: &Variant, timed: &Build, check: Option<&Variant>) -> Evaluated {
+    /// The output check (when there is a reference) and the timed runs of a built variant.
+    fn check_and_time(&self, v: &Variant, timed: &Build) -> Evaluated {
         if let Some(reference) = &self.reference {
-            let checked = match check {
-                None => check_output(v, timed, reference),
-                Some(cv) => {
-                    let cb = Build {
-                        dir: cv.dir.clone(),
-                        compile_s: timed.compile_s,
-                    };
-                    check_output(cv, &cb, reference)
-                }
-            };
-            if let Err(result) = ended(checked) {
+            if let Err(result) = ended(check_output(v, timed, reference)) {
                 return result;
             }
         }
@@ -186,18 +169,17 @@ impl Evaluator for RealEvaluator {
     fn evaluate(&mut self, problem: &Problem, config: &Config, eval_id: usize) -> Evaluated {
         let dir = self.work_root.join(format!("eval-{eval_id}"));
         let _ = std::fs::remove_dir_all(&dir);
-        let v = Variant {
-            compile_timeout_s: self.compile_timeout(problem),
-            ..Variant::new(problem, config, &dir)
+        let v = match Variant::render(problem, config, &dir) {
+            Ok(v) => v.with_compile_timeout(self.compile_timeout(problem)),
+            Err(unrendered) => return Evaluated::Done(unrendered.measurement()),
         };
-        let source = problem.mold.render(&problem.space, config);
-        let build_key = reuse::build_key(&v, &source);
+        let build_key = v.build_key.clone();
         if let Some(mut m) = self.reuse.by_build(&build_key) {
             m.build_hash = Some(build_key);
-            m.commands = v.recorded_commands();
+            m.commands = Some(v.recorded_commands());
             return Evaluated::Done(m);
         }
-        let (result, binary_key) = self.build_check_time(&v, &source);
+        let (result, binary_key) = self.build_check_time(&v);
         if !self.keep_builds {
             let _ = std::fs::remove_dir_all(&dir);
         }
@@ -209,7 +191,7 @@ impl Evaluator for RealEvaluator {
         };
         m.build_hash = Some(build_key);
         m.binary_hash = binary_key;
-        m.commands = v.recorded_commands();
+        m.commands = Some(v.recorded_commands());
         self.remember(&m, eval_id);
         Evaluated::Done(m)
     }
@@ -312,10 +294,13 @@ pub fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result
             "the mold at its default configuration".to_string(),
         ),
     };
-    let plain = Variant::new(problem, &config, dir);
+    let mut v = Variant::render(problem, &config, dir).map_err(|u| Error::Reference {
+        message: format!("{what}: {}", u.cause),
+        built: false,
+    })?;
+    v.source = source;
     // The reference output comes from the check build when there is one.
-    let v = plain.check_build().unwrap_or(plain);
-    match build(&v, &source) {
+    match build(&v, v.check_build.as_ref().unwrap_or(&v.compile)) {
         Step::Ok(_) => {}
         Step::Fail(m) => {
             return Err(Error::Reference {
@@ -333,7 +318,9 @@ pub fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result
         message,
         built: true,
     };
-    let ran = v.run_check(problem.run_timeout_s).map_err(failed)?;
+    let Some(ran) = v.run_check(problem.run_timeout_s) else {
+        return Err(failed(format!("{what}: the problem checks no output")));
+    };
     match &ran.finished.exit {
         Exit::Interrupted => return Err(Stop::Interrupted.into_error(run_dir)),
         Exit::SpawnError(m) => return Err(Stop::Environment(m.clone()).into_error(run_dir)),

@@ -12,7 +12,7 @@ use crate::evaluate::build::build;
 use crate::evaluate::check::check_output;
 use crate::evaluate::outcome::{Status, Stop};
 use crate::evaluate::time::sample;
-use crate::evaluate::variant::{Build, Step, Variant};
+use crate::evaluate::variant::{Build, Compile, Step, Variant};
 use crate::problem::space::Config;
 use crate::problem::Problem;
 
@@ -58,20 +58,24 @@ pub fn remeasure(
     let dirs: Vec<_> = (0..configs.len())
         .map(|k| work.join(format!("verify-{k}")))
         .collect();
-    let variants: Vec<Variant> = (configs.iter().zip(&dirs))
-        .map(|(c, d)| Variant::new(problem, c, d))
+    let variants: Vec<_> = (configs.iter().zip(&dirs))
+        .map(|(c, d)| Variant::render(problem, c, d))
         .collect();
     let mut out: Vec<Remeasured> = Vec::with_capacity(configs.len());
-    for v in &variants {
-        let _ = std::fs::remove_dir_all(&v.dir);
-        out.push(prepare(v, reference)?.map(|()| Vec::new()));
+    for (v, d) in variants.iter().zip(&dirs) {
+        let _ = std::fs::remove_dir_all(d);
+        out.push(match v {
+            Ok(v) => prepare(v, reference)?.map(|()| Vec::new()),
+            Err(u) => Err(cause(u.clone().measurement())),
+        });
     }
     let mut round = 0;
     while !rounds.enough(round, &out) && out.iter().any(Result::is_ok) {
         for i in 0..variants.len() {
             let k = (i + round) % variants.len();
             let Ok(samples) = &mut out[k] else { continue };
-            match one_run(&variants[k], round)? {
+            let Ok(v) = &variants[k] else { continue };
+            match one_run(v, round)? {
                 Ok(x) => samples.push(x),
                 Err(why) => out[k] = Err(why),
             }
@@ -86,26 +90,25 @@ pub fn remeasure(
 
 /// Builds a variant (and its check build, when it has one) and checks the output.
 fn prepare(v: &Variant, reference: Option<&Path>) -> Result<Result<(), Failed>, Stop> {
-    let source = v.problem.mold.render(&v.problem.space, v.config);
-    let timed = match built(v, &source)? {
+    let timed = match built(v, &v.compile)? {
         Ok(b) => b,
         Err(why) => return Ok(Err(why)),
     };
     let Some(reference) = reference else {
         return Ok(Ok(()));
     };
-    let checked = match v.check_build() {
+    let checked = match &v.check_build {
         None => check_output(v, &timed, reference),
-        Some(cv) => match built(&cv, &source)? {
-            Ok(cb) => check_output(&cv, &cb, reference),
+        Some(c) => match built(v, c)? {
+            Ok(cb) => check_output(v, &cb, reference),
             Err(why) => return Ok(Err(why)),
         },
     };
     outcome(checked)
 }
 
-fn built(v: &Variant, source: &str) -> Result<Result<Build, Failed>, Stop> {
-    outcome(build(v, source))
+fn built(v: &Variant, c: &Compile) -> Result<Result<Build, Failed>, Stop> {
+    outcome(build(v, c))
 }
 
 /// A step as (stopped) or (failed with its cause / produced).

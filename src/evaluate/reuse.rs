@@ -1,5 +1,5 @@
 //! Never measure the same thing twice: outcomes remembered by *build key* (the rendered
-//! source + compile command + run command + environment) and by *binary key* (the built
+//! source + compile command + run command + environment: [`Variant::build_key`]) and by *binary key* (the built
 //! program's bytes + run command + environment). An evaluation whose key was seen carries
 //! the earlier outcome instead of being compiled or timed again.
 
@@ -15,17 +15,9 @@ pub struct Reuse {
     by_binary: HashMap<String, (usize, Measurement)>,
 }
 
-/// Hash of everything that determines a build and its runs: the rendered source, the
-/// compile command and [`run_key`], with this evaluation's paths replaced.
-pub fn build_key(v: &Variant, source: &str) -> String {
-    let compile = v.render_key(&v.problem.compile, &v.context());
-    let run = run_key(v);
-    hex_hash(format!("{source}\0{compile}\0{run}").as_bytes())
-}
-
 /// The program's bytes plus how it is run: equal keys, equal behaviour.
 pub fn binary_key(v: &Variant, exe: &[u8]) -> String {
-    hex_hash(format!("{}{}", hex_hash(exe), run_key(v)).as_bytes())
+    hex_hash(format!("{}{}", hex_hash(exe), v.run_key).as_bytes())
 }
 
 /// The machine code of the problem's [`CodeIdentity`] functions (the kernel and the
@@ -51,7 +43,7 @@ pub fn code_key(v: &Variant, exe: &std::path::Path) -> Option<String> {
         return None;
     }
     let code = kernel_code(&String::from_utf8_lossy(&out.stdout), &id.functions);
-    let key = hex_hash(format!("{}{}", hex_hash(code.as_bytes()), run_key(v)).as_bytes());
+    let key = hex_hash(format!("{}{}", hex_hash(code.as_bytes()), v.run_key).as_bytes());
     (!code.is_empty()).then(|| format!("{CODE_KEY}{key}"))
 }
 
@@ -87,16 +79,6 @@ fn kernel_code(disassembly: &str, functions: &[String]) -> String {
 
 /// How a [`code_key`] starts (in results.json's `binary_hash`).
 const CODE_KEY: &str = "kernel:";
-
-/// The run command and environment of this evaluation, paths replaced by placeholders.
-fn run_key(v: &Variant) -> String {
-    let ctx = v.context();
-    let mut text = v.problem.run.render(&ctx).unwrap_or_default();
-    for (k, t) in &v.problem.env {
-        text.push_str(&format!("\0{k}={}", t.render(&ctx).unwrap_or_default()));
-    }
-    text.replace(&v.dir.display().to_string(), "{work_dir}")
-}
 
 impl Reuse {
     /// The earlier outcome of an identical build, as this evaluation's.

@@ -1,7 +1,9 @@
-//! One variant being evaluated: its configuration, its build directory, the template
-//! context both are rendered into, its commands (compile, check run, timed runs: what
-//! `moldtune show` prints is built here too) and the one path by which they are run
-//! ([`Variant::execute`]).
+//! One variant being evaluated, rendered once ([`Variant::render`]) into plain values: its
+//! source text, its compiles (the timed build, the check build), its runs (the check run, the
+//! timed runs) with their arguments, environment and directories, the compile timeouts and
+//! the keys by which identical builds are recognised. The build, check and timing stages,
+//! `moldtune show` and results.json's `commands` all read this one value; nothing renders a
+//! template again. [`Variant::execute`] is the one path by which its commands are run.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -10,8 +12,9 @@ use crate::evaluate::cachegrind;
 use crate::evaluate::child::{self, Command, Exit, Finished};
 use crate::evaluate::outcome::{Commands, Measurement, Status, Stop};
 use crate::problem::space::Config;
-use crate::problem::template::{self, Builtins, Template};
-use crate::problem::Problem;
+use crate::problem::template::{self, Builtins};
+use crate::problem::{CheckMode, Problem};
+use crate::rng::hex_hash;
 
 /// How one step of an evaluation ended: it produced a `T`, the variant failed (a recorded
 /// outcome), or the evaluation was stopped (interrupted, or the machine failed: nothing is
@@ -48,68 +51,114 @@ impl Ran {
     }
 }
 
-pub struct Variant<'a> {
-    pub problem: &'a Problem,
-    pub config: &'a Config,
-    /// The build directory: the variant's source, binary and every child's output.
+/// One compile of the variant's source, rendered.
+#[derive(Debug, Clone)]
+pub struct Compile {
+    /// Where the source is written (`variant.c`) and the program (`variant`) built.
     pub dir: PathBuf,
-    /// Arguments appended to the compile command (`check.compile_extra` for the check
-    /// build; none for the timed one).
-    pub compile_extra: Vec<String>,
+    pub argv: Vec<String>,
+    /// The problem's syntax check (the compile with `syntax_check` added), run before the
+    /// compile; the timed build only (a check build compiles the same source).
+    pub syntax: Option<Vec<String>>,
     /// The compile's timeout: `timeouts.compile_s`, or less once compile times are known
     /// (see [`crate::evaluate::evaluator::RealEvaluator::compile_timeout`]).
-    pub compile_timeout_s: f64,
+    pub timeout_s: f64,
+    /// `timeouts.compile_s`: an adapted timeout that fires is retried once at this.
+    pub full_timeout_s: f64,
 }
 
-impl<'a> Variant<'a> {
-    pub fn new(problem: &'a Problem, config: &'a Config, dir: &Path) -> Variant<'a> {
-        Variant {
-            problem,
-            config,
-            dir: dir.to_path_buf(),
-            compile_extra: vec![],
-            compile_timeout_s: problem.compile_timeout_s,
-        }
-    }
-
-    /// The untimed *check build* of this variant, in `check/` below its directory: the
-    /// same source compiled with `check.compile_extra` added; `None` when the problem has
-    /// no check build (the timed binary is checked itself).
-    pub fn check_build(&self) -> Option<Variant<'a>> {
-        let check = &self.problem.check;
-        let extra = &check.compile_extra;
-        let wanted = check.mode != crate::problem::CheckMode::None && !extra.is_empty();
-        wanted.then(|| Variant {
-            compile_extra: extra.clone(),
-            compile_timeout_s: self.compile_timeout_s,
-            ..Variant::new(self.problem, self.config, &self.dir.join("check"))
-        })
-    }
-
-    pub fn builtins(&self) -> Builtins {
-        Builtins {
-            source: "variant.c".into(),
-            exe: self.exe().display().to_string(),
-            sources: self.problem.sources.clone(),
-            problem_dir: self.problem.dir.clone(),
-            work_dir: self.dir.clone(),
-        }
-    }
-
+impl Compile {
     /// The binary the compile command must produce.
     pub fn exe(&self) -> PathBuf {
         self.dir.join("variant")
     }
+}
 
-    pub fn context(&self) -> tera::Context {
-        template::context(&self.problem.space, self.config, &self.builtins())
+/// A run of a built program, rendered: its arguments, its environment (the problem's `env`,
+/// plus `check.env` for the check run) and the directory it runs in.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub dir: PathBuf,
+    pub argv: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
+
+/// A template that does not render for a configuration: the failure it is recorded as.
+#[derive(Debug, Clone)]
+pub struct Unrendered {
+    pub status: Status,
+    pub cause: String,
+}
+
+impl Unrendered {
+    pub fn measurement(self) -> Measurement {
+        Measurement::failed(self.status, 0.0, 0.0, self.cause)
+    }
+}
+
+/// A variant rendered once (see the module documentation).
+pub struct Variant<'a> {
+    /// The problem's settings that are not rendered (check mode and tolerances, metric,
+    /// repeats, output limit).
+    pub problem: &'a Problem,
+    /// The build directory: the variant's source, binary and every child's output.
+    pub dir: PathBuf,
+    pub source: String,
+    /// The timed build.
+    pub compile: Compile,
+    /// The untimed check build (`check.compile_extra` added, in `check/`), when the problem
+    /// has one; else the timed binary is checked itself.
+    pub check_build: Option<Compile>,
+    /// The check run; `None` when the problem checks no output.
+    pub check: Option<Run>,
+    /// The timed runs (each gets its own output files, see [`Variant::timed_command`]).
+    pub run: Run,
+    /// The rendered source, compile and run: equal keys, equal builds and runs.
+    pub build_key: String,
+    /// The run command and environment, this variant's directory replaced by a placeholder.
+    pub run_key: String,
+}
+
+impl<'a> Variant<'a> {
+    /// Renders `config`'s source and commands for the build directory `dir`, once.
+    pub fn render(
+        problem: &'a Problem,
+        config: &Config,
+        dir: &Path,
+    ) -> Result<Variant<'a>, Unrendered> {
+        let source = problem.mold.render(&problem.space, config);
+        let ctx = context(problem, config, dir);
+        let argv = problem.compile.argv(&ctx).map_err(compile_failed)?;
+        let syntax = (problem.syntax_check.as_ref()).map(|args| [&argv[..], args].concat());
+        let compile = Compile {
+            syntax,
+            ..compile(problem, dir, argv)
+        };
+        let run = rendered_run(problem, &ctx, dir)?;
+        let (check_build, check) = check_stages(problem, config, dir, &run)?;
+        let run_key = keyed(&run_text(&run), dir);
+        let compile_key = keyed(&compile.argv.join(" "), dir);
+        let build_key = hex_hash(format!("{source}\0{compile_key}\0{run_key}").as_bytes());
+        Ok(Variant {
+            problem,
+            dir: dir.to_path_buf(),
+            source,
+            compile,
+            check_build,
+            check,
+            run,
+            build_key,
+            run_key,
+        })
     }
 
-    /// Renders `t` with this variant's context, this evaluation's directory replaced by a
-    /// placeholder (so that equal variants in different directories give equal keys).
-    pub fn render_key(&self, t: &Template, ctx: &tera::Context) -> String {
-        let text = t.render(ctx).unwrap_or_default();
-        text.replace(&self.dir.display().to_string(), "{work_dir}")
+    /// Both compiles (timed and check build) cut at `timeout_s` (the adapted timeout).
+    pub fn with_compile_timeout(mut self, timeout_s: f64) -> Variant<'a> {
+        self.compile.timeout_s = timeout_s;
+        if let Some(c) = &mut self.check_build {
+            c.timeout_s = timeout_s;
+        }
+        self
     }
 
     /// A command line as a record shows it: relative to the build directory it ran in (the
@@ -130,92 +179,58 @@ impl<'a> Variant<'a> {
     }
 
     /// The commands of this variant as results.json records them (paths relative to the
-    /// build directory); `None` when a template does not render for it.
-    pub fn recorded_commands(&self) -> Option<Commands> {
-        let args = |c: Command| self.shown(&c.argv);
-        let run = self.timed_command(0).ok()?;
-        let env = run.env.clone();
-        let cv = self.check_build();
-        let checked = cv.as_ref().unwrap_or(self);
-        let check = (self.problem.check.mode != crate::problem::CheckMode::None)
-            .then(|| checked.check_command().ok().map(args))
-            .flatten();
-        Some(Commands {
-            compile: args(self.compile_command().ok()?),
-            check_build: cv.and_then(|c| c.compile_command().ok()).map(args),
-            check,
-            run: args(run),
-            env,
-        })
-    }
-
-    /// The program's environment: the problem's `env` templates plus `extra`, which wins
-    /// where both name a variable.
-    pub fn env(
-        &self,
-        ctx: &tera::Context,
-        extra: &[(String, String)],
-    ) -> Result<Vec<(String, String)>, String> {
-        let mut env = Vec::new();
-        for (k, t) in &self.problem.env {
-            if !extra.iter().any(|(e, _)| e == k) {
-                env.push((k.clone(), t.render(ctx)?));
-            }
+    /// build directory).
+    pub fn recorded_commands(&self) -> Commands {
+        Commands {
+            compile: self.shown(&self.compile.argv),
+            check_build: self.check_build.as_ref().map(|c| self.shown(&c.argv)),
+            check: self.check.as_ref().map(|c| self.shown(&c.argv)),
+            run: self.shown(&self.timed_command("run0").argv),
+            env: self.run.env.clone(),
         }
-        env.extend(extra.iter().cloned());
-        Ok(env)
     }
 
-    /// The child that runs `argv` in the build directory, its output in `tag.out`/`tag.err`.
-    pub fn command(&self, argv: Vec<String>, env: Vec<(String, String)>, tag: &str) -> Command {
+    /// The child that runs `argv` in `dir`, its output in `tag.out`/`tag.err` there.
+    fn command(&self, dir: &Path, argv: &[String], env: &[(String, String)], tag: &str) -> Command {
         Command {
-            argv,
-            env,
-            cwd: self.dir.clone(),
-            stdout: self.dir.join(format!("{tag}.out")),
-            stderr: self.dir.join(format!("{tag}.err")),
+            argv: argv.to_vec(),
+            env: env.to_vec(),
+            cwd: dir.to_path_buf(),
+            stdout: dir.join(format!("{tag}.out")),
+            stderr: dir.join(format!("{tag}.err")),
             max_file_bytes: self.problem.max_output_bytes,
         }
     }
 
-    /// The compile command, run in the build directory with moldtune's own environment.
-    pub fn compile_command(&self) -> Result<Command, String> {
-        let mut argv = self.problem.compile.argv(&self.context())?;
-        argv.extend(self.compile_extra.iter().cloned());
-        Ok(self.command(argv, vec![], "compile"))
+    /// The compile `c` (or its syntax check), run with moldtune's own environment.
+    pub fn compile_command(&self, c: &Compile, syntax: bool) -> Command {
+        let argv = match (&c.syntax, syntax) {
+            (Some(s), true) => s,
+            _ => &c.argv,
+        };
+        self.command(&c.dir, argv, &[], "compile")
     }
 
-    /// A run of the program with `extra_env` added, its output in `tag.out`/`tag.err`.
-    fn run_command(&self, extra_env: &[(String, String)], tag: &str) -> Result<Command, String> {
-        let ctx = self.context();
-        let argv = self.problem.run.argv(&ctx)?;
-        let env = self.env(&ctx, extra_env)?;
-        Ok(self.command(argv, env, tag))
+    /// The check run, output in `check.out`/`check.err`; `None` without an output check.
+    pub fn check_command(&self) -> Option<Command> {
+        (self.check.as_ref()).map(|r| self.command(&r.dir, &r.argv, &r.env, "check"))
     }
 
-    /// The check run: the program with `check.env` added, output in `check.out`/`check.err`.
-    pub fn check_command(&self) -> Result<Command, String> {
-        self.run_command(&self.problem.check.env, "check")
-    }
-
-    /// Timed run `r` (from 0): the program as it is, output in `run{r}.out`/`run{r}.err`
-    /// (under cachegrind for a simulated metric, its counts in `run{r}.cg`).
-    pub fn timed_command(&self, r: u32) -> Result<Command, String> {
-        self.timed(&format!("run{r}"))
-    }
-
-    fn timed(&self, tag: &str) -> Result<Command, String> {
-        let mut cmd = self.run_command(&[], tag)?;
+    /// A timed run: the program as it is, output in `tag.out`/`tag.err` (under cachegrind
+    /// for a simulated metric, its counts in `tag.cg`).
+    pub fn timed_command(&self, tag: &str) -> Command {
+        let r = &self.run;
+        let mut cmd = self.command(&r.dir, &r.argv, &r.env, tag);
         let kind = self.problem.metric.kind;
         if cachegrind::simulated(kind) {
             cmd.argv = cachegrind::wrap(cmd.argv, kind, &self.counts(tag));
         }
-        Ok(cmd)
+        cmd
     }
 
     /// Where cachegrind writes the counts of the timed run `tag`.
     pub fn counts(&self, tag: &str) -> PathBuf {
-        self.dir.join(format!("{tag}.cg"))
+        self.run.dir.join(format!("{tag}.cg"))
     }
 
     /// Runs `cmd` under `timeout_s`: the one child-running path of build, check and time.
@@ -223,14 +238,14 @@ impl<'a> Variant<'a> {
         child::execute(cmd, Duration::from_secs_f64(timeout_s))
     }
 
-    /// The check run under `timeout_s`.
-    pub fn run_check(&self, timeout_s: f64) -> Result<Ran, String> {
-        Ok(self.run(self.check_command()?, timeout_s))
+    /// The check run under `timeout_s`; `None` without an output check.
+    pub fn run_check(&self, timeout_s: f64) -> Option<Ran> {
+        Some(self.run(self.check_command()?, timeout_s))
     }
 
-    /// A timed-style run (the program as it is) with its output in `tag.out`/`tag.err`.
-    pub fn run_tagged(&self, tag: &str, timeout_s: f64) -> Result<Ran, String> {
-        Ok(self.run(self.timed(tag)?, timeout_s))
+    /// A timed run with its output in `tag.out`/`tag.err`.
+    pub fn run_timed(&self, tag: &str, timeout_s: f64) -> Ran {
+        self.run(self.timed_command(tag), timeout_s)
     }
 
     fn run(&self, cmd: Command, timeout_s: f64) -> Ran {
@@ -240,6 +255,107 @@ impl<'a> Variant<'a> {
             stderr: cmd.stderr,
         }
     }
+}
+
+/// The template context of `config` built in `dir`.
+fn context(problem: &Problem, config: &Config, dir: &Path) -> tera::Context {
+    let builtins = Builtins {
+        source: "variant.c".into(),
+        exe: dir.join("variant").display().to_string(),
+        sources: problem.sources.clone(),
+        problem_dir: problem.dir.clone(),
+        work_dir: dir.to_path_buf(),
+    };
+    template::context(&problem.space, config, &builtins)
+}
+
+fn compile(problem: &Problem, dir: &Path, argv: Vec<String>) -> Compile {
+    Compile {
+        dir: dir.to_path_buf(),
+        argv,
+        syntax: None,
+        timeout_s: problem.compile_timeout_s,
+        full_timeout_s: problem.compile_timeout_s,
+    }
+}
+
+fn compile_failed(e: String) -> Unrendered {
+    Unrendered {
+        status: Status::BuildError,
+        cause: format!("compile template: {e}"),
+    }
+}
+
+/// The run command and the problem's `env`, rendered in `ctx`.
+fn rendered_run(problem: &Problem, ctx: &tera::Context, dir: &Path) -> Result<Run, Unrendered> {
+    let failed = |what: &str, e: String| Unrendered {
+        status: Status::RunError,
+        cause: format!("{what} template: {e}"),
+    };
+    let argv = problem.run.argv(ctx).map_err(|e| failed("run", e))?;
+    let mut env = Vec::with_capacity(problem.env.len());
+    for (k, t) in &problem.env {
+        env.push((k.clone(), t.render(ctx).map_err(|e| failed("env", e))?));
+    }
+    Ok(Run {
+        dir: dir.to_path_buf(),
+        argv,
+        env,
+    })
+}
+
+/// The check build (when `check.compile_extra` asks for one: the compile in `check/` with
+/// those arguments added) and the check run (of its program, else of the timed one's), with
+/// `check.env` added to the environment.
+fn check_stages(
+    problem: &Problem,
+    config: &Config,
+    dir: &Path,
+    run: &Run,
+) -> Result<(Option<Compile>, Option<Run>), Unrendered> {
+    let check = &problem.check;
+    let with_check_env = |r: Run| Run {
+        env: overridden(&r.env, &check.env),
+        ..r
+    };
+    if check.mode == CheckMode::None {
+        return Ok((None, None));
+    }
+    if check.compile_extra.is_empty() {
+        return Ok((None, Some(with_check_env(run.clone()))));
+    }
+    let dir = dir.join("check");
+    let ctx = context(problem, config, &dir);
+    let mut argv = problem.compile.argv(&ctx).map_err(compile_failed)?;
+    argv.extend(check.compile_extra.iter().cloned());
+    let run = rendered_run(problem, &ctx, &dir)?;
+    Ok((
+        Some(compile(problem, &dir, argv)),
+        Some(with_check_env(run)),
+    ))
+}
+
+/// `env` with the variables `extra` names replaced by `extra`'s values.
+fn overridden(env: &[(String, String)], extra: &[(String, String)]) -> Vec<(String, String)> {
+    let kept = env
+        .iter()
+        .filter(|(k, _)| !extra.iter().any(|(e, _)| e == k));
+    kept.chain(extra).cloned().collect()
+}
+
+/// The run command and its environment as one text.
+fn run_text(run: &Run) -> String {
+    let mut text = run.argv.join(" ");
+    for (k, v) in &run.env {
+        text.push_str(&format!("\0{k}={v}"));
+    }
+    text
+}
+
+/// `text` with the build directory `dir` replaced by a placeholder (so that equal variants
+/// in different directories give equal keys).
+fn keyed(text: &str, dir: &Path) -> String {
+    text.replace(&dir.display().to_string(), "{work_dir}")
 }
 
 /// "the program exited with code 3; stderr tail: …" for a child that did not succeed.
@@ -279,5 +395,74 @@ pub fn run_failure<T>(ran: &Ran, compile_s: f64, run_s: f64, timeout_s: f64) -> 
             run_s,
             describe_exit(&ran.finished, &ran.stderr, "the program"),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PROBLEM: &str = r#"name: t
+mold: t.mold.c
+params:
+  - {name: OPT, type: categorical, choices: ["-O1", "-O2"], default: "-O1"}
+compile: "cc {{ OPT }} {{ source }} -o {{ exe }}"
+run: "{{ exe }} {{ OPT }}"
+env: {A: "{{ OPT }}", B: "b"}
+check: {mode: output, env: {B: "checked"}, compile_extra: ["-DDUMP"]}
+"#;
+
+    fn problem(dir: &Path) -> Problem {
+        std::fs::write(dir.join("t.mold.c"), "int main(void) { return 0; }\n").unwrap();
+        std::fs::write(dir.join("t.yaml"), PROBLEM).unwrap();
+        Problem::load(&dir.join("t.yaml")).unwrap()
+    }
+
+    #[test]
+    fn a_variant_is_rendered_once_into_every_command_it_runs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = problem(tmp.path());
+        let dir = tmp.path().join("eval-3");
+        let v = Variant::render(&p, &p.default_config(), &dir).unwrap();
+        let exe = dir.join("variant").display().to_string();
+        assert_eq!(v.compile.argv, ["cc", "-O1", "variant.c", "-o", &exe]);
+        let check = v
+            .check_build
+            .as_ref()
+            .expect("compile_extra asks for a check build");
+        assert_eq!(check.dir, dir.join("check"));
+        assert_eq!(check.argv.last().map(String::as_str), Some("-DDUMP"));
+        let run = v.check.as_ref().expect("an output check");
+        assert_eq!(run.argv[0], dir.join("check/variant").display().to_string());
+        let env = |r: &Run| {
+            r.env
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(env(run), ["A=-O1", "B=checked"], "check.env wins");
+        assert_eq!(env(&v.run), ["A=-O1", "B=b"]);
+        assert_eq!(v.timed_command("run2").stdout, dir.join("run2.out"));
+        let shown = v.recorded_commands();
+        assert_eq!(shown.run, ["./variant", "-O1"]);
+        assert_eq!(
+            shown.check,
+            Some(vec!["./check/variant".into(), "-O1".into()])
+        );
+    }
+
+    #[test]
+    fn equal_variants_in_other_directories_have_equal_keys_and_others_do_not() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = problem(tmp.path());
+        let c = p.default_config();
+        let a = Variant::render(&p, &c, &tmp.path().join("eval-0")).unwrap();
+        let b = Variant::render(&p, &c, &tmp.path().join("eval-1")).unwrap();
+        assert_eq!((&a.build_key, &a.run_key), (&b.build_key, &b.run_key));
+        let mut other = c.clone();
+        other.0[0] = 1.0;
+        let o = Variant::render(&p, &other, &tmp.path().join("eval-0")).unwrap();
+        assert_ne!(a.build_key, o.build_key);
+        assert_ne!(a.run_key, o.run_key, "the run command and env differ too");
     }
 }

@@ -22,7 +22,7 @@ use crate::evaluate::build::build;
 use crate::evaluate::evaluator::reference_output;
 use crate::evaluate::time::parse_kernel_time;
 use crate::evaluate::variant::{describe_exit, Step, Variant};
-use crate::problem::space::OpenValues;
+use crate::problem::space::{Config, OpenValues};
 use crate::problem::{limits, CheckMode, MetricKind, Problem, Stream};
 use crate::run::driver::{self, Launch, Summary};
 use crate::run::log::{self, RunMeta};
@@ -316,14 +316,12 @@ fn preflight(r: &mut Recorded, problem: &mut Problem) -> Result<(), Error> {
     let dir = std::env::temp_dir().join(format!("moldtune-mctree-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let config = setup::root_config(problem);
-    let source = problem.mold.render(&problem.space, &config);
     problem.run_timeout_s = if r.run_timeout_s > 0.0 {
         r.run_timeout_s
     } else {
         600.0
     };
-    let v = Variant::new(problem, &config, &dir);
-    let result = probe(&v, &source).and_then(|timed| {
+    let result = probe(problem, &config, &dir).and_then(|timed| {
         if problem.check.mode == CheckMode::Output {
             reference_output(problem, &dir.join("reference"), &dir).map_err(|e| match e {
                 Error::Reference { message: why, .. } => Error::usage(
@@ -353,8 +351,10 @@ fn preflight(r: &mut Recorded, problem: &mut Problem) -> Result<(), Error> {
 }
 
 /// One build and run: (wall seconds, the kernel time printed, if any).
-fn probe(v: &Variant, source: &str) -> Result<(f64, Option<f64>), Error> {
-    match build(v, source) {
+fn probe(problem: &Problem, config: &Config, dir: &Path) -> Result<(f64, Option<f64>), Error> {
+    let v = Variant::render(problem, config, dir)
+        .map_err(|u| Error::usage(format!("the untransformed program: {}", u.cause), None))?;
+    match build(&v, &v.compile) {
         Step::Ok(_) => {}
         Step::Fail(m) => {
             return Err(Error::usage(
@@ -365,9 +365,7 @@ fn probe(v: &Variant, source: &str) -> Result<(f64, Option<f64>), Error> {
         Step::Stop(s) => return Err(s.into_error(&v.dir)),
     }
     let t0 = std::time::Instant::now();
-    let ran = v
-        .run_tagged("probe", v.problem.run_timeout_s)
-        .map_err(Error::Environment)?;
+    let ran = v.run_timed("probe", problem.run_timeout_s);
     let wall = t0.elapsed().as_secs_f64();
     if !ran.finished.success() {
         return Err(Error::usage(

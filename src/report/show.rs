@@ -13,7 +13,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use crate::error::Error;
 use crate::evaluate::child::Command;
 use crate::evaluate::variant::Variant;
-use crate::problem::{CheckMode, MetricKind, Problem, Reduce, Stream};
+use crate::problem::{MetricKind, Problem, Reduce, Stream};
 use crate::report::pick;
 
 /// Stands for the build directory in the commands shown.
@@ -87,38 +87,25 @@ pub fn show(
 ) -> Result<Shown, Error> {
     let problem = Problem::load(problem_path)?;
     let config = pick::configuration(&problem, from, eval, sets)?;
-    let v = Variant::new(&problem, &config, Path::new(WORK_DIR));
-    // A run records this as the variant's `build_error`; `show` reports it instead.
-    let unrendered = |e: String| {
-        let message = format!("a template does not render for this configuration: {e}");
+    // A run records this as the variant's failure; `show` reports it instead.
+    let v = Variant::render(&problem, &config, Path::new(WORK_DIR)).map_err(|u| {
         Error::usage(
-            message,
-            Some("a run records it as the variant's `build_error`"),
-        )
-    };
-    let compile = v.compile_command().map_err(unrendered)?;
-    // The check runs the check build when there is one, else the timed binary.
-    let cv = v.check_build();
-    let checked = cv.as_ref().unwrap_or(&v);
-    let check = match problem.check.mode {
-        CheckMode::None => None,
-        CheckMode::Output => Some(CheckRun {
-            shell: shell(
-                checked.check_command().map_err(unrendered)?,
-                problem.run_timeout_s,
+            format!(
+                "a template does not render for this configuration: {}",
+                u.cause
             ),
-            stream: stream_name(problem.check.stream),
-            reference: reference_name(&problem),
-            build: match &cv {
-                Some(cv) => Some(shell(
-                    cv.compile_command().map_err(unrendered)?,
-                    problem.compile_timeout_s,
-                )),
-                None => None,
-            },
-        }),
-    };
-    let run = v.timed_command(0).map_err(unrendered)?;
+            Some(&format!("a run records it as the variant's `{}`", u.status)),
+        )
+    })?;
+    let compile = v.compile_command(&v.compile, false);
+    let check = v.check_command().map(|c| CheckRun {
+        shell: shell(c, problem.run_timeout_s),
+        stream: stream_name(problem.check.stream),
+        reference: reference_name(&problem),
+        build: (v.check_build.as_ref())
+            .map(|cb| shell(v.compile_command(cb, false), problem.compile_timeout_s)),
+    });
+    let run = v.timed_command("run0");
     let config_pairs = (problem.space.params.iter().zip(&config.0))
         .map(|(p, &x)| (p.name.clone(), (!x.is_nan()).then(|| p.json(x)).into()))
         .collect();
@@ -128,7 +115,7 @@ pub fn show(
         config: Pairs(config_pairs),
         described: problem.space.describe(&config),
         work_dir: WORK_DIR.into(),
-        source: problem.mold.render(&problem.space, &config),
+        source: v.source.clone(),
         compile: shell(compile, problem.compile_timeout_s),
         check,
         run: shell(run, problem.run_timeout_s),
