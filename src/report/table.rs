@@ -63,7 +63,7 @@ pub fn row(run: &RunDir) -> Row {
         evaluations: run.records.len(),
         outcomes: run.counts_text(),
         wall: format::duration(run.wall_s()),
-        termination: run.meta.termination.clone(),
+        termination: run.meta.termination.to_string(),
     }
 }
 

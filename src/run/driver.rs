@@ -13,7 +13,7 @@ use crate::evaluate::child;
 use crate::evaluate::outcome::{Source, Status, Stop};
 use crate::evaluate::{Evaluated, Evaluator, MockEvaluator, RealEvaluator};
 use crate::problem::{Goal, Problem};
-use crate::run::log::{self, Record, RunMeta};
+use crate::run::log::{self, Record, RunMeta, Termination};
 use crate::run::progress::Progress;
 use crate::run::settings::{self, Budget, Resolved, RunOptions, EXPERIMENT_CAP};
 use crate::run::verdict::Verification;
@@ -27,7 +27,7 @@ pub struct Summary {
     pub evaluations: usize,
     pub best: Option<(usize, f64, String)>,
     pub default_objective: Option<f64>,
-    pub termination: String,
+    pub termination: Termination,
     pub verification: Option<Verification>,
     /// The best configuration by parameter name (inactive parameters absent).
     pub best_config: Option<serde_json::Map<String, serde_json::Value>>,
@@ -241,10 +241,9 @@ impl<'p> Session<'p> {
             return Ok(());
         };
         self.meta.termination = match e {
-            Error::Interrupted(_) => "interrupted",
-            _ => "reference_failed",
-        }
-        .into();
+            Error::Interrupted(_) => Termination::Interrupted,
+            _ => Termination::ReferenceFailed,
+        };
         log::write_run_json(&self.dir, &self.meta)?;
         Err(e)
     }
@@ -263,30 +262,30 @@ impl<'p> Session<'p> {
         &mut self,
         searcher: &mut dyn Strategy,
         evaluator: &mut dyn Evaluator,
-    ) -> Result<&'static str, Error> {
+    ) -> Result<Termination, Error> {
         let elapsed0 = self.records.last().map_or(0.0, |r| r.elapsed_sec);
         let t0 = Instant::now();
         let termination = loop {
             if self.spent() >= self.s.max_evals {
-                break "max_evals";
+                break Termination::MaxEvals;
             }
             if self.s.budget == Budget::Valid
                 && self.records.len() >= EXPERIMENT_CAP * self.s.max_evals
             {
-                break "experiment_cap";
+                break Termination::ExperimentCap;
             }
             if child::interrupted() {
-                break "interrupted";
+                break Termination::Interrupted;
             }
             let step = self.records.len();
             let (config, source) = match searcher.ask(step) {
                 Ok(proposal) => proposal,
-                Err(NoProposal::Exhausted) => break "space_exhausted",
-                Err(NoProposal::NotFound) => break "no_config_found",
+                Err(NoProposal::Exhausted) => break Termination::SpaceExhausted,
+                Err(NoProposal::NotFound) => break Termination::NoConfigFound,
             };
             let m = match evaluator.evaluate(self.problem, &config, step) {
                 Evaluated::Done(m) => m,
-                Evaluated::Stopped(Stop::Interrupted) => break "interrupted",
+                Evaluated::Stopped(Stop::Interrupted) => break Termination::Interrupted,
                 Evaluated::Stopped(Stop::Environment(why)) => return Err(self.abandon(why)),
             };
             let rec = Record {
@@ -332,7 +331,7 @@ impl<'p> Session<'p> {
     /// so if it still can be written (the disk may be full).
     fn abandon(&mut self, why: String) -> Error {
         self.progress.finish();
-        self.meta.termination = "environment".into();
+        self.meta.termination = Termination::Environment;
         self.meta.updated_at = now_rfc3339();
         let _ = log::write_run_json(&self.dir, &self.meta);
         Error::Environment(why)
@@ -365,16 +364,12 @@ impl<'p> Session<'p> {
     /// winner becomes the run's best. Returns the (possibly changed) termination.
     fn verify(
         &mut self,
-        termination: &'static str,
+        termination: Termination,
         evaluator: &mut dyn Evaluator,
         anchors: &[usize],
-    ) -> Result<&'static str, Error> {
+    ) -> Result<Termination, Error> {
         let plan = self.s.verify;
-        let done = matches!(
-            termination,
-            "max_evals" | "space_exhausted" | "experiment_cap"
-        );
-        if !done || plan.top == 0 || self.best_id.is_none() {
+        if !termination.ran_to_end() || plan.top == 0 || self.best_id.is_none() {
             return Ok(termination);
         }
         let what = match anchors.len() {
@@ -396,21 +391,21 @@ impl<'p> Session<'p> {
                 self.meta.verification = v;
                 Ok(termination)
             }
-            Err(Stop::Interrupted) => Ok("interrupted"),
+            Err(Stop::Interrupted) => Ok(Termination::Interrupted),
             Err(Stop::Environment(why)) => Err(self.abandon(why)),
         }
     }
 
     /// Writes run.json, results.json and best.c (a resumed run may not have found a new
     /// best itself), then turns the termination into the command's result.
-    fn finish(mut self, termination: &str) -> Result<Summary, Error> {
-        self.meta.termination = termination.into();
+    fn finish(mut self, termination: Termination) -> Result<Summary, Error> {
+        self.meta.termination = termination;
         self.meta.updated_at = now_rfc3339();
         self.update_meta();
         log::write_run_json(&self.dir, &self.meta)?;
         log::write_results_json(&self.dir, self.problem, &self.meta, &self.records)?;
         self.write_best_c()?;
-        if termination == "interrupted" {
+        if termination == Termination::Interrupted {
             return Err(Error::Interrupted(self.dir));
         }
         let records = &self.records;
@@ -420,7 +415,7 @@ impl<'p> Session<'p> {
         Ok(self.summary(termination))
     }
 
-    fn summary(&self, termination: &str) -> Summary {
+    fn summary(&self, termination: Termination) -> Summary {
         let space = &self.problem.space;
         Summary {
             dir: self.dir.clone(),
@@ -433,7 +428,7 @@ impl<'p> Session<'p> {
             default_objective: (self.records.iter())
                 .find(|r| r.source == Source::Default)
                 .and_then(|r| r.m.objective),
-            termination: termination.into(),
+            termination,
             verification: self.meta.verification.clone(),
             best_config: (self.best_id)
                 .map(|i| log::json_record(self.problem, &self.records[i]).config),
@@ -503,7 +498,7 @@ fn new_meta(
         cpu_model: cpu_model(),
         started_at: prev.map_or_else(now_rfc3339, |m| m.started_at.clone()),
         updated_at: now_rfc3339(),
-        termination: "running".into(),
+        termination: Termination::Running,
         evaluations,
         best_objective: None,
         best_eval_id: None,

@@ -95,7 +95,7 @@ pub struct RunMeta {
     pub cpu_model: Option<String>,
     pub started_at: String,
     pub updated_at: String,
-    pub termination: String,
+    pub termination: Termination,
     pub evaluations: usize,
     pub best_objective: Option<f64>,
     pub best_eval_id: Option<usize>,
@@ -112,6 +112,55 @@ pub struct RunMeta {
     /// kernel, flags and tree options), from which a resumed run rebuilds it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mctree: Option<serde_json::Value>,
+}
+
+/// Why a run ended (run.json's `termination`; `running` while it runs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Termination {
+    Running,
+    /// The budget (`--max-evals`) is spent.
+    MaxEvals,
+    /// mctree: [`crate::run::settings::EXPERIMENT_CAP`] experiments per evaluation of budget.
+    ExperimentCap,
+    /// Every configuration of the space was evaluated.
+    SpaceExhausted,
+    /// The searcher found no configuration it had not tried.
+    NoConfigFound,
+    Interrupted,
+    /// The machine failed (disk full, compiler vanished, ...).
+    Environment,
+    /// The reference output could not be built or run.
+    ReferenceFailed,
+}
+
+impl Termination {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Termination::Running => "running",
+            Termination::MaxEvals => "max_evals",
+            Termination::ExperimentCap => "experiment_cap",
+            Termination::SpaceExhausted => "space_exhausted",
+            Termination::NoConfigFound => "no_config_found",
+            Termination::Interrupted => "interrupted",
+            Termination::Environment => "environment",
+            Termination::ReferenceFailed => "reference_failed",
+        }
+    }
+
+    /// Whether the search ran to its end (and the end-of-run verification may follow).
+    pub fn ran_to_end(self) -> bool {
+        matches!(
+            self,
+            Termination::MaxEvals | Termination::SpaceExhausted | Termination::ExperimentCap
+        )
+    }
+}
+
+impl std::fmt::Display for Termination {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A mold edit a resumed run accepted: evaluations from `from_eval` on used the new mold.
