@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use clap::{Parser, Subcommand};
 
 use crate::error::{exit, Error};
+use crate::mctree::MctreeOptions;
 use crate::report;
 use crate::run::driver;
 use crate::run::settings::RunOptions;
-use crate::search::{Acquisition, Design, Learner};
+use crate::search::{Acquisition, Learner};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -25,11 +26,11 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Tune a problem: render, compile, check and time variants chosen by the search.
-    Run(RunArgs),
+    Run(RunOptions),
     /// Tune a C kernel without a mold: find its loop nests (clang-22's AST) and search the
     /// tree of OpenMP loop transformations and Polly settings, each node built, checked
     /// against the untransformed program and timed.
-    Mctree(MctreeArgs),
+    Mctree(MctreeOptions),
     /// Which parameters matter: mean decrease in impurity of a random forest fitted to a run,
     /// with the evaluations used and the forest's out-of-bag R² (no ranking when too low).
     Importance {
@@ -240,158 +241,6 @@ fn threshold(s: &str) -> Result<f64, String> {
     }
 }
 
-#[derive(Debug, clap::Args)]
-pub struct MctreeArgs {
-    /// The C file holding the kernel. Optional with `--resume DIR`.
-    pub file: Option<PathBuf>,
-    /// The kernel function [default: the one `kernel_*` function, or the one holding
-    /// `#pragma scop`].
-    #[arg(long)]
-    pub kernel: Option<String>,
-    /// Valid evaluations to spend (failures and duplicates are counted apart) [default: 60].
-    #[arg(long)]
-    pub max_evals: Option<usize>,
-    /// Tree search [default: rf, the best of the three in results/mctree].
-    #[arg(long, value_parser = ["greedy", "mcts", "rf"])]
-    pub strategy: Option<String>,
-    /// At most this many transformations per node [default: 4].
-    #[arg(long)]
-    pub depth: Option<usize>,
-    /// Tile sizes to try [default: 4,8,16,20,32,50,64,80,96,100,128,256,2048].
-    #[arg(long, value_delimiter = ',')]
-    pub tile_sizes: Option<Vec<u32>>,
-    /// Seed of every random choice [default: 0].
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Run directory [default: results/<file-stem>-mctree/<timestamp>].
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Continue the run in `--out DIR` (or the DIR given here) after an interruption.
-    #[arg(long, value_name = "DIR", num_args = 0..=1)]
-    pub resume: Option<Option<PathBuf>>,
-    /// Print the kernel's loop tree and stop.
-    #[arg(long)]
-    pub list: bool,
-    /// After tuning, write the best node as a mold and problem file into DIR for `moldtune run`.
-    #[arg(long, value_name = "DIR")]
-    pub emit_mold: Option<PathBuf>,
-    /// A YAML file with the same settings (and the compiler, flags, check and environment).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Also propose transformations the dependence analysis does not prove legal; the
-    /// output check is then their only guard (recorded as `legality: output-checked`).
-    #[arg(long)]
-    pub trust_output_check: bool,
-    /// Timed runs per variant [default: 3].
-    #[arg(long)]
-    pub repeats: Option<u32>,
-    /// Compile timeout in seconds [default: 120].
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    pub compile_timeout: Option<f64>,
-    /// Run timeout in seconds [default: 30× the untransformed program, 5 s to 10 min].
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    pub run_timeout: Option<f64>,
-    /// At the end, re-measure the untransformed program and the best N interleaved [default: 3].
-    #[arg(long, value_name = "N")]
-    pub verify: Option<usize>,
-    /// Interleaved rounds of that re-measurement [default: 10].
-    #[arg(long, value_name = "R")]
-    pub verify_rounds: Option<usize>,
-    /// Keep each variant's build directory under DIR/work.
-    #[arg(long)]
-    pub keep_builds: bool,
-    /// With `--resume`: continue although the C file changed.
-    #[arg(long, requires = "resume")]
-    pub accept_changed_mold: bool,
-    /// No progress output.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Machine-readable output (the loop tree with `--list`, else the summary).
-    #[arg(long)]
-    pub json: bool,
-    /// Testing: replace compile+run by a deterministic synthetic objective.
-    #[arg(long, hide = true)]
-    pub mock: bool,
-    /// Compiler and link arguments and extra sources (e.g. `-- -Iutilities utilities/polybench.c`).
-    #[arg(last = true)]
-    pub args: Vec<String>,
-}
-
-#[derive(Debug, clap::Args)]
-pub struct RunArgs {
-    /// The problem file (YAML). Optional with `--resume DIR`.
-    pub problem: Option<PathBuf>,
-    /// Search strategy [default: rf, or the problem's `search.learner`].
-    #[arg(long, value_enum)]
-    pub learner: Option<Learner>,
-    /// Total number of evaluations, including the default configuration [default: 100].
-    #[arg(long)]
-    pub max_evals: Option<usize>,
-    /// Seed of every random choice [default: 0].
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Run directory [default: results/<problem-name>/<timestamp>].
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Continue the run in `--out DIR` (or the DIR given here) after an interruption.
-    #[arg(long, value_name = "DIR", num_args = 0..=1)]
-    pub resume: Option<Option<PathBuf>>,
-    /// Number of random initial configurations after the default one [default: 10].
-    #[arg(long)]
-    pub initial: Option<usize>,
-    /// Exploration weight of LCB = mean − kappa·std [default: 1.96].
-    #[arg(long, allow_negative_numbers = true)]
-    pub kappa: Option<f64>,
-    /// Acquisition function [default: lcb].
-    #[arg(long = "acq", value_enum)]
-    pub acquisition: Option<Acquisition>,
-    /// Initial design [default: random].
-    #[arg(long = "initial-design", value_enum)]
-    pub design: Option<Design>,
-    /// Do not learn which configurations fail (failures then get the worst successful value).
-    #[arg(long)]
-    pub no_feasibility: bool,
-    /// Every N-th proposal after the initial design is random; 0 never [default: 3 for
-    /// rf/et/gbrt, 0 for gp].
-    #[arg(long, value_name = "N")]
-    pub interleave: Option<usize>,
-    /// Candidate pool size per model step [default: 10000].
-    #[arg(long)]
-    pub pool: Option<usize>,
-    /// Timed runs per variant (overrides the problem's `repeats`).
-    #[arg(long)]
-    pub repeats: Option<u32>,
-    /// Compile timeout in seconds (overrides `timeouts.compile_s`).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    pub compile_timeout: Option<f64>,
-    /// Run timeout in seconds (overrides `timeouts.run_s`).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    pub run_timeout: Option<f64>,
-    /// Keep each variant's build directory under DIR/work.
-    #[arg(long)]
-    pub keep_builds: bool,
-    /// With `--resume`: continue although the mold changed since the run started (the
-    /// change and the evaluation it happened at are recorded in run.json).
-    #[arg(long, requires = "resume")]
-    pub accept_changed_mold: bool,
-    /// At the end, re-measure the default and the best N interleaved and decide the winner
-    /// and its speed-up (with a 95% interval) on those numbers; 0 turns it off [default: 3].
-    #[arg(long, value_name = "N")]
-    pub verify: Option<usize>,
-    /// Interleaved rounds of that re-measurement [default: 10].
-    #[arg(long, value_name = "R")]
-    pub verify_rounds: Option<usize>,
-    /// No progress output.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Print the summary as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// Testing: replace compile+run by a deterministic synthetic objective.
-    #[arg(long, hide = true)]
-    pub mock: bool,
-}
-
 /// Runs the command line; returns the process exit code.
 pub fn run(args: Vec<String>) -> u8 {
     let cli = match Cli::try_parse_from(&args) {
@@ -532,35 +381,10 @@ fn print_json(v: &impl serde::Serialize) {
 }
 
 /// `moldtune run`.
-fn run_command(a: RunArgs, args: Vec<String>) -> Result<u8, Error> {
-    let (resume, out) = resume_target(a.resume, a.out.clone());
-    let json = a.json;
-    let out_dir = out.clone();
-    let result = driver::run(RunOptions {
-        problem: a.problem,
-        learner: a.learner,
-        max_evals: a.max_evals,
-        seed: a.seed,
-        out,
-        resume,
-        initial: a.initial,
-        kappa: a.kappa,
-        acquisition: a.acquisition,
-        design: a.design,
-        no_feasibility: a.no_feasibility,
-        interleave: a.interleave,
-        pool: a.pool,
-        repeats: a.repeats,
-        compile_timeout: a.compile_timeout,
-        run_timeout: a.run_timeout,
-        mock: a.mock,
-        keep_builds: a.keep_builds,
-        accept_changed_mold: a.accept_changed_mold,
-        verify_top: a.verify,
-        verify_rounds: a.verify_rounds,
-        quiet: a.quiet,
-        command_line: args,
-    });
+fn run_command(mut a: RunOptions, args: Vec<String>) -> Result<u8, Error> {
+    a.shared.command_line = args;
+    let (json, out_dir) = (a.shared.json, a.shared.run_dir());
+    let result = driver::run(a);
     leave_curve(&result, |s| s.dir.clone(), out_dir.as_deref());
     let s = result?;
     if json {
@@ -576,49 +400,12 @@ fn run_command(a: RunArgs, args: Vec<String>) -> Result<u8, Error> {
     Ok(exit::OK)
 }
 
-/// `--resume [DIR]` and `--out DIR`: whether to resume, and the run directory.
-fn resume_target(resume: Option<Option<PathBuf>>, out: Option<PathBuf>) -> (bool, Option<PathBuf>) {
-    match resume {
-        Some(Some(d)) => (true, Some(d)),
-        Some(None) => (true, out),
-        None => (false, out),
-    }
-}
-
 /// `moldtune mctree`.
-fn mctree_command(a: MctreeArgs, args: Vec<String>) -> Result<u8, Error> {
-    let (resume, out) = resume_target(a.resume, a.out.clone());
-    let out_dir = out.clone();
-    let o = crate::mctree::MctreeOptions {
-        file: a.file,
-        kernel: a.kernel,
-        max_evals: a.max_evals,
-        strategy: a.strategy,
-        depth: a.depth,
-        tile_sizes: a.tile_sizes,
-        seed: a.seed,
-        config: a.config,
-        repeats: a.repeats,
-        compile_timeout: a.compile_timeout,
-        run_timeout: a.run_timeout,
-        args: a.args,
-        emit_mold: a.emit_mold,
-        trust_output_check: a.trust_output_check,
-        run: RunOptions {
-            out,
-            resume,
-            mock: a.mock,
-            keep_builds: a.keep_builds,
-            accept_changed_mold: a.accept_changed_mold,
-            verify_top: a.verify,
-            verify_rounds: a.verify_rounds,
-            quiet: a.quiet,
-            command_line: args,
-            ..RunOptions::default()
-        },
-    };
-    let result = crate::mctree::mctree(o, a.list);
-    if !a.list {
+fn mctree_command(mut o: MctreeOptions, args: Vec<String>) -> Result<u8, Error> {
+    o.shared.command_line = args;
+    let (list, json, out_dir) = (o.list, o.shared.json, o.shared.run_dir());
+    let result = crate::mctree::mctree(o);
+    if !list {
         let dir = |d: &crate::mctree::Done| match d {
             crate::mctree::Done::Tuned(t) => t.summary.dir.clone(),
             crate::mctree::Done::Listed(_) => PathBuf::new(),
@@ -626,9 +413,9 @@ fn mctree_command(a: MctreeArgs, args: Vec<String>) -> Result<u8, Error> {
         leave_curve(&result, dir, out_dir.as_deref());
     }
     match result? {
-        crate::mctree::Done::Listed(tree) if a.json => print_json(&tree),
+        crate::mctree::Done::Listed(tree) if json => print_json(&tree),
         crate::mctree::Done::Listed(tree) => print!("{}", tree.render()),
-        crate::mctree::Done::Tuned(t) if a.json => print_json(&serde_json::json!({
+        crate::mctree::Done::Tuned(t) if json => print_json(&serde_json::json!({
             "dir": t.summary.dir, "termination": t.summary.termination,
             "experiments": t.summary.evaluations, "valid": t.summary.spent,
             "best": t.summary.best.as_ref().map(|b| serde_json::json!({"eval_id": b.0, "objective": b.1, "config": t.summary.best_config})),

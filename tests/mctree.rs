@@ -317,6 +317,30 @@ fn mctree_mock(out: &Path, extra: &[&str]) -> std::process::Output {
 }
 
 #[test]
+fn mctree_checks_the_flags_it_shares_with_run_as_run_does() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    for (flags, says) in [
+        (
+            &["--verify-rounds", "1"][..],
+            "`--verify-rounds` must be at least 2",
+        ),
+        (
+            &["--max-evals", "0"][..],
+            "`--max-evals` must be at least 1",
+        ),
+    ] {
+        let out = tmp.path().join("run");
+        let o = mctree_mock(&out, flags);
+        assert_code(&o, 2);
+        assert!(common::text(&o.stderr).contains(says), "{}", describe(&o));
+        assert!(!out.join("results.csv").exists());
+    }
+}
+
+#[test]
 fn the_budget_counts_valid_evaluations_and_resume_continues_the_tree() {
     if !have_clang() {
         return;

@@ -26,8 +26,7 @@ use crate::problem::space::{Config, OpenValues};
 use crate::problem::{limits, CheckMode, MetricKind, Problem, Stream};
 use crate::run::driver::{self, Launch, Summary};
 use crate::run::log::{self, RunMeta};
-use crate::run::settings::{flag, Budget, Resolved, RunOptions};
-use crate::run::verdict::Plan;
+use crate::run::settings::{self, flag, Budget, Resolved, Shared};
 use crate::search::{Acquisition, Design, Learner};
 use looptree::LoopTree;
 use search::{Kind, TreeSearch};
@@ -35,26 +34,41 @@ use setup::{ConfigFile, Recorded};
 use tree::Tree;
 
 /// Everything `moldtune mctree` can be told.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct MctreeOptions {
+    /// The C file holding the kernel. Optional with `--resume DIR`.
     pub file: Option<PathBuf>,
+    /// The kernel function [default: the one `kernel_*` function, or the one holding
+    /// `#pragma scop`].
+    #[arg(long)]
     pub kernel: Option<String>,
-    pub max_evals: Option<usize>,
+    /// Tree search [default: rf, the best of the three in results/mctree].
+    #[arg(long, value_parser = ["greedy", "mcts", "rf"])]
     pub strategy: Option<String>,
+    /// At most this many transformations per node [default: 4].
+    #[arg(long)]
     pub depth: Option<usize>,
+    /// Tile sizes to try [default: 4,8,16,20,32,50,64,80,96,100,128,256,2048].
+    #[arg(long, value_delimiter = ',')]
     pub tile_sizes: Option<Vec<u32>>,
-    pub seed: Option<u64>,
-    pub config: Option<PathBuf>,
-    pub repeats: Option<u32>,
-    pub compile_timeout: Option<f64>,
-    pub run_timeout: Option<f64>,
-    /// What follows `--`: compiler and link arguments, extra sources.
-    pub args: Vec<String>,
-    /// Write the best node as a mold and problem file here.
+    /// Print the kernel's loop tree and stop.
+    #[arg(long)]
+    pub list: bool,
+    /// After tuning, write the best node as a mold and problem file into DIR for `moldtune run`.
+    #[arg(long, value_name = "DIR")]
     pub emit_mold: Option<PathBuf>,
-    /// Propose transformations the dependence analysis does not prove legal.
+    /// A YAML file with the same settings (and the compiler, flags, check and environment).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Also propose transformations the dependence analysis does not prove legal; the
+    /// output check is then their only guard (recorded as `legality: output-checked`).
+    #[arg(long)]
     pub trust_output_check: bool,
-    pub run: RunOptions,
+    #[command(flatten)]
+    pub shared: Shared,
+    /// Compiler and link arguments and extra sources (e.g. `-- -Iutilities utilities/polybench.c`).
+    #[arg(last = true)]
+    pub args: Vec<String>,
 }
 
 /// What a finished `mctree` command did.
@@ -97,12 +111,8 @@ impl LegalityCounts {
 }
 
 /// Runs `moldtune mctree`: lists the loop tree (`--list`), or tunes it.
-pub fn mctree(o: MctreeOptions, list: bool) -> Result<Done, Error> {
-    let prev = match (o.run.resume, &o.run.out) {
-        (true, Some(dir)) => Some(log::read_run_json(dir)?),
-        (true, None) => return Err(Error::usage("`--resume` needs the run directory", None)),
-        _ => None,
-    };
+pub fn mctree(o: MctreeOptions) -> Result<Done, Error> {
+    let prev = settings::previous_run(&o.shared)?;
     let recorded = prev.as_ref().and_then(recorded_of);
     if prev.is_some() && recorded.is_none() {
         return Err(Error::usage(
@@ -112,12 +122,12 @@ pub fn mctree(o: MctreeOptions, list: bool) -> Result<Done, Error> {
     }
     let file_cfg = load_config(o.config.as_deref())?;
     let mut o = o;
-    o.max_evals = o.max_evals.or(file_cfg.max_evals);
-    o.seed = o.seed.or(file_cfg.seed);
+    o.shared.max_evals = o.shared.max_evals.or(file_cfg.max_evals);
+    o.shared.seed = o.shared.seed.or(file_cfg.seed);
     let r = resolve(&o, &file_cfg, recorded)?;
     let text = read_source(&r.file)?;
     let tree = discover(&r, &text)?;
-    if list {
+    if o.list {
         return Ok(Done::Listed(Box::new(tree)));
     }
     if !tree.touchable() {
@@ -240,10 +250,13 @@ fn resolve(o: &MctreeOptions, c: &ConfigFile, prev: Option<Recorded>) -> Result<
         args,
         sources,
         metric: c.metric.unwrap_or(MetricKind::KernelTime),
-        repeats: o.repeats.or(c.repeats).unwrap_or(3),
-        compile_timeout_s: (o.compile_timeout.or(timeouts.and_then(|t| t.compile_s)))
-            .unwrap_or(120.0),
-        run_timeout_s: (o.run_timeout.or(timeouts.and_then(|t| t.run_s))).unwrap_or(0.0),
+        repeats: o.shared.repeats.or(c.repeats).unwrap_or(3),
+        compile_timeout_s: (o
+            .shared
+            .compile_timeout
+            .or(timeouts.and_then(|t| t.compile_s)))
+        .unwrap_or(120.0),
+        run_timeout_s: (o.shared.run_timeout.or(timeouts.and_then(|t| t.run_s))).unwrap_or(0.0),
         env,
         check_mode: CheckMode::Output,
         check_stream: Stream::Stderr,
@@ -392,21 +405,18 @@ fn tune(
     r.hosts = loops.callers.clone();
     let labels = OpenValues::default();
     let mut problem = setup::problem(&r, &text, &loops, &labels)?;
-    if prev.is_none() && !o.run.mock {
+    if prev.is_none() && !o.shared.mock {
         preflight(&mut r, &mut problem)?;
     }
     let kind = Kind::parse(&r.strategy).unwrap_or(Kind::Rf);
     let s = resolved(&o, prev, kind)?;
-    if !o.run.quiet {
+    if !o.shared.quiet {
         announce(&r, &loops);
     }
-    let mut opts = o.run.clone();
-    let out = opts
-        .out
-        .clone()
-        .unwrap_or_else(|| driver::default_out(&problem));
+    let mut opts = o.shared.clone();
+    let out = (opts.run_dir()).unwrap_or_else(|| driver::default_out(&problem));
     opts.out = Some(out.clone());
-    keep_discovered(&out, o.run.resume, &text, &loops)?;
+    keep_discovered(&out, opts.resuming(), &text, &loops)?;
     let mut search = TreeSearch::new(Tree::new(loops, r.options()), kind, s.seed, labels);
     search.records_legality = r.records_legality;
     let launch = Launch {
@@ -475,32 +485,20 @@ fn announce(r: &Recorded, loops: &LoopTree) {
 
 /// The search settings of an mctree run (budget in valid evaluations).
 fn resolved(o: &MctreeOptions, prev: Option<&RunMeta>, kind: Kind) -> Result<Resolved, Error> {
-    let max_evals = o.max_evals.or(prev.map(|m| m.max_evals)).unwrap_or(60);
-    flag("--max-evals", limits::at_least(max_evals, 1))?;
+    let c = settings::common(&o.shared, prev, 60, 0)?;
     Ok(Resolved {
         learner: Learner::Random,
-        max_evals,
-        seed: o.seed.or(prev.map(|m| m.seed)).unwrap_or(0),
+        max_evals: c.max_evals,
+        seed: c.seed,
         initial: 0,
         kappa: 1.96,
         pool: 0,
-        mock: o.run.mock || prev.is_some_and(|m| m.mock),
+        mock: c.mock,
         acquisition: Acquisition::default(),
         design: Design::default(),
         feasibility: false,
         interleave: 0,
-        verify: Plan {
-            top: o
-                .run
-                .verify_top
-                .or(prev.and_then(|m| m.verify).map(|p| p.top))
-                .unwrap_or(Plan::default().top),
-            rounds: o
-                .run
-                .verify_rounds
-                .or(prev.and_then(|m| m.verify).map(|p| p.rounds))
-                .unwrap_or(Plan::default().rounds),
-        },
+        verify: c.verify,
         budget: Budget::Valid,
         strategy: Some(kind.as_str().into()),
     })

@@ -15,7 +15,7 @@ use crate::evaluate::{Evaluated, Evaluator, MockEvaluator, RealEvaluator};
 use crate::problem::{Goal, Problem};
 use crate::run::log::{self, Record, RunMeta, Termination};
 use crate::run::progress::Progress;
-use crate::run::settings::{self, Budget, Resolved, RunOptions, EXPERIMENT_CAP};
+use crate::run::settings::{self, Budget, Resolved, RunOptions, Shared, EXPERIMENT_CAP};
 use crate::run::verdict::Verification;
 use crate::run::verify;
 use crate::search::searcher::NoProposal;
@@ -89,7 +89,7 @@ pub fn default_out(problem: &Problem) -> PathBuf {
 
 /// `moldtune run`: the problem file's search with a learner of [`crate::search`].
 pub fn run(opts: RunOptions) -> Result<Summary, Error> {
-    let previous = settings::previous_run(&opts)?;
+    let previous = settings::previous_run(&opts.shared)?;
     let prev = previous.as_ref();
     let problem = settings::load_problem(&opts, prev)?;
     let s = settings::resolve(&opts, prev, &problem)?;
@@ -97,7 +97,7 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
     let launch = Launch {
         problem: &problem,
         s,
-        opts: &opts,
+        opts: &opts.shared,
         prev,
         mctree: None,
     };
@@ -109,7 +109,7 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
 pub struct Launch<'a> {
     pub problem: &'a Problem,
     pub s: Resolved,
-    pub opts: &'a RunOptions,
+    pub opts: &'a Shared,
     pub prev: Option<&'a RunMeta>,
     pub mctree: Option<serde_json::Value>,
 }
@@ -117,10 +117,10 @@ pub struct Launch<'a> {
 /// Runs a search with `strategy` in its run directory: the one loop behind `run` and
 /// `mctree` (evaluation, results log, resume, progress, verification).
 pub fn drive(l: Launch, strategy: &mut dyn Strategy) -> Result<Summary, Error> {
-    let dir = (l.opts.out.clone()).unwrap_or_else(|| default_out(l.problem));
+    let dir = (l.opts.run_dir()).unwrap_or_else(|| default_out(l.problem));
     // Lock first, so that a second run on a busy directory is told so (not "resume it").
     let _lock = log::lock(&dir)?;
-    let dir = claim_dir(&dir, l.opts.resume)?;
+    let dir = claim_dir(&dir, l.opts.resuming())?;
     let mut session = Session::open(&l, dir)?;
     let mut evaluator = make_evaluator(session.s.mock, l.opts.keep_builds);
     session.prepare(evaluator.as_mut())?;
@@ -182,7 +182,7 @@ impl<'p> Session<'p> {
     /// run.json as `running`.
     fn open(l: &Launch<'p>, dir: PathBuf) -> Result<Session<'p>, Error> {
         let (problem, opts, prev, s) = (l.problem, l.opts, l.prev, l.s.clone());
-        let continuing = opts.resume && dir.join(log::RESULTS_CSV).exists();
+        let continuing = opts.resuming() && dir.join(log::RESULTS_CSV).exists();
         let records = if continuing {
             log::read_records(&dir, problem)?
         } else {
@@ -464,7 +464,7 @@ fn budget_warning(s: &Resolved) -> Option<String> {
 /// run.json of a run that is starting (or resuming: its start time is kept).
 fn new_meta(
     problem: &Problem,
-    opts: &RunOptions,
+    opts: &Shared,
     prev: Option<&RunMeta>,
     s: &Resolved,
     evaluations: usize,

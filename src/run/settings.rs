@@ -10,34 +10,136 @@ use crate::run::log::{MoldChange, RunMeta};
 use crate::run::verdict::Plan;
 use crate::search::{Acquisition, Design, Learner, Settings};
 
-/// Everything `moldtune run` can be told on the command line (None = from the problem file,
-/// or from run.json when resuming, or the built-in default).
-#[derive(Debug, Clone, Default)]
-pub struct RunOptions {
-    pub problem: Option<PathBuf>,
-    pub learner: Option<Learner>,
+/// The flags `moldtune run` and `moldtune mctree` share, declared once and flattened into
+/// both (None = from run.json when resuming, else the problem's or the built-in default).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Shared {
+    /// Evaluations to spend [default: 100 for run, every evaluation counted; 60 for mctree,
+    /// valid evaluations only, failures and duplicates counted apart].
+    #[arg(long)]
     pub max_evals: Option<usize>,
+    /// Seed of every random choice [default: 0].
+    #[arg(long)]
     pub seed: Option<u64>,
+    /// Run directory [default: results/<name>/<timestamp>].
+    #[arg(long)]
     pub out: Option<PathBuf>,
-    pub resume: bool,
-    pub initial: Option<usize>,
-    pub kappa: Option<f64>,
-    pub acquisition: Option<Acquisition>,
-    pub design: Option<Design>,
-    pub no_feasibility: bool,
-    pub interleave: Option<usize>,
-    pub pool: Option<usize>,
+    /// Continue the run in `--out DIR` (or the DIR given here) after an interruption.
+    #[arg(long, value_name = "DIR", num_args = 0..=1)]
+    pub resume: Option<Option<PathBuf>>,
+    /// Timed runs per variant (overrides the problem's `repeats`) [default: 3].
+    #[arg(long)]
     pub repeats: Option<u32>,
+    /// Compile timeout in seconds (overrides `timeouts.compile_s`) [default: 120].
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub compile_timeout: Option<f64>,
+    /// Run timeout in seconds (overrides `timeouts.run_s`) [default for mctree: 30x the
+    /// untransformed program, 5 s to 10 min].
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub run_timeout: Option<f64>,
-    pub mock: bool,
-    pub keep_builds: bool,
-    pub accept_changed_mold: bool,
-    /// Configurations re-measured at the end besides the default (0: no verification).
+    /// At the end, re-measure the default and the best N interleaved and decide the winner
+    /// and its speed-up (with a 95% interval) on those numbers; 0 turns it off [default: 3].
+    #[arg(long = "verify", value_name = "N")]
     pub verify_top: Option<usize>,
+    /// Interleaved rounds of that re-measurement [default: 10].
+    #[arg(long, value_name = "R")]
     pub verify_rounds: Option<usize>,
+    /// Keep each variant's build directory under DIR/work.
+    #[arg(long)]
+    pub keep_builds: bool,
+    /// With `--resume`: continue although the mold (or C file) changed since the run started
+    /// (the change and the evaluation it happened at are recorded in run.json).
+    #[arg(long, requires = "resume")]
+    pub accept_changed_mold: bool,
+    /// No progress output.
+    #[arg(long, short)]
     pub quiet: bool,
+    /// Machine-readable output: the summary as JSON (mctree --list: the loop tree).
+    #[arg(long)]
+    pub json: bool,
+    /// Testing: replace compile+run by a deterministic synthetic objective.
+    #[arg(long, hide = true)]
+    pub mock: bool,
+    /// The command line as given (recorded in run.json).
+    #[arg(skip)]
     pub command_line: Vec<String>,
+}
+
+impl Shared {
+    /// Whether `--resume` was given.
+    pub fn resuming(&self) -> bool {
+        self.resume.is_some()
+    }
+
+    /// The run directory: `--resume DIR`'s, else `--out`'s.
+    pub fn run_dir(&self) -> Option<PathBuf> {
+        match &self.resume {
+            Some(Some(d)) => Some(d.clone()),
+            _ => self.out.clone(),
+        }
+    }
+}
+
+/// Everything `moldtune run` can be told on the command line.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RunOptions {
+    /// The problem file (YAML). Optional with `--resume DIR`.
+    pub problem: Option<PathBuf>,
+    /// Search strategy [default: rf, or the problem's `search.learner`].
+    #[arg(long, value_enum)]
+    pub learner: Option<Learner>,
+    /// Number of random initial configurations after the default one [default: 10].
+    #[arg(long)]
+    pub initial: Option<usize>,
+    /// Exploration weight of LCB = mean − kappa·std [default: 1.96].
+    #[arg(long, allow_negative_numbers = true)]
+    pub kappa: Option<f64>,
+    /// Acquisition function [default: lcb].
+    #[arg(long = "acq", value_enum)]
+    pub acquisition: Option<Acquisition>,
+    /// Initial design [default: random].
+    #[arg(long = "initial-design", value_enum)]
+    pub design: Option<Design>,
+    /// Do not learn which configurations fail (failures then get the worst successful value).
+    #[arg(long)]
+    pub no_feasibility: bool,
+    /// Every N-th proposal after the initial design is random; 0 never [default: 3 for
+    /// rf/et/gbrt, 0 for gp].
+    #[arg(long, value_name = "N")]
+    pub interleave: Option<usize>,
+    /// Candidate pool size per model step [default: 10000].
+    #[arg(long)]
+    pub pool: Option<usize>,
+    #[command(flatten)]
+    pub shared: Shared,
+}
+
+/// The settings `run` and `mctree` resolve alike: each from its flag, else run.json, else
+/// the given fallback (the problem's or the mctree config's, else the default).
+#[derive(Debug, Clone, Copy)]
+pub struct Common {
+    pub max_evals: usize,
+    pub seed: u64,
+    pub mock: bool,
+    pub verify: Plan,
+}
+
+/// Resolves [`Common`]; a flag's value is checked here (a file's when it was loaded).
+pub fn common(
+    o: &Shared,
+    prev: Option<&RunMeta>,
+    max_evals: usize,
+    seed: u64,
+) -> Result<Common, Error> {
+    if let Some(n) = o.max_evals {
+        flag("--max-evals", limits::at_least(n, 1))?;
+    }
+    Ok(Common {
+        max_evals: (o.max_evals.or(prev.map(|m| m.max_evals))).unwrap_or(max_evals),
+        seed: o.seed.or(prev.map(|m| m.seed)).unwrap_or(seed),
+        mock: o.mock || prev.is_some_and(|m| m.mock),
+        verify: resolve_plan(o, prev)?,
+    })
 }
 
 /// The search settings of one run after resolution.
@@ -91,9 +193,9 @@ impl Budget {
 }
 
 /// The run.json of the run being resumed, if any.
-pub fn previous_run(opts: &RunOptions) -> Result<Option<RunMeta>, Error> {
-    match (&opts.resume, &opts.out) {
-        (true, Some(dir)) => Ok(Some(crate::run::log::read_run_json(dir)?)),
+pub fn previous_run(opts: &Shared) -> Result<Option<RunMeta>, Error> {
+    match (opts.resuming(), opts.run_dir()) {
+        (true, Some(dir)) => Ok(Some(crate::run::log::read_run_json(&dir)?)),
         (true, None) => Err(Error::usage(
             "`--resume` needs the run directory",
             Some("`moldtune run --resume DIR` or `--out DIR --resume`"),
@@ -116,6 +218,7 @@ pub fn load_problem(opts: &RunOptions, prev: Option<&RunMeta>) -> Result<Problem
         }
     };
     let mut problem = Problem::load(&path)?;
+    let opts = &opts.shared;
     if let Some(r) = opts.repeats.or(prev.map(|m| m.repeats)) {
         problem.repeats = flag("--repeats", limits::repeats(r as u64))?;
     }
@@ -148,9 +251,6 @@ pub fn resolve(
     if let Some(k) = opts.kappa {
         flag("--kappa", limits::non_negative(k))?;
     }
-    if let Some(n) = opts.max_evals {
-        flag("--max-evals", limits::at_least(n, 1))?;
-    }
     if let Some(n) = opts.pool {
         flag("--pool", limits::at_least(n, 1))?;
     }
@@ -160,14 +260,20 @@ pub fn resolve(
         .or(ds.kappa)
         .unwrap_or(1.96);
     check_same_problem(prev, problem)?;
+    let c = common(
+        &opts.shared,
+        prev,
+        ds.max_evals.unwrap_or(100),
+        ds.seed.unwrap_or(0),
+    )?;
     Ok(Resolved {
         learner,
-        max_evals: pick(opts.max_evals, prev.map(|m| m.max_evals), ds.max_evals, 100),
-        seed: opts.seed.or(prev.map(|m| m.seed)).or(ds.seed).unwrap_or(0),
+        max_evals: c.max_evals,
+        seed: c.seed,
         initial: pick(opts.initial, prev.map(|m| m.initial), ds.initial, 10),
         kappa,
         pool: pick(opts.pool, prev.map(|m| m.pool), ds.pool, 10_000).max(1),
-        mock: opts.mock || prev.is_some_and(|m| m.mock),
+        mock: c.mock,
         acquisition: opts
             .acquisition
             .or(prev.map(|m| m.acquisition))
@@ -178,14 +284,14 @@ pub fn resolve(
             .interleave
             .or(prev.and_then(|m| m.interleave))
             .unwrap_or(Settings::default_interleave(learner)),
-        verify: resolve_plan(opts, prev)?,
+        verify: c.verify,
         budget: Budget::Evaluations,
         strategy: None,
     })
 }
 
 /// The verification plan: flags, else run.json, else the default (top 3, 10 rounds).
-fn resolve_plan(opts: &RunOptions, prev: Option<&RunMeta>) -> Result<Plan, Error> {
+fn resolve_plan(opts: &Shared, prev: Option<&RunMeta>) -> Result<Plan, Error> {
     let recorded = prev.and_then(|m| m.verify).unwrap_or_default();
     let rounds = match opts.verify_rounds {
         Some(r) => flag("--verify-rounds", limits::at_least(r, 2))?,
