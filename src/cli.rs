@@ -647,7 +647,7 @@ fn measure_command(
             println!("cause: {c}");
         }
     }
-    Ok(if r.status == "ok" {
+    Ok(if r.status == crate::evaluate::outcome::Status::Ok {
         exit::OK
     } else {
         exit::NO_SUCCESS

@@ -5,14 +5,14 @@
 use std::path::Path;
 
 use crate::error::Error;
-use crate::evaluate::outcome::Stop;
+use crate::evaluate::outcome::{Status, Stop};
 use crate::problem::limits;
 use crate::report::pick;
 
 #[derive(Debug, serde::Serialize)]
 pub struct Measured {
     pub config: String,
-    pub status: String,
+    pub status: Status,
     pub objective: Option<f64>,
     pub samples: Vec<f64>,
     pub spread: Option<f64>,
@@ -46,7 +46,7 @@ pub fn measure(
         Evaluated::Stopped(Stop::Environment(why)) => Err(Error::Environment(why)),
         Evaluated::Done(m) => Ok(Measured {
             config: problem.space.describe(&config),
-            status: m.status.to_string(),
+            status: m.status,
             objective: m.objective,
             samples: m.samples,
             spread: m.spread,
