@@ -3,8 +3,10 @@
 //! output captured to files (so a chatty child can never deadlock us), wall and CPU time.
 //!
 //! Also the interrupt protocol: the first SIGINT/SIGTERM sets a flag that makes the running
-//! child's group die and the driver stop proposing; a second one kills the child group and
-//! exits at once with 130.
+//! children's groups die and the driver stop proposing; a second one kills every child group
+//! and exits at once with 130. And pausing: while a [`pause`] guard lives, pausable children
+//! (builds running ahead of a timed run) are held stopped, their timeouts and times counting
+//! only the time they ran.
 
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -26,6 +28,9 @@ pub struct Command {
     /// (RLIMIT_FSIZE): past it the writer gets SIGXFSZ, so a runaway program cannot fill the
     /// disk.
     pub max_file_bytes: u64,
+    /// May be stopped while [`pause`] holds the machine for a timed run (a build running
+    /// ahead); its timeout and `wall_s` count only the time it ran.
+    pub pausable: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -54,19 +59,48 @@ impl Finished {
 }
 
 static INTERRUPTS: AtomicUsize = AtomicUsize::new(0);
-static CHILD_PGID: AtomicI32 = AtomicI32::new(0);
+
+/// The process groups of the children running now, in slots the signal handler can read
+/// without a lock (several run at once when builds run ahead, and in parallel tests).
+const SLOTS: usize = 64;
+static GROUPS: [AtomicI32; SLOTS] = [const { AtomicI32::new(0) }; SLOTS];
+
+fn hold_group(pgid: i32) {
+    let free = GROUPS.iter().find(|g| {
+        g.compare_exchange(0, pgid, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    });
+    // More children than slots: the group is still killed by execute, only a second
+    // interrupt no longer reaches it.
+    let _ = free;
+}
+
+fn release_group(pgid: i32) {
+    for g in &GROUPS {
+        let _ = g.compare_exchange(pgid, 0, Ordering::SeqCst, Ordering::SeqCst);
+    }
+}
+
+fn groups() -> Vec<i32> {
+    (GROUPS.iter().map(|g| g.load(Ordering::SeqCst)))
+        .filter(|&g| g > 0)
+        .collect()
+}
 
 extern "C" fn on_signal(_sig: libc::c_int) {
     let n = INTERRUPTS.fetch_add(1, Ordering::SeqCst) + 1;
     if n >= 2 {
-        let pg = CHILD_PGID.load(Ordering::SeqCst);
-        // SAFETY: killpg and _exit are async-signal-safe.
-        unsafe {
+        for g in &GROUPS {
+            let pg = g.load(Ordering::SeqCst);
             if pg > 0 {
-                libc::killpg(pg, libc::SIGKILL);
+                // SAFETY: killpg is async-signal-safe.
+                unsafe {
+                    libc::killpg(pg, libc::SIGKILL);
+                }
             }
-            libc::_exit(130);
         }
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { libc::_exit(130) }
     }
 }
 
@@ -97,7 +131,7 @@ fn killpg(pgid: i32, sig: libc::c_int) {
     }
 }
 
-/// Where the running child's process group is noted, so that a moldtune killed by SIGKILL
+/// Where the running children's process groups are noted, so that a moldtune killed by SIGKILL
 /// (which cannot clean up) has the group killed by the next moldtune on the same directory.
 static STALE_FILE: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
 
@@ -106,25 +140,21 @@ pub fn track_children_in(dir: &std::path::Path) {
     *STALE_FILE.lock().unwrap_or_else(|e| e.into_inner()) = Some(dir.join(".child"));
 }
 
-fn note_child(pgid: Option<i32>) {
-    if let Some(p) = STALE_FILE
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-    {
-        match pgid {
-            Some(g) => {
-                let _ = std::fs::write(p, g.to_string());
-            }
-            None => {
-                let _ = std::fs::remove_file(p);
-            }
-        }
+/// Writes the groups running now into the note (one per line), or removes it when none is.
+fn note_children() {
+    let file = STALE_FILE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(p) = file.as_ref() else { return };
+    let running = groups();
+    if running.is_empty() {
+        let _ = std::fs::remove_file(p);
+    } else {
+        let lines: Vec<String> = running.iter().map(i32::to_string).collect();
+        let _ = std::fs::write(p, lines.join("\n"));
     }
 }
 
-/// Kills what is left of the process group noted in `dir/.child` by a moldtune that died
-/// without cleaning up: only processes of that group whose working directory is inside
+/// Kills what is left of the process groups noted in `dir/.child` by a moldtune that died
+/// without cleaning up: only processes of those groups whose working directory is inside
 /// `dir` (so a recycled group id can never hit an unrelated process).
 pub fn reap_stale_group(dir: &std::path::Path) {
     let note = dir.join(".child");
@@ -132,9 +162,7 @@ pub fn reap_stale_group(dir: &std::path::Path) {
         return;
     };
     let _ = std::fs::remove_file(&note);
-    let Ok(pgid) = text.trim().parse::<i32>() else {
-        return;
-    };
+    let pgids: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
     let Ok(root) = std::fs::canonicalize(dir) else {
         return;
     };
@@ -145,7 +173,7 @@ pub fn reap_stale_group(dir: &std::path::Path) {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
             continue;
         };
-        if stat_field(pid, 2) != Some(pgid) {
+        if !stat_field(pid, 2).is_some_and(|g| pgids.contains(&g)) {
             continue;
         }
         let inside =
@@ -249,23 +277,25 @@ pub fn execute(cmd: &Command, timeout: Duration) -> Finished {
         Ok(pid) => pid,
         Err(m) => return Finished::spawn_error(m),
     };
-    CHILD_PGID.store(pid, Ordering::SeqCst);
-    note_child(Some(pid));
+    hold_group(pid);
+    note_children();
+    let paused0 = cmd.pausable.then(|| join_pausable(pid));
     let rx = reap_in_thread(pid, start);
-    let (how, got) = wait_or_kill(pid, &rx, start + timeout);
+    let (how, got) = wait_or_kill(pid, &rx, Clock { start, paused0 }, timeout);
     // Whatever the leader did, nothing of its group may outlive it, nor any descendant
     // that left the group (setsid) and was handed to us as its subreaper.
     killpg(pid, libc::SIGKILL);
+    let paused = paused0.map_or(Duration::ZERO, |p0| leave_pausable(pid) - p0);
     live_leaders(|l| l.retain(|&p| p != pid));
     kill_orphans();
-    CHILD_PGID.store(0, Ordering::SeqCst);
-    note_child(None);
+    release_group(pid);
+    note_children();
     let Some(reaped) = got else {
         return Finished::spawn_error("lost track of the child".into());
     };
     Finished {
         exit: how.unwrap_or_else(|| exit_of(&reaped)),
-        wall_s: reaped.wall.as_secs_f64(),
+        wall_s: reaped.wall.saturating_sub(paused).as_secs_f64(),
         cpu_s: reaped.cpu_s,
     }
 }
@@ -355,34 +385,138 @@ fn reap_in_thread(pid: i32, start: Instant) -> mpsc::Receiver<Reaped> {
     rx
 }
 
-/// Waits until the child ends, the deadline passes (SIGTERM to the group, a grace period,
+/// When a child started, and for a pausable one the pause clock then: how long it has run.
+#[derive(Clone, Copy)]
+struct Clock {
+    start: Instant,
+    paused0: Option<Duration>,
+}
+
+impl Clock {
+    /// Time since the start, less the time the child was paused.
+    fn ran(&self, now: Instant) -> Duration {
+        let wall = now.saturating_duration_since(self.start);
+        match self.paused0 {
+            Some(p0) => wall.saturating_sub(pauses(|p| p.paused_by(now)).saturating_sub(p0)),
+            None => wall,
+        }
+    }
+}
+
+/// Waits until the child ends, has run for `timeout` (SIGTERM to the group, a grace period,
 /// then SIGKILL) or moldtune is interrupted (SIGKILL at once). Returns how it was ended,
 /// if moldtune ended it, and what the waiter reaped.
 fn wait_or_kill(
     pid: i32,
     rx: &mpsc::Receiver<Reaped>,
-    deadline: Instant,
+    clock: Clock,
+    timeout: Duration,
 ) -> (Option<Exit>, Option<Reaped>) {
     loop {
-        let now = Instant::now();
         if interrupted() {
             killpg(pid, libc::SIGKILL);
             return (Some(Exit::Interrupted), rx.recv().ok());
         }
-        if now >= deadline {
+        let ran = clock.ran(Instant::now());
+        if ran >= timeout {
             killpg(pid, libc::SIGTERM);
+            killpg(pid, libc::SIGCONT); // a stopped group must run to see SIGTERM
             let got = rx.recv_timeout(GRACE).ok().or_else(|| {
                 killpg(pid, libc::SIGKILL);
                 rx.recv().ok()
             });
             return (Some(Exit::Timeout), got);
         }
-        let slice = (deadline - now).min(Duration::from_millis(50));
+        let slice = (timeout - ran).min(Duration::from_millis(50));
         match rx.recv_timeout(slice) {
             Ok(v) => return (None, Some(v)),
             Err(mpsc::RecvTimeoutError::Timeout) => continue,
             Err(mpsc::RecvTimeoutError::Disconnected) => return (None, None),
         }
+    }
+}
+
+/// The pausable children (builds running ahead) and the pause clock: how long they have
+/// been held stopped in all, so that their timeouts and times count only their running.
+struct Pauses {
+    /// [`Paused`] guards alive.
+    depth: usize,
+    /// Since when the current pause lasts.
+    since: Option<Instant>,
+    /// Paused time before `since`.
+    total: Duration,
+    groups: Vec<i32>,
+}
+
+impl Pauses {
+    fn paused_by(&self, now: Instant) -> Duration {
+        let current = self
+            .since
+            .map_or(Duration::ZERO, |s| now.saturating_duration_since(s));
+        self.total + current
+    }
+}
+
+static PAUSES: std::sync::Mutex<Pauses> = std::sync::Mutex::new(Pauses {
+    depth: 0,
+    since: None,
+    total: Duration::ZERO,
+    groups: Vec::new(),
+});
+
+fn pauses<T>(f: impl FnOnce(&mut Pauses) -> T) -> T {
+    f(&mut PAUSES.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Registers a pausable child's group (stopped at once while a pause holds); returns the
+/// pause clock at its start.
+fn join_pausable(pgid: i32) -> Duration {
+    pauses(|p| {
+        p.groups.push(pgid);
+        if p.depth > 0 {
+            killpg(pgid, libc::SIGSTOP);
+        }
+        p.paused_by(Instant::now())
+    })
+}
+
+/// Forgets a pausable child's group; returns the pause clock at its end.
+fn leave_pausable(pgid: i32) -> Duration {
+    pauses(|p| {
+        p.groups.retain(|&g| g != pgid);
+        p.paused_by(Instant::now())
+    })
+}
+
+/// While it lives, every pausable child is stopped (SIGSTOP to its group; one started
+/// meanwhile is stopped at once) and continued when the last guard is dropped: a timed run
+/// has the machine to itself while builds run ahead.
+#[must_use = "the pause ends when the guard is dropped"]
+pub struct Paused(());
+
+/// Stops the pausable children until the guard is dropped (see [`Paused`]).
+pub fn pause() -> Paused {
+    pauses(|p| {
+        p.depth += 1;
+        if p.depth == 1 {
+            p.since = Some(Instant::now());
+            p.groups.iter().for_each(|&g| killpg(g, libc::SIGSTOP));
+        }
+    });
+    Paused(())
+}
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        pauses(|p| {
+            p.depth -= 1;
+            if p.depth == 0 {
+                p.groups.iter().for_each(|&g| killpg(g, libc::SIGCONT));
+                if let Some(s) = p.since.take() {
+                    p.total += s.elapsed();
+                }
+            }
+        })
     }
 }
 
@@ -417,6 +551,7 @@ pub fn output(argv: &[String], timeout: Duration, max_bytes: u64) -> Output {
         stdout: dir.join("stdout"),
         stderr: dir.join("stderr"),
         max_file_bytes: max_bytes,
+        pausable: false,
     };
     let finished = match made {
         Ok(()) => execute(&cmd, timeout),
@@ -475,7 +610,40 @@ mod tests {
             stdout: dir.join("out"),
             stderr: dir.join("err"),
             max_file_bytes: crate::problem::limits::DEFAULT_OUTPUT_BYTES,
+            pausable: false,
         }
+    }
+
+    #[test]
+    fn a_paused_child_is_stopped_and_its_timeout_counts_only_its_running() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ticks = tmp.path().join("ticks");
+        let cmd = Command {
+            pausable: true,
+            ..sh("while :; do echo >> ticks; sleep 0.02; done", tmp.path())
+        };
+        let t0 = Instant::now();
+        let child = std::thread::spawn(move || execute(&cmd, Duration::from_millis(1000)));
+        std::thread::sleep(Duration::from_millis(300));
+        let count = || std::fs::read_to_string(&ticks).unwrap_or_default().len();
+        let guard = pause();
+        std::thread::sleep(Duration::from_millis(100));
+        let stopped_at = count();
+        std::thread::sleep(Duration::from_millis(1000));
+        assert_eq!(count(), stopped_at, "the child ran while paused");
+        drop(guard);
+        let f = child.join().unwrap();
+        assert_eq!(f.exit, Exit::Timeout);
+        assert!(count() > stopped_at, "the child ran again after the pause");
+        assert!(
+            t0.elapsed() >= Duration::from_millis(2000),
+            "cut before 1 s of running"
+        );
+        assert!(
+            (0.9..1.6).contains(&f.wall_s),
+            "its time, pauses left out: {}",
+            f.wall_s
+        );
     }
 
     #[test]

@@ -199,16 +199,21 @@ impl<'a> Variant<'a> {
             stdout: dir.join(format!("{tag}.out")),
             stderr: dir.join(format!("{tag}.err")),
             max_file_bytes: self.problem.max_output_bytes,
+            pausable: false,
         }
     }
 
-    /// The compile `c` (or its syntax check), run with moldtune's own environment.
+    /// The compile `c` (or its syntax check), run with moldtune's own environment; pausable
+    /// (a build running ahead is held stopped while a variant is timed).
     pub fn compile_command(&self, c: &Compile, syntax: bool) -> Command {
         let argv = match (&c.syntax, syntax) {
             (Some(s), true) => s,
             _ => &c.argv,
         };
-        self.command(&c.dir, argv, &[], "compile")
+        Command {
+            pausable: true,
+            ..self.command(&c.dir, argv, &[], "compile")
+        }
     }
 
     /// The check run, output in `check.out`/`check.err`; `None` without an output check.
