@@ -278,7 +278,11 @@ fn a_build_cut_by_the_adapted_timeout_is_retried_at_the_configured_one() {
     // 10.5 s (a busy machine): cut, retried at `timeouts.compile_s`, it builds.
     let keys = "check: {mode: none}\nrepeats: 1\ntimeouts: {compile_s: 30, run_s: 30}\n";
     let p = FakeProblem::with(&["slow_fourth"], 5, keys);
-    let o = p.command(&["--max-evals", "5"]).output().unwrap();
+    // One build at a time: the fourth is cut by the timeout adapted to the three before it.
+    let o = p
+        .command(&["--max-evals", "5", "--jobs", "1"])
+        .output()
+        .unwrap();
     assert_code(&o, 0);
     let csv = Csv::read(&p.out());
     assert_eq!(
@@ -295,4 +299,72 @@ fn a_build_cut_by_the_adapted_timeout_is_retried_at_the_configured_one() {
         "the cut attempt counts: {compile_s:?}"
     );
     assert_no_leftover("sleep 10.5");
+}
+
+#[test]
+fn builds_run_ahead_but_never_while_a_variant_is_timed() {
+    // Six distinct variants whose builds tick for half a second and whose timed runs note
+    // their spans: with --jobs 3 the next builds run during the previous evaluations, but
+    // no build ticks inside a timed run (held stopped by SIGSTOP).
+    let keys = "check: {mode: none}\nrepeats: 2\ntimeouts: {compile_s: 30, run_s: 30}\n";
+    let p = FakeProblem::with(&["ticking"], 6, keys);
+    let o = p
+        .command(&["--max-evals", "6", "--jobs", "3"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let csv = Csv::read(&p.out());
+    assert_eq!(
+        csv.column("status"),
+        vec!["ok"; 6],
+        "{:?}",
+        causes(&p.out())
+    );
+    let ids: Vec<String> = (0..6).map(|i| i.to_string()).collect();
+    assert_eq!(csv.column("eval_id"), ids, "rows in evaluation order");
+    assert_eq!(read_json(&p.out().join("run.json"))["jobs"], 3);
+    let read = |f: &str| std::fs::read_to_string(p.dir().join(f)).unwrap();
+    let ticks: Vec<(String, u128)> = (read("ticks").lines())
+        .map(|l| l.split_once(' ').unwrap())
+        .map(|(exe, t)| (exe.to_string(), t.parse().unwrap()))
+        .collect();
+    let spans: Vec<(String, u128, u128)> = (read("spans").lines())
+        .map(|l| l.split(' ').collect::<Vec<_>>())
+        .map(|w| {
+            (
+                w[0].to_string(),
+                w[1].parse().unwrap(),
+                w[2].parse().unwrap(),
+            )
+        })
+        .collect();
+    let slack = 30_000_000; // 30 ms: a tick already under way when the pause began
+    for (exe, s, e) in &spans {
+        let inside = ticks
+            .iter()
+            .filter(|(_, t)| *t > s + slack && *t + slack < *e);
+        let inside: Vec<_> = inside.collect();
+        assert!(
+            inside.is_empty(),
+            "builds ticked while {exe} was timed: {inside:?}"
+        );
+    }
+    let first_tick = |k: usize| {
+        let exe = format!("eval-{k}/variant");
+        (ticks.iter())
+            .filter(|(x, _)| x.ends_with(&exe))
+            .map(|t| t.1)
+            .min()
+            .unwrap()
+    };
+    let last_end = |k: usize| {
+        let exe = format!("eval-{k}/variant");
+        (spans.iter())
+            .filter(|(x, ..)| x.ends_with(&exe))
+            .map(|s| s.2)
+            .max()
+            .unwrap()
+    };
+    let ahead = (1..6).filter(|&k| first_tick(k) < last_end(k - 1)).count();
+    assert!(ahead >= 3, "builds ran ahead for {ahead} of 5 evaluations");
 }

@@ -14,9 +14,10 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
+use crate::evaluate::ahead::Slots;
 use crate::evaluate::build::build;
 use crate::evaluate::check::{check_output, checked_stream};
-use crate::evaluate::child::Exit;
+use crate::evaluate::child::{self, Exit};
 use crate::evaluate::environment;
 use crate::evaluate::interleave::{self, Remeasured, Rounds};
 use crate::evaluate::outcome::{Measurement, Status, Stop};
@@ -54,6 +55,14 @@ pub trait Evaluator {
     fn evaluate(&mut self, problem: &Problem, config: &Config, eval_id: usize) -> Evaluated;
     /// Learns from an evaluation recorded earlier (a resumed run replays its log).
     fn remember(&mut self, _m: &Measurement, _eval_id: usize) {}
+    /// Whether builds can run ahead of their evaluation's turn ([`Evaluator::ahead`]).
+    fn builds_ahead(&self) -> bool {
+        false
+    }
+    /// Starts evaluation `eval_id`'s builds ahead of its turn (see [`crate::evaluate::ahead`]).
+    fn ahead(&mut self, _problem: &Problem, _config: &Config, _eval_id: usize) {}
+    /// Waits for the builds still ahead (proposals that will not be evaluated) and drops them.
+    fn cancel_ahead(&mut self) {}
     /// Re-measures `configs` interleaved until `rounds` says enough (see [`interleave`]).
     fn remeasure(
         &mut self,
@@ -78,6 +87,8 @@ pub struct RealEvaluator {
     goal: Goal,
     /// Compile seconds of the variants that built (for the adaptive compile timeout).
     compile_times: Vec<f64>,
+    /// Builds running ahead (`--jobs`).
+    slots: Slots,
 }
 
 /// Compile timeouts adapt as run timeouts do: once [`COMPILE_SAMPLES`] variants have
@@ -108,20 +119,18 @@ impl RealEvaluator {
         }
     }
 
-    /// Build (the timed binary, then the check build if there is one) → reuse the outcome
-    /// of identical programs, or check and time them.
-    fn build_check_time(&self, v: &Variant) -> (Evaluated, Option<String>) {
-        let mut timed = match ended(build(v, &v.compile)) {
+    /// After the builds: reuse the outcome of identical programs, or check and time them.
+    fn check_time(
+        &self,
+        v: &Variant,
+        built: Result<Build, Evaluated>,
+    ) -> (Evaluated, Option<String>) {
+        let timed = match built {
             Ok(b) => b,
             Err(result) => return (result, None),
         };
         let mut exe = std::fs::read(v.compile.exe()).unwrap_or_default();
         if let Some(c) = &v.check_build {
-            match ended(build(v, c)) {
-                // The check build is part of the evaluation's compile cost.
-                Ok(cb) => timed.compile_s += cb.compile_s,
-                Err(r) => return (check_build_failed(r, timed.compile_s), None),
-            }
             exe.extend(std::fs::read(c.exe()).unwrap_or_default());
         }
         let key =
@@ -139,6 +148,8 @@ impl RealEvaluator {
                 return result;
             }
         }
+        // Builds running ahead are held stopped while the variant is timed.
+        let _paused = self.slots.busy().then(child::pause);
         match ended(time(v, timed, self.run_timeout(v.problem), self.incumbent)) {
             Ok(m) => Evaluated::Done(m),
             Err(result) => result,
@@ -149,6 +160,7 @@ impl RealEvaluator {
 impl Evaluator for RealEvaluator {
     fn prepare(&mut self, problem: &Problem, run_dir: &Path) -> Result<(), Error> {
         self.work_root = run_dir.join("work");
+        self.slots.share(problem);
         self.goal = problem.metric.goal;
         crate::evaluate::cachegrind::available(problem.metric.kind)?;
         if problem.check.mode == CheckMode::None {
@@ -166,20 +178,26 @@ impl Evaluator for RealEvaluator {
         Ok(())
     }
 
+    #[allow(clippy::result_large_err)] // see `ended`
     fn evaluate(&mut self, problem: &Problem, config: &Config, eval_id: usize) -> Evaluated {
-        let dir = self.work_root.join(format!("eval-{eval_id}"));
-        let _ = std::fs::remove_dir_all(&dir);
-        let v = match Variant::render(problem, config, &dir) {
-            Ok(v) => v.with_compile_timeout(self.compile_timeout(problem)),
-            Err(unrendered) => return Evaluated::Done(unrendered.measurement()),
+        let (v, built) = match self.slots.take(eval_id) {
+            Some(Ok(b)) => (Variant { problem, r: b.r }, Some(b.build)),
+            Some(Err(stopped)) => return stopped,
+            None => match self.rendered(problem, config, eval_id) {
+                Ok(v) => (v, None),
+                Err(failed) => return failed,
+            },
         };
+        let dir = v.dir.clone();
         let build_key = v.build_key.clone();
         if let Some(mut m) = self.reuse.by_build(&build_key) {
+            let _ = std::fs::remove_dir_all(&dir); // built ahead, before the twin was known
             m.build_hash = Some(build_key);
             m.commands = Some(v.recorded_commands());
             return Evaluated::Done(m);
         }
-        let (result, binary_key) = self.build_check_time(&v);
+        let built = built.unwrap_or_else(|| builds(&v));
+        let (result, binary_key) = self.check_time(&v, built);
         if !self.keep_builds {
             let _ = std::fs::remove_dir_all(&dir);
         }
@@ -194,6 +212,25 @@ impl Evaluator for RealEvaluator {
         m.commands = Some(v.recorded_commands());
         self.remember(&m, eval_id);
         Evaluated::Done(m)
+    }
+
+    fn builds_ahead(&self) -> bool {
+        true
+    }
+
+    fn ahead(&mut self, problem: &Problem, config: &Config, eval_id: usize) {
+        // A template that does not render, or a twin of an evaluation already made, is left
+        // to `evaluate`, which records it without a build.
+        let Ok(v) = self.rendered(problem, config, eval_id) else {
+            return;
+        };
+        if self.reuse.by_build(&v.build_key).is_none() {
+            self.slots.start(eval_id, v.r);
+        }
+    }
+
+    fn cancel_ahead(&mut self) {
+        self.slots.cancel();
     }
 
     fn remeasure(
@@ -221,6 +258,23 @@ impl Evaluator for RealEvaluator {
 }
 
 impl RealEvaluator {
+    /// Evaluation `eval_id` rendered into its (emptied) build directory, compiles cut at the
+    /// adapted timeout; a template that does not render is the evaluation's failure.
+    #[allow(clippy::result_large_err)] // see `ended`
+    fn rendered<'p>(
+        &self,
+        problem: &'p Problem,
+        config: &Config,
+        eval_id: usize,
+    ) -> Result<Variant<'p>, Evaluated> {
+        let dir = self.work_root.join(format!("eval-{eval_id}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        match Variant::render(problem, config, &dir) {
+            Ok(v) => Ok(v.with_compile_timeout(self.compile_timeout(problem))),
+            Err(unrendered) => Err(Evaluated::Done(unrendered.measurement())),
+        }
+    }
+
     /// Keeps the best objective so far up to date.
     fn update_incumbent(&mut self, m: &Measurement) {
         let (Status::Ok, Some(y)) = (m.status, m.objective) else {
@@ -242,6 +296,20 @@ fn adaptive_compile_timeout(compile_times: &[f64], configured: f64) -> f64 {
     (COMPILE_FACTOR * median)
         .max(COMPILE_FLOOR_S)
         .min(configured)
+}
+
+/// The timed build, then the check build if there is one (its compile time added: part of
+/// the evaluation's cost); a failure is the evaluation's outcome.
+#[allow(clippy::result_large_err)] // see `ended`
+pub fn builds(v: &Variant) -> Result<Build, Evaluated> {
+    let mut timed = ended(build(v, &v.compile))?;
+    if let Some(c) = &v.check_build {
+        match ended(build(v, c)) {
+            Ok(cb) => timed.compile_s += cb.compile_s,
+            Err(r) => return Err(check_build_failed(r, timed.compile_s)),
+        }
+    }
+    Ok(timed)
 }
 
 /// A failed check build: recorded as a build failure of the variant, saying which build.
@@ -298,7 +366,7 @@ pub fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result
         message: format!("{what}: {}", u.cause),
         built: false,
     })?;
-    v.source = source;
+    v.r.source = source;
     // The reference output comes from the check build when there is one.
     match build(&v, v.check_build.as_ref().unwrap_or(&v.compile)) {
         Step::Ok(_) => {}

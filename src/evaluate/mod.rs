@@ -6,6 +6,7 @@
 //! a simulated metric runs the program under [`cachegrind`]. The [`evaluator`] strings
 //! these together; the [`mock`] stands in for it in tests.
 
+pub mod ahead;
 pub mod build;
 pub mod cachegrind;
 pub mod check;

@@ -96,11 +96,10 @@ impl Unrendered {
     }
 }
 
-/// A variant rendered once (see the module documentation).
-pub struct Variant<'a> {
-    /// The problem's settings that are not rendered (check mode and tolerances, metric,
-    /// repeats, output limit).
-    pub problem: &'a Problem,
+/// What a variant is rendered into (see the module documentation): plain values, what a
+/// build slot running ahead is handed.
+#[derive(Debug, Clone)]
+pub struct Rendered {
     /// The build directory: the variant's source, binary and every child's output.
     pub dir: PathBuf,
     pub source: String,
@@ -117,6 +116,20 @@ pub struct Variant<'a> {
     pub build_key: String,
     /// The run command and environment, this variant's directory replaced by a placeholder.
     pub run_key: String,
+}
+
+/// A rendered variant of a problem: its values, and the problem's settings that are not
+/// rendered (check mode and tolerances, metric, repeats, output limit).
+pub struct Variant<'a> {
+    pub problem: &'a Problem,
+    pub r: Rendered,
+}
+
+impl std::ops::Deref for Variant<'_> {
+    type Target = Rendered;
+    fn deref(&self) -> &Rendered {
+        &self.r
+    }
 }
 
 impl<'a> Variant<'a> {
@@ -139,8 +152,7 @@ impl<'a> Variant<'a> {
         let run_key = keyed(&run_text(&run), dir);
         let compile_key = keyed(&compile.argv.join(" "), dir);
         let build_key = hex_hash(format!("{source}\0{compile_key}\0{run_key}").as_bytes());
-        Ok(Variant {
-            problem,
+        let r = Rendered {
             dir: dir.to_path_buf(),
             source,
             compile,
@@ -149,13 +161,14 @@ impl<'a> Variant<'a> {
             run,
             build_key,
             run_key,
-        })
+        };
+        Ok(Variant { problem, r })
     }
 
     /// Both compiles (timed and check build) cut at `timeout_s` (the adapted timeout).
     pub fn with_compile_timeout(mut self, timeout_s: f64) -> Variant<'a> {
-        self.compile.timeout_s = timeout_s;
-        if let Some(c) = &mut self.check_build {
+        self.r.compile.timeout_s = timeout_s;
+        if let Some(c) = &mut self.r.check_build {
             c.timeout_s = timeout_s;
         }
         self

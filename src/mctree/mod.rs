@@ -499,6 +499,7 @@ fn resolved(o: &MctreeOptions, prev: Option<&RunMeta>, kind: Kind) -> Result<Res
         feasibility: false,
         interleave: 0,
         verify: c.verify,
+        jobs: c.jobs,
         budget: Budget::Valid,
         strategy: Some(kind.as_str().into()),
     })

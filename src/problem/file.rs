@@ -70,7 +70,7 @@ pub struct CodeIdentity {
 }
 
 /// A validated problem, ready to run.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Problem {
     pub name: String,
     pub path: PathBuf,

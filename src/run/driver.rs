@@ -5,6 +5,7 @@
 //! the log, run.json) → prepare the evaluator (the reference output) → replay the log into
 //! the searcher → loop (ask → evaluate → append → tell) → write the summaries.
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -12,6 +13,7 @@ use crate::error::Error;
 use crate::evaluate::child;
 use crate::evaluate::outcome::{Source, Status, Stop};
 use crate::evaluate::{Evaluated, Evaluator, MockEvaluator, RealEvaluator};
+use crate::problem::space::Config;
 use crate::problem::{Goal, Problem};
 use crate::run::log::{self, Record, RunMeta, Termination};
 use crate::run::progress::Progress;
@@ -265,6 +267,12 @@ impl<'p> Session<'p> {
     ) -> Result<Termination, Error> {
         let elapsed0 = self.records.last().map_or(0.0, |r| r.elapsed_sec);
         let t0 = Instant::now();
+        let jobs = if evaluator.builds_ahead() {
+            self.s.jobs
+        } else {
+            1
+        };
+        let mut queue = VecDeque::new();
         let termination = loop {
             if self.spent() >= self.s.max_evals {
                 break Termination::MaxEvals;
@@ -278,7 +286,7 @@ impl<'p> Session<'p> {
                 break Termination::Interrupted;
             }
             let step = self.records.len();
-            let (config, source) = match searcher.ask(step) {
+            let (config, source) = match self.next(searcher, evaluator, &mut queue, jobs) {
                 Ok(proposal) => proposal,
                 Err(NoProposal::Exhausted) => break Termination::SpaceExhausted,
                 Err(NoProposal::NotFound) => break Termination::NoConfigFound,
@@ -305,8 +313,42 @@ impl<'p> Session<'p> {
             let r = self.records.last().expect("just recorded");
             searcher.tell(&r.config, &r.m, r.source);
         };
+        evaluator.cancel_ahead();
         self.progress.finish();
         Ok(termination)
+    }
+
+    /// The next proposal to evaluate. With `jobs` > 1 the queue of proposals is kept `jobs`
+    /// long (within what the budget can still take), each one's builds started ahead and the
+    /// strategy told it is pending; the searcher running dry with proposals still queued only
+    /// means waiting for their outcomes.
+    fn next(
+        &self,
+        searcher: &mut dyn Strategy,
+        evaluator: &mut dyn Evaluator,
+        queue: &mut VecDeque<(Config, Source)>,
+        jobs: usize,
+    ) -> Result<(Config, Source), NoProposal> {
+        let step = self.records.len();
+        let left = match self.s.budget {
+            Budget::Evaluations => self.s.max_evals.saturating_sub(step),
+            Budget::Valid => (EXPERIMENT_CAP * self.s.max_evals).saturating_sub(step),
+        };
+        while queue.len() < jobs.min(left).max(1) {
+            let id = step + queue.len();
+            match searcher.ask(id) {
+                Ok((config, source)) => {
+                    if jobs > 1 {
+                        searcher.pending(&config, source);
+                        evaluator.ahead(self.problem, &config, id);
+                    }
+                    queue.push_back((config, source));
+                }
+                Err(e) if queue.is_empty() => return Err(e),
+                Err(_) => break,
+            }
+        }
+        Ok(queue.pop_front().expect("the queue holds a proposal"))
     }
 
     /// Appends one evaluation to the log, then updates best.c, progress and results.json.
@@ -504,6 +546,7 @@ fn new_meta(
         best_eval_id: None,
         mold_changes: vec![],
         verify: Some(s.verify),
+        jobs: Some(s.jobs),
         verification: None,
         mctree: None,
     }

@@ -102,6 +102,9 @@ pub struct RunMeta {
     /// Mold edits accepted on resume (`--accept-changed-mold`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mold_changes: Vec<MoldChange>,
+    /// Builds run at once ahead of the timed runs (`--jobs`).
+    #[serde(default)]
+    pub jobs: Option<usize>,
     /// The end-of-run verification plan (`--verify`, `--verify-rounds`).
     #[serde(default)]
     pub verify: Option<crate::run::verdict::Plan>,

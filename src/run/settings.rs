@@ -44,6 +44,11 @@ pub struct Shared {
     /// Interleaved rounds of that re-measurement [default: 10].
     #[arg(long, value_name = "R")]
     pub verify_rounds: Option<usize>,
+    /// Builds (and check builds) run at once ahead of the timed runs, which stay exclusive:
+    /// builds in flight are held stopped while a variant is timed [default: the number of
+    /// cores, at most 4].
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
     /// Keep each variant's build directory under DIR/work.
     #[arg(long)]
     pub keep_builds: bool,
@@ -122,6 +127,7 @@ pub struct Common {
     pub seed: u64,
     pub mock: bool,
     pub verify: Plan,
+    pub jobs: usize,
 }
 
 /// Resolves [`Common`]; a flag's value is checked here (a file's when it was loaded).
@@ -134,13 +140,26 @@ pub fn common(
     if let Some(n) = o.max_evals {
         flag("--max-evals", limits::at_least(n, 1))?;
     }
+    if let Some(n) = o.jobs {
+        flag("--jobs", limits::at_least(n, 1))?;
+    }
     Ok(Common {
+        jobs: (o.jobs.or(prev.and_then(|m| m.jobs))).unwrap_or_else(default_jobs),
         max_evals: (o.max_evals.or(prev.map(|m| m.max_evals))).unwrap_or(max_evals),
         seed: o.seed.or(prev.map(|m| m.seed)).unwrap_or(seed),
         mock: o.mock || prev.is_some_and(|m| m.mock),
         verify: resolve_plan(o, prev)?,
     })
 }
+
+/// `--jobs` unless told: the number of cores, at most [`MAX_DEFAULT_JOBS`].
+pub fn default_jobs() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    cores.min(MAX_DEFAULT_JOBS)
+}
+
+/// More builds at once than this need asking for (`--jobs`): memory, and the fan of a laptop.
+pub const MAX_DEFAULT_JOBS: usize = 4;
 
 /// The search settings of one run after resolution.
 #[derive(Debug, Clone)]
@@ -158,6 +177,8 @@ pub struct Resolved {
     pub interleave: usize,
     pub verify: Plan,
     pub budget: Budget,
+    /// Builds at once (`--jobs`).
+    pub jobs: usize,
     /// The strategy's name when it is not a learner of `run` (mctree's `greedy`, `mcts`,
     /// `rf`): shown and recorded in run.json's `learner`.
     pub strategy: Option<String>,
@@ -285,6 +306,7 @@ pub fn resolve(
             .or(prev.and_then(|m| m.interleave))
             .unwrap_or(Settings::default_interleave(learner)),
         verify: c.verify,
+        jobs: c.jobs,
         budget: Budget::Evaluations,
         strategy: None,
     })

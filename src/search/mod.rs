@@ -22,6 +22,9 @@ pub trait Strategy {
     fn ask(&mut self, step: usize) -> Result<(Config, Source), NoProposal>;
     /// The outcome of an evaluation (also every logged one when a run resumes).
     fn tell(&mut self, config: &Config, m: &Measurement, source: Source);
+    /// A proposal that will be evaluated later (builds run ahead): the next proposals must
+    /// differ from it. [`Strategy::tell`] follows with its outcome.
+    fn pending(&mut self, _config: &Config, _source: Source) {}
     /// Evaluations (eval ids) the final verification re-measures whatever the search
     /// measured for them: the search's starting points, which it must not end below.
     fn anchors(&self) -> Vec<usize> {
@@ -35,5 +38,8 @@ impl Strategy for Searcher<'_> {
     }
     fn tell(&mut self, config: &Config, m: &Measurement, source: Source) {
         Searcher::tell(self, config, m, source)
+    }
+    fn pending(&mut self, config: &Config, source: Source) {
+        Searcher::pending(self, config, source)
     }
 }

@@ -51,6 +51,9 @@ struct Observation {
     run_s: f64,
     repeats: u32,
     source: Source,
+    /// Proposed and not yet evaluated: its objective is a lie (the best so far, a constant
+    /// liar) until [`Searcher::tell`] replaces it, so that proposals made ahead differ.
+    pending: bool,
 }
 
 pub struct Searcher<'s> {
@@ -162,17 +165,44 @@ impl<'s> Searcher<'s> {
         }
     }
 
-    /// Records an evaluated configuration (also used to replay the log on resume).
+    /// Records an evaluated configuration (also used to replay the log on resume); its
+    /// pending entry, if it had one, is replaced.
     pub fn tell(&mut self, config: &Config, m: &Measurement, source: Source) {
         self.unseen.mark(config);
+        let encoded = self.space.encode(config);
+        self.history
+            .retain(|o| !(o.pending && o.encoded == encoded));
         self.history.push(Observation {
-            encoded: self.space.encode(config),
+            encoded,
             tree: self.space.tree_features(config),
             status: m.status,
             objective: m.objective,
             run_s: m.run_s,
             repeats: m.repeats,
             source,
+            pending: false,
+        });
+    }
+
+    /// Records a configuration proposed ahead of its evaluation as if it had measured the
+    /// best objective so far (the constant liar of batch Bayesian optimisation): the next
+    /// proposals neither repeat it nor crowd around it as if it were unknown.
+    pub fn pending(&mut self, config: &Config, source: Source) {
+        self.unseen.mark(config);
+        let goal = self.s.goal;
+        let best = (self.history.iter())
+            .filter(|o| o.status == Status::Ok && !o.pending)
+            .filter_map(|o| o.objective)
+            .reduce(|a, b| if goal.better(b, a) { b } else { a });
+        self.history.push(Observation {
+            encoded: self.space.encode(config),
+            tree: self.space.tree_features(config),
+            status: Status::Ok,
+            objective: best,
+            run_s: 0.0,
+            repeats: 0,
+            source,
+            pending: true,
         });
     }
 
@@ -276,6 +306,9 @@ impl<'s> Searcher<'s> {
         let mut x = Vec::new();
         let mut y = Vec::new();
         for o in &self.history {
+            if o.pending && o.objective.is_none() {
+                continue; // proposed before any success: nothing to pretend
+            }
             let target = match (o.status, o.objective) {
                 (Status::Ok, Some(v)) => Some(t(v)),
                 (Status::RunTimeout, _) if self.s.censor_timeouts && positive => {

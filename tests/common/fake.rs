@@ -83,7 +83,9 @@ pub fn write_executable(path: &Path, body: &str) {
 /// The fake compiler `fakecc.sh MODE EXE` builds a variant by copying `prog_MODE.sh` to EXE;
 /// `hang_compile*` sleep instead, `build_fail` exits 1, `no_exe` produces nothing,
 /// `slow_fourth` builds `ok` (a distinct program each time) but its fourth compile takes
-/// 10.5 s (a busy machine). The
+/// 10.5 s (a busy machine), `ticking` writes `EXE NANOSECONDS` to `ticks` every 20 ms for
+/// half a second before it builds a (distinct) program that notes `EXE START END` of its 0.3 s in
+/// `spans` (both files in the problem's directory). The
 /// programs print a kernel time on stdout, or misbehave as their name says. Every sleep has a
 /// distinct duration (600.0xyz s) so tests running in parallel can find their own processes.
 pub struct FakeProblem {
@@ -101,13 +103,19 @@ case "$mode" in
   slow_fourth)
     n=$(cat "$here/compiles" 2>/dev/null || echo 0); echo $((n + 1)) > "$here/compiles"
     [ "$n" -eq 3 ] && sleep 10.5 ; mode=ok ;;
+  ticking)
+    i=0; while [ $i -lt 25 ]; do echo "$exe $(date +%s%N)" >> "$here/ticks"; sleep 0.02; i=$((i + 1)); done; n="$exe" ;;
 esac
 cp "$here/prog_$mode.sh" "$exe" && chmod +x "$exe"
 [ -n "$n" ] && echo ": build $n" >> "$exe"
 exit 0
 "#;
 
-pub const PROGRAMS: [(&str, &str); 11] = [
+pub const PROGRAMS: [(&str, &str); 12] = [
+    (
+        "ticking",
+        "s=$(date +%s%N)\nsleep 0.3\necho \"$0 $s $(date +%s%N)\" >> \"$(dirname \"$0\")/../../../spans\"\necho 0.25\n",
+    ),
     // Alternates 0.1 and 0.3 from run to run (a counter in its directory): a noisy variant.
     (
         "noisy",

@@ -1,0 +1,81 @@
+//! Builds running ahead (`--jobs N`): while the evaluation in turn is checked and timed, the
+//! builds of the next ones run on threads of their own. They are pausable children: a timed
+//! run holds them stopped ([`crate::evaluate::child::pause`]), so timing stays exclusive and
+//! their compile timeouts count only the time they ran.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crate::evaluate::evaluator::{builds, Evaluated};
+use crate::evaluate::outcome::Stop;
+use crate::evaluate::variant::{Build, Rendered, Variant};
+use crate::problem::Problem;
+
+/// A build done ahead: the rendered variant and how its builds (timed and check) ended.
+pub struct Built {
+    pub r: Rendered,
+    pub build: Result<Build, Evaluated>,
+}
+
+/// The builds in flight, by evaluation id.
+#[derive(Default)]
+pub struct Slots {
+    /// The problem, shared with the build threads (set once the run's problem is known).
+    problem: Option<Arc<Problem>>,
+    running: HashMap<usize, JoinHandle<Built>>,
+}
+
+impl Slots {
+    /// Shares `problem` with the build threads started from now on.
+    pub fn share(&mut self, problem: &Problem) {
+        self.problem = Some(Arc::new(problem.clone()));
+    }
+
+    /// Starts evaluation `eval_id`'s builds on a thread; false when no problem is shared.
+    pub fn start(&mut self, eval_id: usize, r: Rendered) -> bool {
+        let Some(problem) = self.problem.clone() else {
+            return false;
+        };
+        let handle = std::thread::spawn(move || {
+            let v = Variant {
+                problem: &problem,
+                r,
+            };
+            let build = builds(&v);
+            Built { r: v.r, build }
+        });
+        self.running.insert(eval_id, handle);
+        true
+    }
+
+    /// Evaluation `eval_id`'s builds, waited for; `None` when none were started.
+    pub fn take(&mut self, eval_id: usize) -> Option<Result<Built, Evaluated>> {
+        let handle = self.running.remove(&eval_id)?;
+        Some(handle.join().map_err(|_| {
+            let why = format!("the build thread of evaluation {eval_id} panicked");
+            Evaluated::Stopped(Stop::Environment(why))
+        }))
+    }
+
+    /// Whether builds are in flight.
+    pub fn busy(&self) -> bool {
+        !self.running.is_empty()
+    }
+
+    /// Waits for every build in flight (an interrupt cuts them short) and removes their
+    /// directories: proposals the search will not evaluate.
+    pub fn cancel(&mut self) {
+        for (_, handle) in self.running.drain() {
+            if let Ok(built) = handle.join() {
+                let _ = std::fs::remove_dir_all(&built.r.dir);
+            }
+        }
+    }
+}
+
+impl Drop for Slots {
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}
