@@ -593,18 +593,6 @@ fn a_noisy_would_be_best_is_timed_again_before_it_is_accepted() {
 // Simulated metrics (clang-22 and valgrind)
 // ---------------------------------------------------------------------------------------------
 
-fn have_valgrind() -> bool {
-    let ok = Command::new("valgrind")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("SKIPPED: no valgrind (bash scripts/setup.sh --test installs it)");
-    }
-    ok
-}
-
 /// `moldtune measure` of the saxpy problem with `REPS=reps` and its metric kind replaced by
 /// `kind`: the samples.
 fn counted(dir: &Path, kind: &str, reps: &str) -> Vec<f64> {

@@ -744,3 +744,41 @@ fn what_the_analysis_cannot_read_is_proposed_only_under_trust_output_check() {
         .unwrap();
     assert_eq!(proved.legality, Legality::Proved);
 }
+
+#[test]
+fn mctree_counts_instructions_with_code_valgrind_can_decode() {
+    // -march=native on an AVX-512 machine gives code valgrind cannot decode (SIGILL): with a
+    // simulated metric mctree builds for x86-64-v3 unless told otherwise.
+    if !have_clang() || !common::have_valgrind() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("c.yaml");
+    std::fs::write(&config, "metric: instructions\n").unwrap();
+    let out = tmp.path().join("run");
+    let f = kernel("gemm");
+    let o = moldtune(&[
+        "mctree",
+        f.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "--max-evals",
+        "2",
+        "--verify",
+        "0",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+        "--",
+        "-DMINI_DATASET",
+    ]);
+    assert_code(&o, 0);
+    let meta = read_json(&out.join("run.json"));
+    assert_eq!(meta["mctree"]["flags"][1], "-march=x86-64-v3", "{meta}");
+    let csv = Csv::read(&out);
+    assert!(
+        csv.column("status").iter().any(|s| s == "ok"),
+        "{:?}",
+        csv.column("status")
+    );
+}

@@ -4,7 +4,7 @@
 //! their compile timeouts count only the time they ran.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use crate::evaluate::evaluator::{builds, Evaluated};
@@ -24,12 +24,44 @@ pub struct Slots {
     /// The problem, shared with the build threads (set once the run's problem is known).
     problem: Option<Arc<Problem>>,
     running: HashMap<usize, JoinHandle<Built>>,
+    /// At most `jobs` of them build at once; the others wait for a permit.
+    permits: Arc<Permits>,
+}
+
+/// A counting semaphore: builds running at once.
+#[derive(Default)]
+struct Permits {
+    free: Mutex<usize>,
+    freed: Condvar,
+}
+
+impl Permits {
+    fn acquire(&self) -> Permit<'_> {
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        while *free == 0 {
+            free = self.freed.wait(free).unwrap_or_else(|e| e.into_inner());
+        }
+        *free -= 1;
+        Permit(self)
+    }
+}
+
+/// A build's permit, given back when dropped (a panicking build included).
+struct Permit<'a>(&'a Permits);
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        self.0.freed.notify_one();
+    }
 }
 
 impl Slots {
-    /// Shares `problem` with the build threads started from now on.
-    pub fn share(&mut self, problem: &Problem) {
+    /// Shares `problem` with the build threads started from now on, `jobs` of which build at
+    /// once.
+    pub fn share(&mut self, problem: &Problem, jobs: usize) {
         self.problem = Some(Arc::new(problem.clone()));
+        *self.permits.free.lock().unwrap_or_else(|e| e.into_inner()) = jobs.max(1);
     }
 
     /// Starts evaluation `eval_id`'s builds on a thread; false when no problem is shared.
@@ -37,7 +69,9 @@ impl Slots {
         let Some(problem) = self.problem.clone() else {
             return false;
         };
+        let permits = Arc::clone(&self.permits);
         let handle = std::thread::spawn(move || {
+            let _permit = permits.acquire();
             let v = Variant {
                 problem: &problem,
                 r,

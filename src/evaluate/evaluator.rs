@@ -55,8 +55,9 @@ pub trait Evaluator {
     fn evaluate(&mut self, problem: &Problem, config: &Config, eval_id: usize) -> Evaluated;
     /// Learns from an evaluation recorded earlier (a resumed run replays its log).
     fn remember(&mut self, _m: &Measurement, _eval_id: usize) {}
-    /// Whether builds can run ahead of their evaluation's turn ([`Evaluator::ahead`]).
-    fn builds_ahead(&self) -> bool {
+    /// Lets up to `jobs` builds run at once ahead of their evaluation's turn
+    /// ([`Evaluator::ahead`]); false when this evaluator builds nothing (the mock).
+    fn build_ahead(&mut self, _problem: &Problem, _jobs: usize) -> bool {
         false
     }
     /// Starts evaluation `eval_id`'s builds ahead of its turn (see [`crate::evaluate::ahead`]).
@@ -160,7 +161,6 @@ impl RealEvaluator {
 impl Evaluator for RealEvaluator {
     fn prepare(&mut self, problem: &Problem, run_dir: &Path) -> Result<(), Error> {
         self.work_root = run_dir.join("work");
-        self.slots.share(problem);
         self.goal = problem.metric.goal;
         crate::evaluate::cachegrind::available(problem.metric.kind)?;
         if problem.check.mode == CheckMode::None {
@@ -214,7 +214,8 @@ impl Evaluator for RealEvaluator {
         Evaluated::Done(m)
     }
 
-    fn builds_ahead(&self) -> bool {
+    fn build_ahead(&mut self, problem: &Problem, jobs: usize) -> bool {
+        self.slots.share(problem, jobs);
         true
     }
 

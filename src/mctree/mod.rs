@@ -246,7 +246,7 @@ fn resolve(o: &MctreeOptions, c: &ConfigFile, prev: Option<Recorded>) -> Result<
         tile_sizes: (o.tile_sizes.clone().or(c.tile_sizes.clone())).unwrap_or(defaults.tile_sizes),
         unroll: c.unroll.clone().unwrap_or(defaults.unroll),
         compiler: c.compiler.clone().unwrap_or("clang-22".into()),
-        flags: (c.flags.clone()).unwrap_or(vec!["-O3".into(), "-march=native".into()]),
+        flags: (c.flags.clone()).unwrap_or_else(|| default_flags(c.metric)),
         args,
         sources,
         metric: c.metric.unwrap_or(MetricKind::KernelTime),
@@ -269,6 +269,14 @@ fn resolve(o: &MctreeOptions, c: &ConfigFile, prev: Option<Recorded>) -> Result<
     check_settings(&mut r, c.check.as_ref(), &text);
     validate(&r)?;
     Ok(r)
+}
+
+/// `-O3 -march=native`; for a metric counted under valgrind, which cannot decode AVX-512,
+/// `-march=x86-64-v3` (AVX2) instead.
+fn default_flags(metric: Option<MetricKind>) -> Vec<String> {
+    let simulated = metric.is_some_and(crate::evaluate::cachegrind::simulated);
+    let arch = if simulated { "x86-64-v3" } else { "native" };
+    vec!["-O3".into(), format!("-march={arch}")]
 }
 
 /// The output check: stderr with `PB_DUMP=1` (moldtune's harness) against the untransformed

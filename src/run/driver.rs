@@ -267,11 +267,10 @@ impl<'p> Session<'p> {
     ) -> Result<Termination, Error> {
         let elapsed0 = self.records.last().map_or(0.0, |r| r.elapsed_sec);
         let t0 = Instant::now();
-        let jobs = if evaluator.builds_ahead() {
-            self.s.jobs
-        } else {
-            1
-        };
+        let ahead = self.s.jobs > 1 && evaluator.build_ahead(self.problem, self.s.jobs);
+        // Builds of `jobs` proposals beyond the one in turn: `jobs` of them build while it
+        // is checked, the next takes the first free slot.
+        let depth = if ahead { self.s.jobs + 1 } else { 1 };
         let mut queue = VecDeque::new();
         let termination = loop {
             if self.spent() >= self.s.max_evals {
@@ -286,7 +285,7 @@ impl<'p> Session<'p> {
                 break Termination::Interrupted;
             }
             let step = self.records.len();
-            let (config, source) = match self.next(searcher, evaluator, &mut queue, jobs) {
+            let (config, source) = match self.next(searcher, evaluator, &mut queue, depth) {
                 Ok(proposal) => proposal,
                 Err(NoProposal::Exhausted) => break Termination::SpaceExhausted,
                 Err(NoProposal::NotFound) => break Termination::NoConfigFound,
@@ -318,7 +317,7 @@ impl<'p> Session<'p> {
         Ok(termination)
     }
 
-    /// The next proposal to evaluate. With `jobs` > 1 the queue of proposals is kept `jobs`
+    /// The next proposal to evaluate. With `depth` > 1 the queue of proposals is kept `depth`
     /// long (within what the budget can still take), each one's builds started ahead and the
     /// strategy told it is pending; the searcher running dry with proposals still queued only
     /// means waiting for their outcomes.
@@ -327,18 +326,18 @@ impl<'p> Session<'p> {
         searcher: &mut dyn Strategy,
         evaluator: &mut dyn Evaluator,
         queue: &mut VecDeque<(Config, Source)>,
-        jobs: usize,
+        depth: usize,
     ) -> Result<(Config, Source), NoProposal> {
         let step = self.records.len();
         let left = match self.s.budget {
             Budget::Evaluations => self.s.max_evals.saturating_sub(step),
             Budget::Valid => (EXPERIMENT_CAP * self.s.max_evals).saturating_sub(step),
         };
-        while queue.len() < jobs.min(left).max(1) {
+        while queue.len() < depth.min(left).max(1) {
             let id = step + queue.len();
             match searcher.ask(id) {
                 Ok((config, source)) => {
-                    if jobs > 1 {
+                    if depth > 1 {
                         searcher.pending(&config, source);
                         evaluator.ahead(self.problem, &config, id);
                     }

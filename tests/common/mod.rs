@@ -66,6 +66,19 @@ pub fn write_toy(dir: &Path) {
 }
 
 /// Whether clang-22 can be run (the real-compiler tests are skipped, loudly, without it).
+/// Whether valgrind runs here (else says the test is skipped).
+pub fn have_valgrind() -> bool {
+    let ok = std::process::Command::new("valgrind")
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("SKIPPED: no valgrind (bash scripts/setup.sh --test installs it)");
+    }
+    ok
+}
+
 pub fn have_clang() -> bool {
     std::process::Command::new("clang-22")
         .arg("--version")
