@@ -1,11 +1,21 @@
 #!/usr/bin/env bash
 # The README's test command: install clang-22 if missing, then lint and run every test
 # (unit tests, the mock-driven CLI tests and the real clang-22 end-to-end tests), then
-# render the report in headless chromium (scripts/report_smoke.sh).
+# render the report in headless chromium (scripts/report_smoke.sh). As root, it also starts
+# a Slurm cluster on this machine (scripts/slurm_local.sh) for tests/slurm.rs and stops it
+# after; elsewhere those tests say they are skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --test
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
+if [ "$(id -u)" -eq 0 ] && [ "${MOLDTUNE_SLURM_TESTS:-}" != "0" ]; then
+  slurm_dir=$(mktemp -d /tmp/moldtune-slurm.XXXXXX)
+  trap 'bash scripts/slurm_local.sh stop "$slurm_dir"' EXIT
+  bash scripts/slurm_local.sh start "$slurm_dir"
+  export SLURM_CONF="$slurm_dir/slurm.conf" MOLDTUNE_SLURM_TESTS=1
+else
+  echo "test: not root (or MOLDTUNE_SLURM_TESTS=0): the Slurm tests will be skipped" >&2
+fi
 cargo test 2>&1
 REPORT_SMOKE_REQUIRED=1 bash scripts/report_smoke.sh

@@ -162,6 +162,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// A Slurm job of `moldtune run --executor slurm`: does the task the run wrote in
+    /// DIR/jobs/KEY (started by Slurm, not by hand).
+    #[command(hide = true)]
+    Worker {
+        /// The run directory.
+        dir: PathBuf,
+        /// The job: `reference`, `eval-N` or `verify`.
+        key: String,
+    },
     /// One self-contained HTML page and a Markdown summary over run directories: a
     /// comparison table, convergence plots, outcome counts, parameter importance and the
     /// diff of each best variant against the default.
@@ -305,6 +314,7 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
             json,
         } => show_command(&problem, from.as_deref(), eval, &set, out.as_deref(), json),
         Command::Check(a) => check_command(a),
+        Command::Worker { dir, key } => crate::run::slurm::worker::work(&dir, &key),
         Command::Baseline {
             dirs,
             out,

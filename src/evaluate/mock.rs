@@ -115,6 +115,7 @@ impl Evaluator for MockEvaluator {
             binary_hash: None,
             reused_from: None,
             commands: None,
+            node: None,
         })
     }
 }

@@ -13,10 +13,13 @@ pub enum Status {
     RunTimeout,
     WrongOutput,
     InvalidMetric,
+    /// The environment lost the evaluation, not the variant: its Slurm job was cancelled,
+    /// hit the time limit, or its node failed. Not learnt from, and it spends no budget.
+    Lost,
 }
 
 impl Status {
-    pub const ALL: [Status; 7] = [
+    pub const ALL: [Status; 8] = [
         Status::Ok,
         Status::BuildError,
         Status::BuildTimeout,
@@ -24,6 +27,7 @@ impl Status {
         Status::RunTimeout,
         Status::WrongOutput,
         Status::InvalidMetric,
+        Status::Lost,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -35,6 +39,7 @@ impl Status {
             Status::RunTimeout => "run_timeout",
             Status::WrongOutput => "wrong_output",
             Status::InvalidMetric => "invalid_metric",
+            Status::Lost => "lost",
         }
     }
 
@@ -136,6 +141,9 @@ pub struct Measurement {
     /// The exact commands of this evaluation, relative to its build directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commands: Option<Commands>,
+    /// The node it was built and timed on, when it ran elsewhere (`--executor slurm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
 /// What an evaluation ran: argv (and the environment moldtune added) of each child, with
@@ -168,6 +176,7 @@ impl Measurement {
             binary_hash: None,
             reused_from: None,
             commands: None,
+            node: None,
         }
     }
 
@@ -185,6 +194,7 @@ impl Measurement {
             binary_hash: None,
             reused_from: None,
             commands: None,
+            node: None,
         }
     }
 }

@@ -508,6 +508,7 @@ fn resolved(o: &MctreeOptions, prev: Option<&RunMeta>, kind: Kind) -> Result<Res
         interleave: 0,
         verify: c.verify,
         jobs: c.jobs,
+        slurm: None,
         budget: Budget::Valid,
         strategy: Some(kind.as_str().into()),
     })

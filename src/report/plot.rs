@@ -71,6 +71,7 @@ pub fn marker_of(status: Status) -> (Shape, RGBColor) {
         Status::RunTimeout => (Shape::Square, RGBColor(0, 158, 115)),
         Status::WrongOutput => (Shape::TriangleDown, RGBColor(136, 34, 85)),
         Status::InvalidMetric => (Shape::Plus, RGBColor(90, 90, 90)),
+        Status::Lost => (Shape::Plus, RGBColor(180, 180, 180)),
     }
 }
 

@@ -18,10 +18,14 @@ use crate::problem::{Goal, Problem};
 use crate::run::log::{self, Record, RunMeta, Termination};
 use crate::run::progress::Progress;
 use crate::run::settings::{self, Budget, Resolved, RunOptions, Shared, EXPERIMENT_CAP};
-use crate::run::verdict::Verification;
+use crate::run::slurm::{self, farm::Farm};
+use crate::run::verdict::{Plan, Verification};
 use crate::run::verify;
 use crate::search::searcher::NoProposal;
 use crate::search::{Searcher, Strategy};
+
+/// What the end-of-run verification gives: the verdict, or why it stopped.
+type VerifyResult = Result<Option<Verification>, Stop>;
 
 #[derive(Debug)]
 pub struct Summary {
@@ -124,12 +128,35 @@ pub fn drive(l: Launch, strategy: &mut dyn Strategy) -> Result<Summary, Error> {
     let _lock = log::lock(&dir)?;
     let dir = claim_dir(&dir, l.opts.resuming())?;
     let mut session = Session::open(&l, dir)?;
+    if let Some(settings) = session.s.slurm.clone() {
+        return drive_farm(session, strategy, settings);
+    }
     let mut evaluator = make_evaluator(session.s.mock, l.opts.keep_builds);
-    session.prepare(evaluator.as_mut())?;
-    session.replay(strategy, evaluator.as_mut());
+    session.prepared(evaluator.prepare(l.problem, &session.dir))?;
+    session.replay(strategy, Some(evaluator.as_mut()));
     let termination = session.search(strategy, evaluator.as_mut())?;
     let anchors = strategy.anchors();
-    let termination = session.verify(termination, evaluator.as_mut(), &anchors)?;
+    let termination = session.verify(termination, &anchors, |p, records, plan, anchors| {
+        verify::verify(p, records, evaluator.as_mut(), plan, anchors)
+    })?;
+    session.finish(termination)
+}
+
+/// [`drive`] with every evaluation a Slurm job (`--executor slurm`): the reference, the
+/// search's evaluations (`workers` at once) and the verification each run on a node.
+fn drive_farm(
+    mut session: Session,
+    strategy: &mut dyn Strategy,
+    settings: slurm::Settings,
+) -> Result<Summary, Error> {
+    let mut farm = Farm::new(&session.dir, settings)?;
+    session.prepared(farm.reference(session.problem))?;
+    session.replay(strategy, None);
+    let termination = session.search_farm(strategy, &mut farm)?;
+    let anchors = strategy.anchors();
+    let termination = session.verify(termination, &anchors, |_, _, plan, anchors| {
+        farm.verify(plan, anchors)
+    })?;
     session.finish(termination)
 }
 
@@ -158,7 +185,8 @@ fn claim_dir(dir: &Path, resume: bool) -> Result<PathBuf, Error> {
     Ok(dir)
 }
 
-fn make_evaluator(mock: bool, keep_builds: bool) -> Box<dyn Evaluator> {
+/// The evaluator of a run (`--mock`: the synthetic one).
+pub fn make_evaluator(mock: bool, keep_builds: bool) -> Box<dyn Evaluator> {
     if mock {
         return Box::new(MockEvaluator::new());
     }
@@ -237,9 +265,10 @@ impl<'p> Session<'p> {
         })
     }
 
-    /// Builds the reference; if that fails, run.json says why before the error is returned.
-    fn prepare(&mut self, evaluator: &mut dyn Evaluator) -> Result<(), Error> {
-        let Err(e) = evaluator.prepare(self.problem, &self.dir) else {
+    /// How building the reference went; if it failed, run.json says why before the error
+    /// is returned.
+    fn prepared(&mut self, built: Result<(), Error>) -> Result<(), Error> {
+        let Err(e) = built else {
             return Ok(());
         };
         self.meta.termination = match e {
@@ -251,10 +280,12 @@ impl<'p> Session<'p> {
     }
 
     /// Tells the searcher and the evaluator what the log already holds (a resumed run).
-    fn replay(&mut self, searcher: &mut dyn Strategy, evaluator: &mut dyn Evaluator) {
+    fn replay(&mut self, searcher: &mut dyn Strategy, mut evaluator: Option<&mut dyn Evaluator>) {
         for r in &self.records {
             searcher.tell(&r.config, &r.m, r.source);
-            evaluator.remember(&r.m, r.eval_id);
+            if let Some(e) = evaluator.as_deref_mut() {
+                e.remember(&r.m, r.eval_id);
+            }
             self.progress.count(r);
         }
     }
@@ -295,20 +326,8 @@ impl<'p> Session<'p> {
                 Evaluated::Stopped(Stop::Interrupted) => break Termination::Interrupted,
                 Evaluated::Stopped(Stop::Environment(why)) => return Err(self.abandon(why)),
             };
-            let rec = Record {
-                eval_id: step,
-                config_hash: self.problem.space.hash(&config),
-                config,
-                m,
-                elapsed_sec: elapsed0 + t0.elapsed().as_secs_f64(),
-                source,
-            };
-            if let Err(e) = self.record(rec) {
-                return Err(match e.code() {
-                    crate::error::exit::ENVIRONMENT => self.abandon(e.to_string()),
-                    _ => e,
-                });
-            }
+            let elapsed_sec = elapsed0 + t0.elapsed().as_secs_f64();
+            self.record_or_abandon(config, source, m, elapsed_sec)?;
             let r = self.records.last().expect("just recorded");
             searcher.tell(&r.config, &r.m, r.source);
         };
@@ -348,6 +367,105 @@ impl<'p> Session<'p> {
             }
         }
         Ok(queue.pop_front().expect("the queue holds a proposal"))
+    }
+
+    /// The search with evaluations as Slurm jobs: `workers` in flight, the searcher told of
+    /// each as it arrives, rows appended in evaluation order. Ctrl-C cancels the jobs.
+    fn search_farm(
+        &mut self,
+        searcher: &mut dyn Strategy,
+        farm: &mut Farm,
+    ) -> Result<Termination, Error> {
+        let elapsed0 = self.records.last().map_or(0.0, |r| r.elapsed_sec);
+        let t0 = Instant::now();
+        for (_, config, source) in farm.recover(self.problem, self.records.len())? {
+            searcher.pending(&config, source);
+        }
+        let mut next_id = farm.next_id(self.records.len());
+        let mut arrived = std::collections::BTreeMap::new();
+        let termination = loop {
+            if child::interrupted() {
+                farm.cancel();
+                break Termination::Interrupted;
+            }
+            let dry = self.fill(searcher, farm, &mut next_id, arrived.len())?;
+            if farm.in_flight() == 0 {
+                break dry.unwrap_or(Termination::MaxEvals);
+            }
+            match farm.wait() {
+                Ok(done) => {
+                    for (id, config, source, m) in done {
+                        searcher.tell(&config, &m, source);
+                        arrived.insert(id, (config, source, m));
+                    }
+                }
+                Err(Stop::Interrupted) => {
+                    farm.cancel();
+                    break Termination::Interrupted;
+                }
+                Err(Stop::Environment(why)) => return Err(self.abandon(why)),
+            }
+            while let Some((config, source, m)) = arrived.remove(&self.records.len()) {
+                let elapsed_sec = elapsed0 + t0.elapsed().as_secs_f64();
+                self.record_or_abandon(config, source, m, elapsed_sec)?;
+                farm.recorded(self.records.len() - 1);
+            }
+        };
+        self.progress.finish();
+        Ok(termination)
+    }
+
+    /// Submits proposals while workers are free and the budget allows (`unrecorded`
+    /// evaluations have ended but wait for an earlier one); why the searcher ran dry, if it
+    /// did with nothing in flight.
+    fn fill(
+        &mut self,
+        searcher: &mut dyn Strategy,
+        farm: &mut Farm,
+        next_id: &mut usize,
+        unrecorded: usize,
+    ) -> Result<Option<Termination>, Error> {
+        while farm.in_flight() < farm.workers()
+            && self.spent() + farm.in_flight() + unrecorded < self.s.max_evals
+        {
+            match searcher.ask(*next_id) {
+                Ok((config, source)) => {
+                    searcher.pending(&config, source);
+                    match farm.start(self.problem, *next_id, &config, source) {
+                        Ok(()) => {}
+                        Err(Error::Interrupted(_)) => return Ok(None),
+                        Err(e) => return Err(self.abandon(e.to_string())),
+                    }
+                    *next_id += 1;
+                }
+                Err(_) if farm.in_flight() + unrecorded > 0 => break, // ask again after
+                Err(NoProposal::Exhausted) => return Ok(Some(Termination::SpaceExhausted)),
+                Err(NoProposal::NotFound) => return Ok(Some(Termination::NoConfigFound)),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Records the next evaluation; a machine that fails to record it ends the run.
+    fn record_or_abandon(
+        &mut self,
+        config: Config,
+        source: Source,
+        m: crate::evaluate::outcome::Measurement,
+        elapsed_sec: f64,
+    ) -> Result<(), Error> {
+        let rec = Record {
+            eval_id: self.records.len(),
+            config_hash: self.problem.space.hash(&config),
+            config,
+            m,
+            elapsed_sec,
+            source,
+        };
+        self.record(rec).map_err(|e| match e.code() {
+            crate::error::exit::ENVIRONMENT => self.abandon(e.to_string()),
+            _ => e,
+        })
     }
 
     /// Appends one evaluation to the log, then updates best.c, progress and results.json.
@@ -406,8 +524,8 @@ impl<'p> Session<'p> {
     fn verify(
         &mut self,
         termination: Termination,
-        evaluator: &mut dyn Evaluator,
         anchors: &[usize],
+        remeasure: impl FnOnce(&Problem, &[Record], Plan, &[usize]) -> VerifyResult,
     ) -> Result<Termination, Error> {
         let plan = self.s.verify;
         if !termination.ran_to_end() || plan.top == 0 || self.best_id.is_none() {
@@ -424,7 +542,7 @@ impl<'p> Session<'p> {
             "verifying: {what} re-measured in {} interleaved rounds",
             plan.rounds
         ));
-        match verify::verify(self.problem, &self.records, evaluator, plan, anchors) {
+        match remeasure(self.problem, &self.records, plan, anchors) {
             Ok(v) => {
                 if let Some(w) = v.as_ref().and_then(|v| v.winner_eval_id) {
                     self.best_id = Some(w);
@@ -546,6 +664,7 @@ fn new_meta(
         mold_changes: vec![],
         verify: Some(s.verify),
         jobs: Some(s.jobs),
+        slurm: s.slurm.clone(),
         verification: None,
         mctree: None,
     }

@@ -105,6 +105,9 @@ pub struct RunMeta {
     /// Builds run at once ahead of the timed runs (`--jobs`).
     #[serde(default)]
     pub jobs: Option<usize>,
+    /// With `--executor slurm`: how its jobs are submitted (absent: evaluations ran here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slurm: Option<crate::run::slurm::Settings>,
     /// The end-of-run verification plan (`--verify`, `--verify-rounds`).
     #[serde(default)]
     pub verify: Option<crate::run::verdict::Plan>,
@@ -333,8 +336,18 @@ fn csv_err(e: csv::Error) -> Error {
 
 /// Reads the log of `dir`, dropping a torn last row (and truncating the file to match).
 pub fn read_records(dir: &Path, problem: &Problem) -> Result<Vec<Record>, Error> {
+    records_of(dir, problem, true)
+}
+
+/// Reads the log of `dir` while its run may be appending to it (a Slurm job of that run):
+/// a last row without its newline is left out, the file untouched.
+pub fn read_records_live(dir: &Path, problem: &Problem) -> Result<Vec<Record>, Error> {
+    records_of(dir, problem, false)
+}
+
+fn records_of(dir: &Path, problem: &Problem, repair: bool) -> Result<Vec<Record>, Error> {
     let path = dir.join(RESULTS_CSV);
-    let bytes = read_repaired(&path)?;
+    let bytes = read_repaired(&path, repair)?;
     let bad = |msg: String| {
         Error::ConfigFile {
         file: path.clone(),
@@ -371,13 +384,16 @@ pub fn read_records(dir: &Path, problem: &Problem) -> Result<Vec<Record>, Error>
 }
 
 /// The log's bytes; a last row without its newline (torn by a kill mid-write) is cut off,
-/// in the file too, so that appending continues on a clean line.
-fn read_repaired(path: &Path) -> Result<Vec<u8>, Error> {
+/// in the file too when `repair`, so that appending continues on a clean line.
+fn read_repaired(path: &Path, repair: bool) -> Result<Vec<u8>, Error> {
     let mut bytes = std::fs::read(path)
         .map_err(|e| Error::io(format!("cannot read `{}`", path.display()), e))?;
     if !bytes.ends_with(b"\n") {
         let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         bytes.truncate(keep);
+        if !repair {
+            return Ok(bytes);
+        }
         let f = OpenOptions::new()
             .write(true)
             .open(path)

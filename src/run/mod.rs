@@ -1,10 +1,12 @@
 //! Stage 4, the run: the [`driver`] loop that asks the search, evaluates and records; the
 //! results [`log`] (the checkpoint resume replays), [`progress`], and the end-of-run
-//! [`verify`]cation of the claimed best.
+//! [`verify`]cation of the claimed best; with `--executor slurm`, evaluations as jobs on a
+//! cluster ([`slurm`]).
 
 pub mod driver;
 pub mod log;
 pub mod progress;
 pub mod settings;
+pub mod slurm;
 pub mod verdict;
 pub mod verify;

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use crate::error::Error;
 use crate::problem::{limits, Goal, MetricKind, Problem};
 use crate::run::log::{MoldChange, RunMeta};
+use crate::run::slurm::{self, ExecutorKind};
 use crate::run::verdict::Plan;
 use crate::search::{Acquisition, Design, Learner, Settings};
 
@@ -115,6 +116,23 @@ pub struct RunOptions {
     /// Candidate pool size per model step [default: 10000].
     #[arg(long)]
     pub pool: Option<usize>,
+    /// Where evaluations run: `local` (this machine), or `slurm` (each evaluation one Slurm
+    /// job with a node to itself, `--workers` at once) [default: local].
+    #[arg(long, value_enum)]
+    pub executor: Option<ExecutorKind>,
+    /// With `--executor slurm`: evaluations in flight at once [default: 2].
+    #[arg(long, value_name = "K")]
+    pub workers: Option<usize>,
+    /// With `--executor slurm`: the partition the jobs go to [default: Slurm's].
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// With `--executor slurm`: each job's time limit, as Slurm writes it (`10:00`,
+    /// `1-00:00:00`) [default: the partition's].
+    #[arg(long, value_name = "T")]
+    pub time: Option<String>,
+    /// With `--executor slurm`: the account the jobs are charged to.
+    #[arg(long)]
+    pub account: Option<String>,
     #[command(flatten)]
     pub shared: Shared,
 }
@@ -179,6 +197,8 @@ pub struct Resolved {
     pub budget: Budget,
     /// Builds at once (`--jobs`).
     pub jobs: usize,
+    /// The Slurm jobs' settings with `--executor slurm`; `None`: evaluations run here.
+    pub slurm: Option<slurm::Settings>,
     /// The strategy's name when it is not a learner of `run` (mctree's `greedy`, `mcts`,
     /// `rf`): shown and recorded in run.json's `learner`.
     pub strategy: Option<String>,
@@ -208,8 +228,11 @@ pub const EXPERIMENT_CAP: usize = 4;
 impl Budget {
     /// Whether `r` spends budget.
     pub fn spends(self, r: &crate::run::log::Record) -> bool {
-        self == Budget::Evaluations
-            || (r.m.status == crate::evaluate::outcome::Status::Ok && r.m.reused_from.is_none())
+        use crate::evaluate::outcome::Status;
+        match self {
+            Budget::Evaluations => r.m.status != Status::Lost,
+            Budget::Valid => r.m.status == Status::Ok && r.m.reused_from.is_none(),
+        }
     }
 }
 
@@ -307,9 +330,53 @@ pub fn resolve(
             .unwrap_or(Settings::default_interleave(learner)),
         verify: c.verify,
         jobs: c.jobs,
+        slurm: resolve_executor(opts, prev)?,
         budget: Budget::Evaluations,
         strategy: None,
     })
+}
+
+/// The Slurm settings with `--executor slurm` (or a resumed Slurm run): flags, else
+/// run.json's, else the defaults; Slurm's flags without it are refused.
+fn resolve_executor(
+    opts: &RunOptions,
+    prev: Option<&RunMeta>,
+) -> Result<Option<slurm::Settings>, Error> {
+    let recorded = prev.and_then(|m| m.slurm.clone());
+    let kind = (opts.executor).unwrap_or(match recorded {
+        Some(_) => ExecutorKind::Slurm,
+        None => ExecutorKind::Local,
+    });
+    let given = [
+        ("--workers", opts.workers.is_some()),
+        ("--partition", opts.partition.is_some()),
+        ("--time", opts.time.is_some()),
+        ("--account", opts.account.is_some()),
+    ];
+    if kind == ExecutorKind::Local {
+        return match given.iter().find(|g| g.1) {
+            Some((name, _)) => Err(Error::usage(
+                format!("`{name}` is a setting of the Slurm executor"),
+                Some("add `--executor slurm`, or leave it out to run here"),
+            )),
+            None => Ok(None),
+        };
+    }
+    if let Some(w) = opts.workers {
+        flag("--workers", limits::at_least(w, 1))?;
+    }
+    let base = recorded.unwrap_or(slurm::Settings {
+        workers: slurm::DEFAULT_WORKERS,
+        partition: None,
+        time: None,
+        account: None,
+    });
+    Ok(Some(slurm::Settings {
+        workers: opts.workers.unwrap_or(base.workers),
+        partition: opts.partition.clone().or(base.partition),
+        time: opts.time.clone().or(base.time),
+        account: opts.account.clone().or(base.account),
+    }))
 }
 
 /// The verification plan: flags, else run.json, else the default (top 3, 10 rounds).

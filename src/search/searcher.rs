@@ -172,6 +172,9 @@ impl<'s> Searcher<'s> {
         let encoded = self.space.encode(config);
         self.history
             .retain(|o| !(o.pending && o.encoded == encoded));
+        if m.status == Status::Lost {
+            return; // the environment's failure says nothing of the configuration
+        }
         self.history.push(Observation {
             encoded,
             tree: self.space.tree_features(config),

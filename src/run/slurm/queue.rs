@@ -1,0 +1,202 @@
+//! Slurm through its commands, each run as moldtune's other helpers are (its own process
+//! group, under a timeout): `sbatch` submits, `squeue` lists the jobs still queued or
+//! running, `scontrol show job` (else `sacct`) tells how one that left the queue ended,
+//! `scancel` cancels.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::evaluate::child;
+use crate::run::slurm::Settings;
+
+/// How long one Slurm command may take (a busy controller answers slowly).
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Runs a Slurm command; its stdout, or why it failed.
+fn slurm(argv: &[String]) -> Result<String, String> {
+    let out = child::output(argv, COMMAND_TIMEOUT, 1 << 22);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    if out.finished.success() {
+        return Ok(stdout);
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let what = match &out.finished.exit {
+        child::Exit::SpawnError(e) => e.clone(),
+        _ => stderr.trim().to_string(),
+    };
+    Err(format!("`{}` failed: {what}", argv.join(" ")))
+}
+
+fn argv(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
+}
+
+/// Refuses to start when Slurm's commands are not here.
+pub fn available() -> Result<(), Error> {
+    slurm(&argv(&["sbatch", "--version"])).map(|_| ()).map_err(|why| {
+        Error::usage(
+            format!("`--executor slurm` needs Slurm's commands: {why}"),
+            Some("run on a Slurm login node (sbatch, squeue, scancel on the PATH), or use `--executor local`"),
+        )
+    })
+}
+
+/// One job to submit.
+pub struct Submission<'a> {
+    pub name: &'a str,
+    pub script: &'a Path,
+    pub output: &'a Path,
+    /// The working directory of the job: the driver's, so relative paths mean the same.
+    pub chdir: &'a Path,
+}
+
+/// Submits a batch job: exclusive use of one node (timing needs the node to itself), never
+/// requeued by Slurm (moldtune decides what a lost job means); its id.
+pub fn submit(job: &Submission, s: &Settings) -> Result<String, Error> {
+    let mut a = argv(&[
+        "sbatch",
+        "--parsable",
+        "--exclusive",
+        "--no-requeue",
+        "--nodes=1",
+        "--ntasks=1",
+    ]);
+    a.push(format!("--job-name={}", job.name));
+    a.push(format!("--output={}", job.output.display()));
+    a.push(format!("--chdir={}", job.chdir.display()));
+    let optional = [
+        ("--partition", &s.partition),
+        ("--time", &s.time),
+        ("--account", &s.account),
+    ];
+    for (flag, value) in optional {
+        if let Some(v) = value {
+            a.push(format!("{flag}={v}"));
+        }
+    }
+    a.push(job.script.display().to_string());
+    let out = slurm(&a).map_err(|why| Error::Environment(format!("cannot submit: {why}")))?;
+    // `--parsable` prints `id` or `id;cluster`.
+    let id = out.trim().split(';').next().unwrap_or("").to_string();
+    match id.is_empty() {
+        true => Err(Error::Environment(format!(
+            "sbatch printed no job id for `{}`",
+            job.name
+        ))),
+        false => Ok(id),
+    }
+}
+
+/// A job squeue still lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Queued {
+    pub id: String,
+    /// PENDING, RUNNING, COMPLETING, ...
+    pub state: String,
+    /// The node it runs on (empty while pending).
+    pub node: String,
+}
+
+/// The jobs named `names` that squeue still lists, by name; `None` when squeue did not
+/// answer (a busy controller: ask again later).
+pub fn queued(names: &[String]) -> Option<HashMap<String, Queued>> {
+    if names.is_empty() {
+        return Some(HashMap::new());
+    }
+    let a = vec![
+        "squeue".to_string(),
+        "--noheader".into(),
+        "--format=%i|%j|%T|%N".into(),
+        format!("--name={}", names.join(",")),
+    ];
+    let out = slurm(&a).ok()?;
+    Some(parse_squeue(&out))
+}
+
+fn parse_squeue(out: &str) -> HashMap<String, Queued> {
+    let mut jobs = HashMap::new();
+    for line in out.lines() {
+        let f: Vec<&str> = line.trim().splitn(4, '|').collect();
+        if let [id, name, state, node] = f[..] {
+            let q = Queued {
+                id: id.into(),
+                state: state.into(),
+                node: node.into(),
+            };
+            jobs.insert(name.to_string(), q);
+        }
+    }
+    jobs
+}
+
+/// How a job that left the queue ended: its state and Slurm's reason, from `scontrol`
+/// while the controller remembers it, else from `sacct` (when accounting is on).
+pub fn ended(id: &str) -> Option<(String, String)> {
+    let shown = slurm(&argv(&["scontrol", "--oneliner", "show", "job", id]));
+    if let Some(found) = shown.ok().and_then(|s| parse_scontrol(&s)) {
+        return Some(found);
+    }
+    let acct = slurm(&argv(&[
+        "sacct",
+        "--noheader",
+        "--parsable2",
+        "--allocations",
+        "--format=State",
+        "--jobs",
+        id,
+    ]))
+    .ok()?;
+    let state = acct.lines().next()?.split_whitespace().next()?.to_string();
+    Some((state, String::new()))
+}
+
+fn parse_scontrol(out: &str) -> Option<(String, String)> {
+    let field = |key: &str| {
+        out.split_whitespace()
+            .find_map(|w| w.strip_prefix(key))
+            .map(str::to_string)
+    };
+    Some((field("JobState=")?, field("Reason=").unwrap_or_default()))
+}
+
+/// Cancels the jobs `ids` (those already gone are no error). Run directly, not as a
+/// tracked child: it is what an interrupted moldtune does last, when children are refused.
+pub fn cancel(ids: &[String]) {
+    if ids.is_empty() {
+        return;
+    }
+    let _ = std::process::Command::new("scancel")
+        .args(ids)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn squeue_lines_are_read_by_name() {
+        let jobs = parse_squeue("12|mt-ab-eval-3|RUNNING|n1\n13|mt-ab-eval-4|PENDING|\n");
+        assert_eq!(jobs["mt-ab-eval-3"].id, "12");
+        assert_eq!(jobs["mt-ab-eval-3"].node, "n1");
+        assert_eq!(jobs["mt-ab-eval-4"].state, "PENDING");
+        assert_eq!(jobs.len(), 2);
+    }
+
+    #[test]
+    fn scontrol_gives_state_and_reason() {
+        let line = "JobId=7 JobName=mt-x-eval-0 UserId=root(0) JobState=CANCELLED Reason=None Dependency=(null) NodeList=n2";
+        assert_eq!(
+            parse_scontrol(line),
+            Some(("CANCELLED".to_string(), "None".to_string()))
+        );
+        assert_eq!(
+            parse_scontrol("slurm_load_jobs error: Invalid job id specified"),
+            None
+        );
+    }
+}

@@ -1,0 +1,335 @@
+//! `--executor slurm` against real Slurm daemons (scripts/slurm_local.sh: one controller,
+//! nodes n1 and n2 on this machine) and real clang-22 builds. Run when
+//! `MOLDTUNE_SLURM_TESTS=1` (scripts/test.sh sets it once the daemons are up); otherwise each
+//! test says why it is skipped. The tests share the two nodes, so they take turns.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::{assert_code, describe, have_clang, read_json, Csv};
+
+const BIN: &str = env!("CARGO_BIN_EXE_moldtune");
+static NODES: Mutex<()> = Mutex::new(());
+
+/// Whether the Slurm tests run here (else says why not).
+fn slurm_here() -> bool {
+    if std::env::var("MOLDTUNE_SLURM_TESTS").as_deref() != Ok("1") {
+        eprintln!(
+            "SKIPPED: MOLDTUNE_SLURM_TESTS is not 1 (scripts/test.sh sets it after scripts/slurm_local.sh started the daemons)"
+        );
+        return false;
+    }
+    assert!(
+        have_clang(),
+        "the Slurm tests build with clang-22: bash scripts/setup.sh"
+    );
+    true
+}
+
+fn matmul() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/matmul/matmul.yaml")
+}
+
+/// A problem whose every run naps 0.4–1.1 s: jobs run long enough to be cancelled or to
+/// lose their node.
+fn write_nap(dir: &Path) -> PathBuf {
+    let yaml = r#"name: nap
+mold: nap.c
+params:
+  - name: P0
+    type: ordinal
+    values: [1, 2, 3, 4, 5, 6, 7, 8]
+    default: 4
+compile: "clang-22 -O1 {{ source }} -o {{ exe }}"
+run: "{{ exe }}"
+metric: {kind: wall_time, goal: minimize}
+repeats: 2
+timeouts: {compile_s: 60, run_s: 30}
+check: {mode: output, stream: stdout}
+search: {initial: 3}
+"#;
+    let mold = "#include <stdio.h>\n#include <unistd.h>\nint main(void) { usleep(300000 + 100000 * #P0); puts(\"done\"); return 0; }\n";
+    std::fs::write(dir.join("nap.c"), mold).unwrap();
+    std::fs::write(dir.join("nap.yaml"), yaml).unwrap();
+    dir.join("nap.yaml")
+}
+
+fn run_args(problem: &Path, out: &Path, evals: usize) -> Vec<String> {
+    let mut a: Vec<String> = ["run", "--executor", "slurm", "--workers", "2", "--quiet"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    a.push(problem.display().to_string());
+    a.extend([
+        "--max-evals".into(),
+        evals.to_string(),
+        "--verify-rounds".into(),
+        "3".into(),
+    ]);
+    a.extend(["--out".into(), out.display().to_string()]);
+    a
+}
+
+fn spawn(cwd: &Path, args: &[String]) -> Child {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// squeue's `id|name|state|node` lines of the jobs whose name contains `part`.
+fn squeue(part: &str) -> Vec<[String; 4]> {
+    let o = Command::new("squeue")
+        .args(["--noheader", "--format=%i|%j|%T|%N"])
+        .output()
+        .unwrap();
+    let mut jobs = Vec::new();
+    for line in String::from_utf8_lossy(&o.stdout).lines() {
+        if let [id, name, state, node] = line.trim().splitn(4, '|').collect::<Vec<_>>()[..] {
+            if name.contains(part) {
+                jobs.push([id, name, state, node].map(str::to_string));
+            }
+        }
+    }
+    jobs
+}
+
+/// Waits (up to 3 minutes) for a running evaluation job of any run.
+fn running_eval_job() -> [String; 4] {
+    let t0 = Instant::now();
+    loop {
+        let running = squeue("-eval-").into_iter().find(|j| j[2] == "RUNNING");
+        if let Some(j) = running {
+            return j;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(180),
+            "no evaluation job ran"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn statuses(csv: &Csv) -> Vec<String> {
+    csv.column("status")
+}
+
+/// Every row's eval_id is its index, and no configuration was evaluated twice.
+#[track_caller]
+fn assert_log_exact(csv: &Csv) {
+    let ids = csv.column("eval_id");
+    let want: Vec<String> = (0..csv.rows.len()).map(|i| i.to_string()).collect();
+    assert_eq!(ids, want);
+    let mut hashes = csv.hashes();
+    hashes.sort();
+    hashes.dedup();
+    assert_eq!(
+        hashes.len(),
+        csv.rows.len(),
+        "a configuration was evaluated twice"
+    );
+}
+
+/// The nodes results.json records for the `ok` evaluations.
+fn nodes_of(out: &Path) -> Vec<String> {
+    let v = read_json(&out.join("results.json"));
+    (v["evaluations"].as_array().unwrap().iter())
+        .filter(|e| e["status"] == "ok")
+        .map(|e| e["node"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn twelve_matmul_evaluations_over_two_workers() {
+    if !slurm_here() {
+        return;
+    }
+    let _nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = spawn(tmp.path(), &run_args(&matmul(), &out, 12))
+        .wait_with_output()
+        .unwrap();
+    assert_code(&o, 0);
+    let csv = Csv::read(&out);
+    assert_eq!(csv.rows.len(), 12, "{}", describe(&o));
+    assert_log_exact(&csv);
+    assert!(
+        statuses(&csv).iter().all(|s| s != "lost"),
+        "{:?}",
+        statuses(&csv)
+    );
+    let nodes = nodes_of(&out);
+    assert!(nodes.iter().all(|n| n == "n1" || n == "n2"), "{nodes:?}");
+    assert!(
+        nodes.contains(&"n1".into()) && nodes.contains(&"n2".into()),
+        "both nodes worked: {nodes:?}"
+    );
+    let run = read_json(&out.join("run.json"));
+    assert_eq!(run["slurm"]["workers"], 2);
+    assert!(
+        run["verification"]["candidates"].is_array(),
+        "verified on a node: {run}"
+    );
+    assert!(squeue(&tag_of(&out)).is_empty(), "jobs left behind");
+}
+
+/// The prefix of a run's job names (from one of its requests).
+fn tag_of(out: &Path) -> String {
+    let req = read_json(&out.join("jobs/reference/request.json"));
+    let name = req["name"].as_str().unwrap().to_string();
+    name.trim_end_matches("-reference").to_string()
+}
+
+#[test]
+fn sigkill_mid_run_then_resume_loses_and_repeats_nothing() {
+    if !slurm_here() {
+        return;
+    }
+    let _nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let mut child = spawn(tmp.path(), &run_args(&matmul(), &out, 10));
+    let t0 = Instant::now();
+    while Csv::try_rows(&out) < 3 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(240),
+            "the run made no progress"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = Csv::read(&out);
+    let mut args = vec!["run".to_string(), "--quiet".into(), "--resume".into()];
+    args.push(out.display().to_string());
+    let o = spawn(tmp.path(), &args).wait_with_output().unwrap();
+    assert_code(&o, 0);
+    let after = Csv::read(&out);
+    assert_eq!(after.rows.len(), 10, "{}", describe(&o));
+    assert_eq!(
+        after.rows[..before.rows.len()],
+        before.rows[..],
+        "recorded rows changed"
+    );
+    assert_log_exact(&after);
+    assert!(
+        statuses(&after).iter().all(|s| s != "lost"),
+        "{:?}",
+        statuses(&after)
+    );
+    assert!(squeue(&tag_of(&out)).is_empty(), "jobs left behind");
+}
+
+#[test]
+fn a_cancelled_job_is_recorded_as_lost_and_the_run_goes_on() {
+    if !slurm_here() {
+        return;
+    }
+    let _nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let child = spawn(tmp.path(), &run_args(&write_nap(tmp.path()), &out, 5));
+    let job = running_eval_job();
+    let cancelled = Command::new("scancel").arg(&job[0]).status().unwrap();
+    assert!(cancelled.success());
+    let o = child.wait_with_output().unwrap();
+    assert_code(&o, 0);
+    let csv = Csv::read(&out);
+    assert_log_exact(&csv);
+    let lost: Vec<&Vec<String>> = csv
+        .rows
+        .iter()
+        .filter(|r| csv.get(r, "status") == "lost")
+        .collect();
+    assert_eq!(lost.len(), 1, "{:?}", statuses(&csv));
+    let eval: usize = job[1].rsplit("eval-").next().unwrap().parse().unwrap();
+    assert_eq!(csv.get(&csv.rows[eval], "status"), "lost");
+    let cause = cause_of(&out, eval);
+    assert!(
+        cause.contains("cancelled") && cause.contains(&job[0]),
+        "{cause}"
+    );
+    // The lost evaluation spent no budget: five measured besides it.
+    assert_eq!(csv.rows.len(), 6);
+}
+
+fn cause_of(out: &Path, eval: usize) -> String {
+    let v = read_json(&out.join("results.json"));
+    v["evaluations"][eval]["cause"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// Puts the node back to work whatever the test did.
+struct Resume(String);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        let _ = Command::new("scontrol")
+            .args(["update", &format!("nodename={}", self.0), "state=resume"])
+            .status();
+    }
+}
+
+#[test]
+fn a_node_that_goes_down_loses_its_job_not_the_run() {
+    if !slurm_here() {
+        return;
+    }
+    let _nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let child = spawn(tmp.path(), &run_args(&write_nap(tmp.path()), &out, 5));
+    let job = running_eval_job();
+    let node = job[3].clone();
+    let _resume = Resume(node.clone());
+    let down = Command::new("scontrol")
+        .args([
+            "update",
+            &format!("nodename={node}"),
+            "state=down",
+            "reason=moldtune-test",
+        ])
+        .status()
+        .unwrap();
+    assert!(down.success());
+    let o = child.wait_with_output().unwrap();
+    assert_code(&o, 0);
+    let csv = Csv::read(&out);
+    assert_log_exact(&csv);
+    let eval: usize = job[1].rsplit("eval-").next().unwrap().parse().unwrap();
+    assert_eq!(
+        csv.get(&csv.rows[eval], "status"),
+        "lost",
+        "{:?}",
+        statuses(&csv)
+    );
+    let cause = cause_of(&out, eval);
+    assert!(cause.contains(&job[0]), "{cause}");
+    let measured = statuses(&csv).iter().filter(|s| *s != "lost").count();
+    assert_eq!(
+        measured,
+        5,
+        "the other node did the rest: {:?}",
+        statuses(&csv)
+    );
+    let v = read_json(&out.join("results.json"));
+    let later: Vec<&serde_json::Value> = (v["evaluations"].as_array().unwrap().iter())
+        .filter(|e| e["eval_id"].as_u64().unwrap() as usize > eval)
+        .map(|e| &e["node"])
+        .collect();
+    assert!(
+        later.iter().all(|n| *n != node.as_str()),
+        "{node} was down: {later:?}"
+    );
+}
