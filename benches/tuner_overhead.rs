@@ -162,4 +162,94 @@ fn main() {
     std::fs::create_dir_all("results/bench").unwrap();
     std::fs::write("results/bench/tuner_overhead.md", report).unwrap();
     println!("wrote results/bench/tuner_overhead.md");
+    if std::env::var("TUNER_SCALE").as_deref() != Ok("0") {
+        scale(&problem, &out);
+    }
+}
+
+/// Observations at which one model step is timed for the design at scale (`TUNER_SCALE=0`
+/// skips it).
+const SCALE_AT: [usize; 3] = [1_000, 3_000, 10_000];
+
+/// The cost of one step at 1,000 to 10,000 observations (the 10,000-evaluation campaign of
+/// the README's "Beyond one cluster"): a model proposal of each forest learner (gp's exact
+/// fit is cubic in the observations and is left out), and the driver's bookkeeping — the
+/// results.csv append and the results.json rewrite. Writes results/bench/tuner_scale.md.
+fn scale(problem: &Problem, out: &std::path::Path) {
+    let mut report = String::from("# Tuner-side time per step at scale\n\n");
+    report.push_str("Measured by `cargo bench --bench tuner_overhead` (release build): one model proposal (pool of 10,000,\n");
+    report.push_str("fit on all observations, LCB) after n random observations of the bench space, median of 3 steps; and the\n");
+    report.push_str("driver's bookkeeping for one evaluation with n recorded (results.csv append, results.json rewrite).\n\n");
+    report.push_str("| observations | rf ms | et ms | gbrt ms | csv append ms | results.json rewrite ms |\n|---|---|---|---|---|---|\n");
+    let sampler = moldtune::problem::sample::Sampler::new(&problem.space);
+    let mut rng = moldtune::rng::Rng::new(3);
+    let mut configs = Vec::new();
+    while configs.len() < SCALE_AT[SCALE_AT.len() - 1] {
+        configs.push(sampler.draw(&mut rng, &|_| true).found().unwrap());
+    }
+    for n in SCALE_AT {
+        let mut row = format!("| {n} |");
+        for learner in [Learner::Rf, Learner::Et, Learner::Gbrt] {
+            let settings = Settings {
+                interleave: 0,
+                ..Settings::new(learner, 7, Goal::Minimize)
+            };
+            let mut s = Searcher::new(&problem.space, settings);
+            for c in &configs[..n] {
+                let m = Measurement::single(MockEvaluator::objective(problem, c));
+                s.tell(c, &m, moldtune::evaluate::outcome::Source::Random);
+            }
+            let mut times: Vec<f64> = (0..3)
+                .map(|k| {
+                    let t = Instant::now();
+                    let _ = s.ask(n + k).expect("a proposal");
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect();
+            times.sort_by(f64::total_cmp);
+            row.push_str(&format!(" {:.0} |", times[1]));
+        }
+        let (append, rewrite) = bookkeeping(problem, out, &configs[..n]);
+        row.push_str(&format!(" {append:.2} | {rewrite:.0} |\n"));
+        print!("{row}");
+        report.push_str(&row);
+    }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    report.push_str(&format!("\nLoad average during the run: {}\n", load.trim()));
+    std::fs::write("results/bench/tuner_scale.md", report).unwrap();
+    println!("wrote results/bench/tuner_scale.md");
+}
+
+/// Milliseconds of one results.csv append and one results.json rewrite with `configs`
+/// recorded.
+fn bookkeeping(
+    problem: &Problem,
+    out: &std::path::Path,
+    configs: &[moldtune::problem::space::Config],
+) -> (f64, f64) {
+    let records: Vec<Record> = (configs.iter().enumerate())
+        .map(|(i, c)| Record {
+            eval_id: i,
+            config_hash: problem.space.hash(c),
+            config: c.clone(),
+            m: Measurement::single(MockEvaluator::objective(problem, c)),
+            elapsed_sec: 0.0,
+            source: moldtune::evaluate::outcome::Source::Random,
+        })
+        .collect();
+    let mut log = db::Log::create(out, problem).unwrap();
+    let t = Instant::now();
+    log.append(problem, &records[records.len() - 1]).unwrap();
+    let append = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let v: Vec<_> = records
+        .iter()
+        .map(|r| db::json_record(problem, r))
+        .collect();
+    db::write_atomic(
+        &out.join("results.json"),
+        serde_json::to_string_pretty(&v).unwrap().as_bytes(),
+    )
+    .unwrap();
+    (append, t.elapsed().as_secs_f64() * 1e3)
 }

@@ -140,6 +140,10 @@ pub enum Command {
         /// instead of writing it with a warning.
         #[arg(long)]
         strict: bool,
+        /// Builds (and output checks) run at once before the timed rounds, which stay
+        /// alone [default: the number of cores, at most 4].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        jobs: Option<u16>,
         /// Testing: replace compile+run by a deterministic synthetic objective.
         #[arg(long, hide = true)]
         mock: bool,
@@ -217,6 +221,10 @@ pub struct CheckArgs {
     /// `--threshold`, instead of writing it with a warning.
     #[arg(long, requires = "update")]
     pub strict: bool,
+    /// Builds (and output checks) run at once before the timed rounds, which stay alone
+    /// [default: the number of cores, at most 4].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
     /// What a check that ends undecided exits with: `fail` (7) or `pass` (0).
     #[arg(long, value_enum, default_value_t = crate::check::Undecided::Fail)]
     pub undecided: crate::check::Undecided,
@@ -321,10 +329,12 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
             rounds,
             threshold,
             strict,
+            jobs,
             mock,
         } => {
             let mut opts = check_options(rounds.into(), mock, false);
             (opts.rule.threshold, opts.strict) = (threshold, strict);
+            opts.jobs = jobs.map_or(opts.jobs, usize::from);
             baseline_command(&dirs, &out, &opts)
         }
         Command::Best {
@@ -591,6 +601,7 @@ fn check_options(rounds: usize, mock: bool, quiet: bool) -> crate::check::Option
         undecided: Default::default(),
         mock,
         quiet,
+        jobs: crate::run::settings::default_jobs(),
     }
 }
 
@@ -611,6 +622,7 @@ fn check_command(a: CheckArgs) -> Result<u8, Error> {
     let mut opts = check_options(a.rounds.into(), a.mock, a.quiet);
     opts.rule.threshold = a.threshold;
     (opts.strict, opts.undecided) = (a.strict, a.undecided);
+    opts.jobs = a.jobs.map_or(opts.jobs, usize::from);
     if a.update {
         for f in crate::check::record::update(&a.baselines, &opts)? {
             println!("recorded {}", f.display());

@@ -368,3 +368,53 @@ fn builds_run_ahead_but_never_while_a_variant_is_timed() {
     let ahead = (1..6).filter(|&k| first_tick(k) < last_end(k - 1)).count();
     assert!(ahead >= 3, "builds ran ahead for {ahead} of 5 evaluations");
 }
+
+#[test]
+fn a_baseline_builds_its_configurations_at_once_and_times_them_alone() {
+    // The reference and the guard of a baseline build at once (`--jobs 2`): their builds'
+    // ticks overlap; the timed rounds come after every build has ended.
+    let keys = "check: {mode: none}\nrepeats: 1\ntimeouts: {compile_s: 30, run_s: 30}\n";
+    let p = FakeProblem::with(&["ticking"], 6, keys);
+    let o = p.command(&["--max-evals", "3", "--jobs", "1", "--verify", "0"]);
+    assert_code(&{ o }.output().unwrap(), 0);
+    for f in ["ticks", "spans"] {
+        let _ = std::fs::remove_file(p.dir().join(f));
+    }
+    let o = Command::new(BIN)
+        .current_dir(p.dir())
+        .args([
+            "baseline", "run", "--out", "b", "--rounds", "5", "--jobs", "2",
+        ])
+        .env("SPANS_FILE", p.dir().join("spans"))
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let read = |f: &str| {
+        std::fs::read_to_string(p.dir().join(f))
+            .unwrap_or_else(|e| panic!("{f}: {e}: {}", describe(&o)))
+    };
+    let ticks: Vec<(String, u128)> = (read("ticks").lines())
+        .map(|l| l.split_once(' ').unwrap())
+        .map(|(exe, t)| (exe.to_string(), t.parse().unwrap()))
+        .collect();
+    let span_of = |k: usize| {
+        let mine = ticks
+            .iter()
+            .filter(|(x, _)| x.contains(&format!("verify-{k}/")));
+        let t: Vec<u128> = mine.map(|t| t.1).collect();
+        (*t.iter().min().unwrap(), *t.iter().max().unwrap())
+    };
+    let (a, b) = (span_of(0), span_of(1));
+    assert!(
+        a.0 < b.1 && b.0 < a.1,
+        "the builds did not overlap: {a:?} {b:?}"
+    );
+    let first_timed = (read("spans").lines())
+        .map(|l| l.split(' ').nth(1).unwrap().parse::<u128>().unwrap())
+        .min()
+        .unwrap();
+    assert!(
+        a.1.max(b.1) < first_timed,
+        "a build ran into the timed rounds"
+    );
+}

@@ -39,6 +39,8 @@ pub struct Options {
     /// Testing: the mock evaluator instead of a compiler.
     pub mock: bool,
     pub quiet: bool,
+    /// Builds (and output checks) at once before the timed rounds (`--jobs`).
+    pub jobs: usize,
 }
 
 /// What a check that ends undecided exits with (`--undecided`).
@@ -106,7 +108,7 @@ pub fn check(paths: &[PathBuf], opts: &Options) -> Result<Checked, Error> {
             opts,
             format!("checking {} ({}/{})", l.baseline.name, k + 1, loaded.len()),
         );
-        let mut ev = evaluator(opts.mock);
+        let mut ev = evaluator(opts.mock, opts.jobs);
         let mut got = gate::check(l, opts.rule, ev.as_mut(), &scratch.dir(k))?;
         for g in &mut got {
             g.notes.clone_from(&notes);
@@ -149,13 +151,16 @@ pub(crate) fn progress(opts: &Options, line: String) {
     }
 }
 
-pub(crate) fn evaluator(mock: bool) -> Box<dyn Evaluator> {
+/// The evaluator of a check or a recording: builds `jobs` at once before the timed rounds.
+pub(crate) fn evaluator(mock: bool, jobs: usize) -> Box<dyn Evaluator> {
     match mock {
         true => Box::new(MockEvaluator::new()),
         false => {
             crate::evaluate::child::install_signal_handlers();
             crate::evaluate::child::become_subreaper();
-            Box::new(RealEvaluator::new())
+            let mut e = RealEvaluator::new();
+            e.jobs = jobs;
+            Box::new(e)
         }
     }
 }

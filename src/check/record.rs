@@ -204,7 +204,7 @@ fn recorded(
     work: &Path,
     from: Option<&Path>,
 ) -> Result<Baseline, Error> {
-    let mut ev = evaluator(opts.mock);
+    let mut ev = evaluator(opts.mock, opts.jobs);
     let samples = gate::record(l, plan(opts), ev.as_mut(), work)?;
     let rounds = samples.iter().map(Vec::len).min().unwrap_or(0);
     let mut b = l.baseline.clone();

@@ -90,6 +90,8 @@ pub struct RealEvaluator {
     compile_times: Vec<f64>,
     /// Builds running ahead (`--jobs`).
     slots: Slots,
+    /// Builds at once when re-measuring (`--jobs`; 0 counts as 1).
+    pub jobs: usize,
 }
 
 /// Compile timeouts adapt as run timeouts do: once [`COMPILE_SAMPLES`] variants have
@@ -216,6 +218,7 @@ impl Evaluator for RealEvaluator {
 
     fn build_ahead(&mut self, problem: &Problem, jobs: usize) -> bool {
         self.slots.share(problem, jobs);
+        self.jobs = jobs;
         true
     }
 
@@ -241,7 +244,14 @@ impl Evaluator for RealEvaluator {
         rounds: &mut dyn Rounds,
     ) -> Result<Vec<Remeasured>, Stop> {
         let reference = self.reference.as_deref();
-        interleave::remeasure(problem, &self.work_root, reference, configs, rounds)
+        interleave::remeasure(
+            problem,
+            &self.work_root,
+            reference,
+            configs,
+            rounds,
+            self.jobs,
+        )
     }
 
     fn remember(&mut self, m: &Measurement, eval_id: usize) {

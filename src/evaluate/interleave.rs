@@ -45,15 +45,17 @@ impl Rounds for usize {
     }
 }
 
-/// Builds and checks each of `configs` under `work/verify-K`, then times them in
-/// interleaved rounds until `rounds` says enough. A configuration that fails is left out
-/// of later rounds with its cause; an interrupt or a fault of the machine stops it all.
+/// Builds and checks each of `configs` under `work/verify-K`, `jobs` at once (nothing is
+/// timed yet), then times them in interleaved rounds until `rounds` says enough. A
+/// configuration that fails is left out of later rounds with its cause; an interrupt or a
+/// fault of the machine stops it all.
 pub fn remeasure(
     problem: &Problem,
     work: &Path,
     reference: Option<&Path>,
     configs: &[Config],
     rounds: &mut dyn Rounds,
+    jobs: usize,
 ) -> Result<Vec<Remeasured>, Stop> {
     let dirs: Vec<_> = (0..configs.len())
         .map(|k| work.join(format!("verify-{k}")))
@@ -61,13 +63,30 @@ pub fn remeasure(
     let variants: Vec<_> = (configs.iter().zip(&dirs))
         .map(|(c, d)| Variant::render(problem, c, d))
         .collect();
-    let mut out: Vec<Remeasured> = Vec::with_capacity(configs.len());
-    for (v, d) in variants.iter().zip(&dirs) {
+    for d in &dirs {
         let _ = std::fs::remove_dir_all(d);
-        out.push(match v {
-            Ok(v) => prepare(v, reference)?.map(|()| Vec::new()),
-            Err(u) => Err(cause(u.clone().measurement())),
+    }
+    let mut out: Vec<Remeasured> = Vec::with_capacity(configs.len());
+    for batch in variants.chunks(jobs.max(1)) {
+        let prepared: Vec<_> = std::thread::scope(|s| {
+            let started: Vec<_> = (batch.iter())
+                .map(|v| {
+                    s.spawn(move || match v {
+                        Ok(v) => prepare(v, reference).map(|r| r.map(|()| Vec::new())),
+                        Err(u) => Ok(Err(cause(u.clone().measurement()))),
+                    })
+                })
+                .collect();
+            let joined = started.into_iter().map(|h| h.join());
+            joined
+                .map(|j| {
+                    j.unwrap_or_else(|_| Err(Stop::Environment("a build thread panicked".into())))
+                })
+                .collect()
         });
+        for p in prepared {
+            out.push(p?);
+        }
     }
     let mut round = 0;
     while !rounds.enough(round, &out) && out.iter().any(Result::is_ok) {

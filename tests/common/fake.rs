@@ -85,7 +85,7 @@ pub fn write_executable(path: &Path, body: &str) {
 /// `slow_fourth` builds `ok` (a distinct program each time) but its fourth compile takes
 /// 10.5 s (a busy machine), `ticking` writes `EXE NANOSECONDS` to `ticks` every 20 ms for
 /// half a second before it builds a (distinct) program that notes `EXE START END` of its 0.3 s in
-/// `spans` (both files in the problem's directory). The
+/// `spans` (both files in the problem's directory; the spans in `$SPANS_FILE` when set). The
 /// programs print a kernel time on stdout, or misbehave as their name says. Every sleep has a
 /// distinct duration (600.0xyz s) so tests running in parallel can find their own processes.
 pub struct FakeProblem {
@@ -114,7 +114,7 @@ exit 0
 pub const PROGRAMS: [(&str, &str); 12] = [
     (
         "ticking",
-        "s=$(date +%s%N)\nsleep 0.3\necho \"$0 $s $(date +%s%N)\" >> \"$(dirname \"$0\")/../../../spans\"\necho 0.25\n",
+        "s=$(date +%s%N)\nsleep 0.3\necho \"$0 $s $(date +%s%N)\" >> \"${SPANS_FILE:-$(dirname \"$0\")/../../../spans}\"\necho 0.25\n",
     ),
     // Alternates 0.1 and 0.3 from run to run (a counter in its directory): a noisy variant.
     (
