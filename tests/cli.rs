@@ -1017,3 +1017,66 @@ fn bad_flag_values_name_the_flag() {
         assert!(!out.exists(), "{flag} {value}: a run directory was created");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The Slurm executor's settings (the executor itself: tests/slurm.rs, with real daemons)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn slurm_settings_are_checked_before_anything_runs() {
+    let yaml = format!("{TOY_YAML}search: {{executor: slurmy}}\n");
+    let fx = Fixture::new(&yaml, TOY_MOLD);
+    let o = mock_run(&fx, &fx.out("a"), &["--max-evals", "2"]);
+    assert_code(&o, 2);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("p.yaml:18:") && err.contains("`slurmy`"),
+        "{err}"
+    );
+    assert!(err.contains("use local or slurm"), "{err}");
+
+    let fx = Fixture::base();
+    let o = mock_run(
+        &fx,
+        &fx.out("b"),
+        &["--max-evals", "2", "--partition", "gpu"],
+    );
+    assert_code(&o, 2);
+    assert!(text(&o.stderr).contains("`--partition` is a setting of the Slurm executor"));
+    let o = mock_run(
+        &fx,
+        &fx.out("c"),
+        &["--executor", "slurm", "--workers", "0"],
+    );
+    assert_code(&o, 2);
+    assert!(
+        text(&o.stderr).contains("`--workers`"),
+        "{}",
+        text(&o.stderr)
+    );
+
+    // No Slurm here (an empty PATH): refused up front, the run directory left empty.
+    let empty = tempfile::tempdir().unwrap();
+    let o = bin()
+        .current_dir(fx.dir())
+        .args([
+            "run",
+            "p.yaml",
+            "--mock",
+            "--quiet",
+            "--executor",
+            "slurm",
+            "--out",
+            "d",
+        ])
+        .env("PATH", empty.path())
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("needs Slurm's commands") && err.contains("--executor local"),
+        "{err}"
+    );
+    assert!(!fx.out("d").join("run.json").exists());
+}

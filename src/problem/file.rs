@@ -21,7 +21,9 @@ use crate::problem::limits;
 use crate::problem::locate::Ctx;
 use crate::problem::mold::Mold;
 use crate::problem::params::build_space;
-use crate::problem::raw::{self, RawCheck, RawMetric, RawProblem, RawSearch, RawTimeouts};
+use crate::problem::raw::{
+    self, RawCheck, RawMetric, RawProblem, RawSearch, RawSlurm, RawTimeouts,
+};
 pub use crate::problem::raw::{CheckMode, Goal, MetricKind, Reduce, Stream};
 use crate::problem::space::{Config, Kind, Param, Scalar, Space};
 use crate::problem::template::{self, Template};
@@ -59,6 +61,19 @@ pub struct SearchDefaults {
     pub kappa: Option<f64>,
     pub seed: Option<u64>,
     pub pool: Option<usize>,
+    /// `search.executor` as written, with its position.
+    pub executor: Option<(String, Span)>,
+    /// The `slurm:` section.
+    pub slurm: SlurmDefaults,
+}
+
+/// The problem file's `slurm:` section (`--executor slurm`'s job settings).
+#[derive(Debug, Clone, Default)]
+pub struct SlurmDefaults {
+    pub workers: Option<usize>,
+    pub partition: Option<String>,
+    pub time: Option<String>,
+    pub account: Option<String>,
 }
 
 /// Which functions' machine code identifies a program (with the functions outlined from
@@ -151,7 +166,10 @@ impl Ctx<'_> {
             None => limits::DEFAULT_OUTPUT_BYTES,
         };
         let check = cx.check(raw.check.unwrap_or_default())?;
-        let search = cx.search(raw.search.unwrap_or_default())?;
+        let search = cx.search(
+            raw.search.unwrap_or_default(),
+            raw.slurm.unwrap_or_default(),
+        )?;
         Ok(Problem {
             name: cx.name(raw.name.as_ref(), abs)?,
             path: abs.to_path_buf(),
@@ -535,8 +553,9 @@ impl Ctx<'_> {
         Ok((compile_s, run_s))
     }
 
-    /// The `search:` defaults: counts at least 1, κ a finite number >= 0.
-    fn search(&self, s: RawSearch) -> Result<SearchDefaults, Error> {
+    /// The `search:` defaults and the `slurm:` section: counts at least 1, κ a finite
+    /// number >= 0.
+    fn search(&self, s: RawSearch, slurm: RawSlurm) -> Result<SearchDefaults, Error> {
         let count = |v: Option<&Spanned<usize>>, key: &str, min: usize| {
             v.map(|v| self.valid(v, key, |&n| limits::at_least(n, min)))
                 .transpose()
@@ -550,6 +569,13 @@ impl Ctx<'_> {
                 .transpose()?,
             seed: s.seed,
             pool: count(s.pool.as_ref(), "search.pool", 1)?,
+            executor: s.executor.map(|e| (e.value, self.span(&e.referenced))),
+            slurm: SlurmDefaults {
+                workers: count(slurm.workers.as_ref(), "slurm.workers", 1)?,
+                partition: slurm.partition,
+                time: slurm.time,
+                account: slurm.account,
+            },
         })
     }
 

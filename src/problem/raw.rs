@@ -88,6 +88,18 @@ pub struct RawSearch {
     pub kappa: Option<Spanned<f64>>,
     pub seed: Option<u64>,
     pub pool: Option<Spanned<usize>>,
+    /// `local` or `slurm` (checked where the run's settings are resolved).
+    pub executor: Option<Spanned<String>>,
+}
+
+/// The `slurm:` section: how `--executor slurm` submits its jobs.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSlurm {
+    pub workers: Option<Spanned<usize>>,
+    pub partition: Option<String>,
+    pub time: Option<String>,
+    pub account: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -228,6 +240,7 @@ pub struct RawProblem {
     pub max_output_mb: Option<Spanned<u64>>,
     pub check: Option<RawCheck>,
     pub search: Option<RawSearch>,
+    pub slurm: Option<RawSlurm>,
 }
 
 /// Parses the problem file's text; unknown keys and wrong types are errors at their position.

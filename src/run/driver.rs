@@ -127,6 +127,9 @@ pub fn drive(l: Launch, strategy: &mut dyn Strategy) -> Result<Summary, Error> {
     // Lock first, so that a second run on a busy directory is told so (not "resume it").
     let _lock = log::lock(&dir)?;
     let dir = claim_dir(&dir, l.opts.resuming())?;
+    if l.s.slurm.is_some() {
+        slurm::queue::available()?; // before the run directory is written
+    }
     let mut session = Session::open(&l, dir)?;
     if let Some(settings) = session.s.slurm.clone() {
         return drive_farm(session, strategy, settings);

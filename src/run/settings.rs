@@ -330,23 +330,27 @@ pub fn resolve(
             .unwrap_or(Settings::default_interleave(learner)),
         verify: c.verify,
         jobs: c.jobs,
-        slurm: resolve_executor(opts, prev)?,
+        slurm: resolve_executor(opts, prev, problem)?,
         budget: Budget::Evaluations,
         strategy: None,
     })
 }
 
-/// The Slurm settings with `--executor slurm` (or a resumed Slurm run): flags, else
-/// run.json's, else the defaults; Slurm's flags without it are refused.
+/// The Slurm settings with `--executor slurm` (or a resumed Slurm run, or the problem's
+/// `search.executor: slurm`): flags, else run.json's, else the problem's `slurm:` section,
+/// else the defaults; Slurm's flags without it are refused.
 fn resolve_executor(
     opts: &RunOptions,
     prev: Option<&RunMeta>,
+    problem: &Problem,
 ) -> Result<Option<slurm::Settings>, Error> {
     let recorded = prev.and_then(|m| m.slurm.clone());
-    let kind = (opts.executor).unwrap_or(match recorded {
-        Some(_) => ExecutorKind::Slurm,
-        None => ExecutorKind::Local,
-    });
+    let kind = match (opts.executor, prev) {
+        (Some(k), _) => k,
+        (None, Some(_)) if recorded.is_some() => ExecutorKind::Slurm,
+        (None, Some(_)) => ExecutorKind::Local,
+        (None, None) => file_executor(problem)?,
+    };
     let given = [
         ("--workers", opts.workers.is_some()),
         ("--partition", opts.partition.is_some()),
@@ -365,11 +369,12 @@ fn resolve_executor(
     if let Some(w) = opts.workers {
         flag("--workers", limits::at_least(w, 1))?;
     }
-    let base = recorded.unwrap_or(slurm::Settings {
-        workers: slurm::DEFAULT_WORKERS,
-        partition: None,
-        time: None,
-        account: None,
+    let file = &problem.search.slurm;
+    let base = recorded.unwrap_or_else(|| slurm::Settings {
+        workers: file.workers.unwrap_or(slurm::DEFAULT_WORKERS),
+        partition: file.partition.clone(),
+        time: file.time.clone(),
+        account: file.account.clone(),
     });
     Ok(Some(slurm::Settings {
         workers: opts.workers.unwrap_or(base.workers),
@@ -377,6 +382,22 @@ fn resolve_executor(
         time: opts.time.clone().or(base.time),
         account: opts.account.clone().or(base.account),
     }))
+}
+
+/// The problem file's `search.executor`, local when it says nothing.
+fn file_executor(problem: &Problem) -> Result<ExecutorKind, Error> {
+    let Some((name, span)) = &problem.search.executor else {
+        return Ok(ExecutorKind::Local);
+    };
+    match name.as_str() {
+        "local" => Ok(ExecutorKind::Local),
+        "slurm" => Ok(ExecutorKind::Slurm),
+        _ => Err(Error::Config {
+            span: span.clone(),
+            message: format!("unknown executor `{name}` in `search.executor`"),
+            hint: Some("use local or slurm".into()),
+        }),
+    }
 }
 
 /// The verification plan: flags, else run.json, else the default (top 3, 10 rounds).
