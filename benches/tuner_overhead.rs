@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use moldtune::evaluate::outcome::Measurement;
+use moldtune::evaluate::outcome::{Measurement, Source};
 use moldtune::evaluate::MockEvaluator;
 use moldtune::problem::{Goal, Problem};
 use moldtune::run::log::{self as db, Record};
@@ -195,9 +195,20 @@ fn scale(problem: &Problem, out: &std::path::Path) {
                 ..Settings::new(learner, 7, Goal::Minimize)
             };
             let mut s = Searcher::new(&problem.space, settings);
-            for c in &configs[..n] {
+            // As a run tells them: the default, the initial design, then the search's own.
+            s.tell(
+                &problem.default_config(),
+                &Measurement::single(1.0),
+                Source::Default,
+            );
+            for (i, c) in configs[..n].iter().enumerate() {
                 let m = Measurement::single(MockEvaluator::objective(problem, c));
-                s.tell(c, &m, moldtune::evaluate::outcome::Source::Random);
+                let source = if i < 10 {
+                    Source::Initial
+                } else {
+                    Source::Model
+                };
+                s.tell(c, &m, source);
             }
             let mut times: Vec<f64> = (0..3)
                 .map(|k| {

@@ -34,7 +34,12 @@ PROBLEM = "tests/e2e/matmul/matmul.yaml"
 def one_run(binary, executor, evals, out):
     args = [str(binary), "run", PROBLEM, "--max-evals", str(evals), "--seed", "0",
             "--verify", "0", "--out", str(out), "--quiet"]
-    args += ["--executor", "slurm", "--workers", "2"] if executor == "slurm" else ["--jobs", "2"]
+    if executor == "local":
+        args += ["--jobs", "2"]
+    else:
+        args += ["--executor", "slurm", "--workers", "2"]
+    if executor == "steps":  # inside an allocation of both nodes: evaluations are srun steps
+        args = ["salloc", "--quiet", "--nodes=2"] + args
     load = os.getloadavg()[0]
     t0 = time.time()
     p = subprocess.run(args, capture_output=True, text=True, cwd=ROOT)
@@ -73,7 +78,8 @@ def main():
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for k in range(a.repeats):
-                order = ["local", "slurm"] if k % 2 == 0 else ["slurm", "local"]
+                order = ["local", "slurm", "steps"]
+                order = order if k % 2 == 0 else order[::-1]
                 for ex in order:
                     r = one_run(ROOT / a.binary, ex, a.evals, Path(tmp) / f"{ex}-{k}")
                     print(r, flush=True)
@@ -82,21 +88,24 @@ def main():
         if started:
             subprocess.run(["bash", "scripts/slurm_local.sh", "stop", started], cwd=ROOT)
     med = {ex: statistics.median(r["wall_s"] for r in runs if r["executor"] == ex)
-           for ex in ("local", "slurm")}
+           for ex in ("local", "slurm", "steps")}
     out = ROOT / "results/scaleout"
     out.mkdir(parents=True, exist_ok=True)
     (out / "slurm.json").write_text(json.dumps({"runs": runs, "median_wall_s": med}, indent=2))
-    lines = ["# `--executor local` vs `--executor slurm --workers 2`", "",
+    lines = ["# `--executor local` vs `--executor slurm --workers 2` (batch jobs, and steps of an allocation)", "",
              f"`python3 scripts/slurm_wall.py --repeats {a.repeats} --evals {a.evals}`: the matmul example, "
-             f"{a.evals} evaluations, seed 0, no verification; local with `--jobs 2`, Slurm on the two nodes of "
-             "scripts/slurm_local.sh (both on this 2-core machine), alternated.", "",
+             f"{a.evals} evaluations, seed 0, no verification; `local` with `--jobs 2`; `slurm`: "
+             "`--executor slurm --workers 2`, each evaluation a batch job on the two nodes of "
+             "scripts/slurm_local.sh (both on this 2-core machine); `steps`: the same inside "
+             "`salloc --nodes=2`, each evaluation a step of the allocation; the order alternated.", "",
              "| executor | wall s | search s | Σ builds s | Σ timed runs s | load before → after |",
              "|---|---|---|---|---|---|"]
     for r in runs:
         lines.append(f"| {r['executor']} | {r['wall_s']} | {r['search_s']} | {r['builds_s']} | {r['timed_s']} | "
                      f"{r['load_before']:.1f} → {r['load_after']:.1f} |")
-    lines += ["", f"Median wall: local {med['local']:.1f} s, slurm {med['slurm']:.1f} s "
-              f"(slurm / local = {med['slurm'] / med['local']:.2f})."]
+    lines += ["", f"Median wall: local {med['local']:.1f} s, slurm (batch jobs) {med['slurm']:.1f} s "
+              f"({med['slurm'] / med['local']:.2f}x local), steps of an allocation {med['steps']:.1f} s "
+              f"({med['steps'] / med['local']:.2f}x local)."]
     (out / "slurm.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

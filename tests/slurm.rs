@@ -333,3 +333,37 @@ fn a_node_that_goes_down_loses_its_job_not_the_run() {
         "{node} was down: {later:?}"
     );
 }
+
+#[test]
+fn inside_an_allocation_evaluations_are_its_steps() {
+    if !slurm_here() {
+        return;
+    }
+    let _nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let mut args = vec!["--nodes=2".to_string(), BIN.to_string()];
+    args.extend(run_args(&matmul(), &out, 6));
+    let o = Command::new("salloc")
+        .args(&args)
+        .current_dir(tmp.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let csv = Csv::read(&out);
+    assert_eq!(csv.rows.len(), 6, "{}", describe(&o));
+    assert_log_exact(&csv);
+    assert!(
+        statuses(&csv).iter().all(|s| s != "lost"),
+        "{:?}",
+        statuses(&csv)
+    );
+    let nodes = nodes_of(&out);
+    assert!(
+        nodes.contains(&"n1".into()) && nodes.contains(&"n2".into()),
+        "both nodes of the allocation: {nodes:?}"
+    );
+    let run = read_json(&out.join("run.json"));
+    assert!(run["slurm"]["allocation"].is_string(), "{run}");
+}

@@ -239,7 +239,7 @@ impl<'p> Session<'p> {
             Budget::Valid => "valid evaluations",
         };
         progress.message(&format!(
-            "moldtune: {} — {} {}, seed {}, {spent} of {} {what} done, results in {}",
+            "moldtune: {} — {} {}, seed {}, {spent} of {} {what} done{}, results in {}",
             problem.name,
             if s.strategy.is_some() {
                 "strategy"
@@ -249,6 +249,7 @@ impl<'p> Session<'p> {
             s.strategy_name(),
             s.seed,
             s.max_evals,
+            where_it_runs(&s),
             dir.display()
         ));
         if let Some(w) = budget_warning(&s) {
@@ -598,6 +599,20 @@ impl<'p> Session<'p> {
             spent: self.spent(),
             goal: self.problem.metric.goal,
         }
+    }
+}
+
+/// Where the evaluations run, for the opening line: nothing when here.
+fn where_it_runs(s: &Resolved) -> String {
+    match &s.slurm {
+        None => String::new(),
+        Some(sl) => match &sl.allocation {
+            Some(a) => format!(
+                ", as steps of Slurm allocation {a} ({} at once)",
+                sl.workers
+            ),
+            None => format!(", as Slurm jobs ({} at once)", sl.workers),
+        },
     }
 }
 

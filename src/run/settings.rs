@@ -375,12 +375,14 @@ fn resolve_executor(
         partition: file.partition.clone(),
         time: file.time.clone(),
         account: file.account.clone(),
+        allocation: None,
     });
     Ok(Some(slurm::Settings {
         workers: opts.workers.unwrap_or(base.workers),
         partition: opts.partition.clone().or(base.partition),
         time: opts.time.clone().or(base.time),
         account: opts.account.clone().or(base.account),
+        allocation: slurm::queue::allocation(),
     }))
 }
 

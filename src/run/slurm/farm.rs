@@ -6,7 +6,7 @@
 //! a reply already written is collected, a job still queued or running is waited for, a
 //! job gone without a reply is submitted again.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -16,7 +16,7 @@ use crate::evaluate::outcome::{Measurement, Source, Status, Stop};
 use crate::problem::space::Config;
 use crate::problem::Problem;
 use crate::run::slurm::job::{Answer, JobDir, Reply, Request, Task, JOBS};
-use crate::run::slurm::queue::{self, Submission};
+use crate::run::slurm::queue::{self, Step, Submission};
 use crate::run::slurm::Settings;
 use crate::run::verdict::{Plan, Verification};
 
@@ -25,12 +25,21 @@ const POLL: Duration = Duration::from_millis(250);
 /// How often squeue is asked which jobs are still there (the controller is shared).
 const SQUEUE_EVERY: Duration = Duration::from_secs(2);
 
+/// How the driver follows a job.
+#[derive(Debug)]
+enum Handle {
+    /// A batch job, by its Slurm id (seen in squeue).
+    Batch(Option<String>),
+    /// A step of the allocation moldtune runs in, by its srun.
+    Step(Step),
+}
+
 /// A job submitted and not yet collected.
 #[derive(Debug)]
 struct Flight {
     job: JobDir,
     name: String,
-    id: Option<String>,
+    handle: Handle,
     /// The evaluation's configuration and why it was proposed (reference and verify: none).
     proposal: Option<(Config, Source)>,
 }
@@ -45,6 +54,8 @@ pub struct Farm {
     tag: String,
     evals: BTreeMap<usize, Flight>,
     asked_squeue: Option<Instant>,
+    /// The allocation whose steps the jobs are (`salloc`, a batch script); `None`: batch jobs.
+    allocation: Option<String>,
 }
 
 impl Farm {
@@ -62,6 +73,7 @@ impl Farm {
             settings,
             evals: BTreeMap::new(),
             asked_squeue: None,
+            allocation: queue::allocation(),
         })
     }
 
@@ -96,16 +108,17 @@ impl Farm {
             name: name.clone(),
             task,
         })?;
-        let id = self.submit(&job, &name, &key)?;
+        let handle = self.submit(&job, &name, &key)?;
         Ok(Flight {
             job,
             name,
-            id: Some(id),
+            handle,
             proposal: None,
         })
     }
 
-    fn submit(&self, job: &JobDir, name: &str, key: &str) -> Result<String, Error> {
+    /// Submits the job in `job` (a batch job, or a step of the allocation moldtune runs in).
+    fn submit(&self, job: &JobDir, name: &str, key: &str) -> Result<Handle, Error> {
         let script = job.0.join("job.sh");
         let words = [
             self.exe.as_os_str(),
@@ -125,13 +138,17 @@ impl Farm {
             output: &job.output_path(),
             chdir: &self.cwd,
         };
-        let id =
-            queue::submit(&submission, &self.settings).map_err(|e| match child::interrupted() {
-                true => Error::Interrupted(self.dir.clone()),
-                false => e,
-            })?;
+        let interrupted = |e| match child::interrupted() {
+            true => Error::Interrupted(self.dir.clone()),
+            false => e,
+        };
+        if self.allocation.is_some() {
+            let step = queue::start_step(&submission, &self.settings).map_err(interrupted)?;
+            return Ok(Handle::Step(step));
+        }
+        let id = queue::submit(&submission, &self.settings).map_err(interrupted)?;
         job.write_job_id(&id)?;
-        Ok(id)
+        Ok(Handle::Batch(Some(id)))
     }
 
     /// Submits evaluation `eval_id` of `config`.
@@ -172,9 +189,7 @@ impl Farm {
             let mut ended = match self.collect(&mut flights) {
                 Ok(ended) => ended,
                 Err(stop) => {
-                    let f = flights.remove(&0).expect("the job in flight");
-                    queue::cancel(&f.id.into_iter().collect::<Vec<_>>());
-                    let _ = std::fs::remove_dir_all(&f.job.0);
+                    cancel(flights.into_values());
                     return Err(stop);
                 }
             };
@@ -288,10 +303,12 @@ impl Farm {
                 ended.push((f, got));
             }
         }
-        let due = self
-            .asked_squeue
-            .is_none_or(|t| t.elapsed() >= SQUEUE_EVERY);
-        if ended.is_empty() && !flights.is_empty() && due {
+        ended.extend(steps_ended(flights));
+        let due = (self.asked_squeue).is_none_or(|t| t.elapsed() >= SQUEUE_EVERY);
+        let batch = flights
+            .values()
+            .any(|f| matches!(f.handle, Handle::Batch(_)));
+        if ended.is_empty() && batch && due {
             self.asked_squeue = Some(Instant::now());
             ended.extend(gone(flights));
         }
@@ -299,15 +316,41 @@ impl Farm {
     }
 }
 
-/// The flights squeue no longer lists (each looked at once more for a reply written as it
-/// left), taken out of `flights`.
+/// The steps whose srun ended, taken out of `flights` with their replies (or why not).
+fn steps_ended(flights: &mut BTreeMap<usize, Flight>) -> Vec<(Flight, Ended)> {
+    let over: Vec<(usize, String)> = (flights.iter_mut())
+        .filter_map(|(&k, f)| match &mut f.handle {
+            Handle::Step(step) => step.ended().map(|how| (k, how)),
+            Handle::Batch(_) => None,
+        })
+        .collect();
+    let mut ended = Vec::new();
+    for (k, how) in over {
+        let Some(f) = flights.remove(&k) else {
+            continue;
+        };
+        let got = f.job.reply().ok_or_else(|| {
+            let why = format!("slurm step `{}` ended without a reply ({how})", f.name);
+            with_output(why, &f)
+        });
+        ended.push((f, got));
+    }
+    ended
+}
+
+/// The batch flights squeue no longer lists (each looked at once more for a reply written
+/// as it left), taken out of `flights`.
 fn gone(flights: &mut BTreeMap<usize, Flight>) -> Vec<(Flight, Ended)> {
-    let names: Vec<String> = flights.values().map(|f| f.name.clone()).collect();
+    let batch = |f: &Flight| matches!(f.handle, Handle::Batch(_));
+    let names: Vec<String> = (flights.values())
+        .filter(|f| batch(f))
+        .map(|f| f.name.clone())
+        .collect();
     let Some(listed) = queue::queued(&names) else {
         return Vec::new(); // squeue did not answer: ask again later
     };
     let lost: Vec<usize> = (flights.iter())
-        .filter(|(_, f)| !listed.contains_key(&f.name))
+        .filter(|(_, f)| batch(f) && !listed.contains_key(&f.name))
         .map(|(&k, _)| k)
         .collect();
     let mut ended = Vec::new();
@@ -321,9 +364,12 @@ fn gone(flights: &mut BTreeMap<usize, Flight>) -> Vec<(Flight, Ended)> {
     ended
 }
 
-/// What Slurm says of a job that left the queue without a reply.
+/// What Slurm says of a batch job that left the queue without a reply.
 fn why_lost(f: &Flight) -> String {
-    let id = f.id.clone().unwrap_or_else(|| "?".into());
+    let id = match &f.handle {
+        Handle::Batch(Some(id)) => id.clone(),
+        _ => "?".into(),
+    };
     let (state, reason) = queue::ended(&id).unwrap_or_else(|| ("UNKNOWN".into(), String::new()));
     let what = match state.split_whitespace().next().unwrap_or("") {
         s if s.starts_with("CANCELLED") => {
@@ -340,12 +386,28 @@ fn why_lost(f: &Flight) -> String {
         "" | "None" => String::new(),
         r => format!(", reason {r}"),
     };
-    let tail = f.job.output_tail();
-    let tail = match tail.trim() {
-        "" => String::new(),
-        t => format!("; its output ended: {t}"),
-    };
-    format!("slurm job {id} (`{}`) {what}{reason}{tail}", f.name)
+    with_output(format!("slurm job {id} (`{}`) {what}{reason}", f.name), f)
+}
+
+/// `why`, and the last lines the job printed.
+fn with_output(why: String, f: &Flight) -> String {
+    match f.job.output_tail().trim() {
+        "" => why,
+        t => format!("{why}; its output ended: {t}"),
+    }
+}
+
+/// Cancels jobs and forgets them (their folders removed).
+fn cancel(flights: impl Iterator<Item = Flight>) {
+    let mut ids = Vec::new();
+    for mut f in flights {
+        match &mut f.handle {
+            Handle::Batch(id) => ids.extend(id.take()),
+            Handle::Step(step) => step.cancel(),
+        }
+        let _ = std::fs::remove_dir_all(&f.job.0);
+    }
+    queue::cancel(&ids);
 }
 
 /// An evaluation's ended job as its measurement (a reference or verify flight: none).
@@ -413,41 +475,51 @@ impl Farm {
             found.push((eval_id, config, source, job, name));
         }
         let names: Vec<String> = found.iter().map(|f| f.4.clone()).collect();
-        let listed = queue::queued(&names).unwrap_or_default();
+        let listed = match self.allocation {
+            None => queue::queued(&names).unwrap_or_default(),
+            Some(_) => HashMap::new(),
+        };
         // Rows are appended in id order: what lies beyond a gap (an evaluation cancelled by
         // Ctrl-C) cannot be recorded in its place, so it is cancelled and proposed anew.
         let contiguous = (found.iter().enumerate())
             .take_while(|(k, f)| f.0 == first + k)
             .count();
-        for (_, _, _, job, name) in found.drain(contiguous..) {
-            let ids: Vec<String> = listed
-                .get(&name)
-                .map(|q| q.id.clone())
-                .into_iter()
-                .collect();
-            queue::cancel(&ids);
-            let _ = std::fs::remove_dir_all(&job.0);
-        }
+        let beyond: Vec<Flight> = (found.drain(contiguous..))
+            .map(|(_, _, _, job, name)| Flight {
+                handle: self.running(&name, &listed).unwrap_or(Handle::Batch(None)),
+                job,
+                name,
+                proposal: None,
+            })
+            .collect();
+        cancel(beyond.into_iter());
         let mut out = Vec::new();
         for (eval_id, config, source, job, name) in found {
-            let id = match (job.reply_path().is_file(), listed.get(&name)) {
-                (true, _) => job.job_id(),
-                (false, Some(q)) => Some(q.id.clone()),
-                (false, None) => Some(self.submit(&job, &name, &format!("eval-{eval_id}"))?),
+            let handle = match (job.reply_path().is_file(), self.running(&name, &listed)) {
+                (true, _) => Handle::Batch(job.job_id()),
+                (false, Some(h)) => h,
+                (false, None) => self.submit(&job, &name, &format!("eval-{eval_id}"))?,
             };
             let proposal = Some((config.clone(), source));
-            self.evals.insert(
-                eval_id,
-                Flight {
-                    job,
-                    name,
-                    id,
-                    proposal,
-                },
-            );
+            let flight = Flight {
+                job,
+                name,
+                handle,
+                proposal,
+            };
+            self.evals.insert(eval_id, flight);
             out.push((eval_id, config, source));
         }
         Ok(out)
+    }
+
+    /// The job named `name` if it still runs: listed by squeue (`listed`), or a step whose
+    /// srun is still here.
+    fn running(&self, name: &str, listed: &HashMap<String, queue::Queued>) -> Option<Handle> {
+        match self.allocation {
+            Some(_) => Step::find(name).map(Handle::Step),
+            None => listed.get(name).map(|q| Handle::Batch(Some(q.id.clone()))),
+        }
     }
 
     /// The `jobs/eval-N` folders, by N.
@@ -471,10 +543,6 @@ impl Farm {
 
     /// Cancels every job in flight and forgets them: a resumed run proposes anew.
     pub fn cancel(&mut self) {
-        let ids: Vec<String> = self.evals.values().filter_map(|f| f.id.clone()).collect();
-        queue::cancel(&ids);
-        for (_, f) in std::mem::take(&mut self.evals) {
-            let _ = std::fs::remove_dir_all(&f.job.0);
-        }
+        cancel(std::mem::take(&mut self.evals).into_values());
     }
 }

@@ -35,6 +35,10 @@ pub struct Settings {
     pub time: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account: Option<String>,
+    /// The allocation moldtune ran in (`salloc`, a batch script): its evaluations were steps
+    /// of it (`srun`), not jobs of their own; `partition` and `account` are the allocation's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation: Option<String>,
 }
 
 /// Evaluations in flight unless told (`--workers`).

@@ -1,7 +1,8 @@
 //! Slurm through its commands, each run as moldtune's other helpers are (its own process
 //! group, under a timeout): `sbatch` submits, `squeue` lists the jobs still queued or
 //! running, `scontrol show job` (else `sacct`) tells how one that left the queue ended,
-//! `scancel` cancels.
+//! `scancel` cancels. Inside an allocation (`salloc`, a batch script) evaluations are its
+//! steps instead: each an `srun` of moldtune's, followed by its process ([`Step`]).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -86,6 +87,92 @@ pub fn submit(job: &Submission, s: &Settings) -> Result<String, Error> {
             job.name
         ))),
         false => Ok(id),
+    }
+}
+
+/// The allocation moldtune runs inside (`salloc`, a batch script): its job id.
+pub fn allocation() -> Option<String> {
+    std::env::var("SLURM_JOB_ID")
+        .ok()
+        .filter(|id| !id.is_empty())
+}
+
+/// A step of the allocation: the `srun` that runs it, a child of this moldtune or (after a
+/// resume) one found again by its job name.
+#[derive(Debug)]
+pub struct Step {
+    child: Option<std::process::Child>,
+    pid: i32,
+}
+
+/// Starts `job` as a step of the allocation on a node of its own (`srun --exclusive
+/// --nodes=1`, all the node's CPUs when Slurm says how many), in a process group of its own
+/// so that a Ctrl-C meant for moldtune does not reach it before moldtune cancels it.
+pub fn start_step(job: &Submission, s: &Settings) -> Result<Step, Error> {
+    use std::os::unix::process::CommandExt;
+    let mut c = std::process::Command::new("srun");
+    c.args(["--nodes=1", "--ntasks=1", "--exclusive"]);
+    if let Ok(cpus) = std::env::var("SLURM_CPUS_ON_NODE") {
+        c.arg(format!("--cpus-per-task={cpus}"));
+    }
+    c.arg(format!("--job-name={}", job.name));
+    c.arg(format!("--output={}", job.output.display()));
+    c.arg(format!("--chdir={}", job.chdir.display()));
+    if let Some(t) = &s.time {
+        c.arg(format!("--time={t}"));
+    }
+    c.arg("sh").arg(job.script);
+    c.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0);
+    let child = c
+        .spawn()
+        .map_err(|e| Error::Environment(format!("cannot start `srun` for `{}`: {e}", job.name)))?;
+    Ok(Step {
+        pid: child.id() as i32,
+        child: Some(child),
+    })
+}
+
+impl Step {
+    /// The `srun` of the step named `name` still running on this machine (a killed
+    /// moldtune's), found by its command line.
+    pub fn find(name: &str) -> Option<Step> {
+        let needle = format!("--job-name={name}");
+        let procs = std::fs::read_dir("/proc").ok()?;
+        procs.flatten().find_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            let words: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+            let srun = words.first()?.ends_with(b"srun");
+            let named = words.contains(&needle.as_bytes());
+            (srun && named).then_some(Step { child: None, pid })
+        })
+    }
+
+    /// Whether the srun still runs; when it has ended, how (for a lost step's cause).
+    pub fn ended(&mut self) -> Option<String> {
+        match &mut self.child {
+            Some(c) => match c.try_wait() {
+                Ok(None) => None,
+                Ok(Some(status)) => Some(format!("srun {status}")),
+                Err(e) => Some(format!("srun could not be waited for: {e}")),
+            },
+            // SAFETY: signal 0 only asks whether the process exists.
+            None => (unsafe { libc::kill(self.pid, 0) } != 0).then(|| "srun ended".to_string()),
+        }
+    }
+
+    /// Cancels the step: srun passes SIGTERM on to it and ends.
+    pub fn cancel(&mut self) {
+        // SAFETY: plain syscall on the srun's pid (ESRCH when it is gone is fine).
+        unsafe {
+            libc::kill(self.pid, libc::SIGTERM);
+        }
+        if let Some(c) = &mut self.child {
+            let _ = c.wait();
+        }
     }
 }
 
