@@ -44,6 +44,10 @@ params:
     type: ordinal
     values: [1, 2, 3, 4, 5, 6, 7, 8]
     default: 4
+  - name: Q
+    type: integer
+    low: 0
+    high: 2
 compile: "clang-22 -O1 {{ source }} -o {{ exe }}"
 run: "{{ exe }}"
 metric: {kind: wall_time, goal: minimize}
@@ -52,7 +56,7 @@ timeouts: {compile_s: 60, run_s: 30}
 check: {mode: output, stream: stdout}
 search: {initial: 3}
 "#;
-    let mold = "#include <stdio.h>\n#include <unistd.h>\nint main(void) { usleep(300000 + 100000 * #P0); puts(\"done\"); return 0; }\n";
+    let mold = "#include <stdio.h>\n#include <unistd.h>\n/* #Q */\nint main(void) { usleep(300000 + 100000 * #P0); puts(\"done\"); return 0; }\n";
     std::fs::write(dir.join("nap.c"), mold).unwrap();
     std::fs::write(dir.join("nap.yaml"), yaml).unwrap();
     dir.join("nap.yaml")
@@ -122,20 +126,38 @@ fn statuses(csv: &Csv) -> Vec<String> {
     csv.column("status")
 }
 
-/// Every row's eval_id is its index, and no configuration was evaluated twice.
+/// Every row's eval_id is its index, and no configuration was measured twice.
 #[track_caller]
 fn assert_log_exact(csv: &Csv) {
     let ids = csv.column("eval_id");
     let want: Vec<String> = (0..csv.rows.len()).map(|i| i.to_string()).collect();
     assert_eq!(ids, want);
-    let mut hashes = csv.hashes();
+    // A lost evaluation's configuration may be evaluated again; nothing else twice.
+    let measured: Vec<&Vec<String>> = (csv.rows.iter())
+        .filter(|r| csv.get(r, "status") != "lost")
+        .collect();
+    let mut hashes: Vec<&str> = measured.iter().map(|r| csv.get(r, "config_hash")).collect();
     hashes.sort();
     hashes.dedup();
     assert_eq!(
         hashes.len(),
-        csv.rows.len(),
+        measured.len(),
         "a configuration was evaluated twice"
     );
+}
+
+/// A run that ended with `n` evaluations: the log exact, none lost, both nodes used.
+#[track_caller]
+fn assert_done_on_both_nodes(o: &std::process::Output, out: &Path, n: usize) {
+    let csv = Csv::read(out);
+    assert_eq!(csv.rows.len(), n, "{}", describe(o));
+    assert_log_exact(&csv);
+    let st = statuses(&csv);
+    assert!(st.iter().all(|s| s != "lost"), "{st:?}");
+    let nodes = nodes_of(out);
+    assert!(nodes.iter().all(|n| n == "n1" || n == "n2"), "{nodes:?}");
+    let both = nodes.contains(&"n1".into()) && nodes.contains(&"n2".into());
+    assert!(both, "both nodes worked: {nodes:?}");
 }
 
 /// The nodes results.json records for the `ok` evaluations.
@@ -159,20 +181,7 @@ fn twelve_matmul_evaluations_over_two_workers() {
         .wait_with_output()
         .unwrap();
     assert_code(&o, 0);
-    let csv = Csv::read(&out);
-    assert_eq!(csv.rows.len(), 12, "{}", describe(&o));
-    assert_log_exact(&csv);
-    assert!(
-        statuses(&csv).iter().all(|s| s != "lost"),
-        "{:?}",
-        statuses(&csv)
-    );
-    let nodes = nodes_of(&out);
-    assert!(nodes.iter().all(|n| n == "n1" || n == "n2"), "{nodes:?}");
-    assert!(
-        nodes.contains(&"n1".into()) && nodes.contains(&"n2".into()),
-        "both nodes worked: {nodes:?}"
-    );
+    assert_done_on_both_nodes(&o, &out, 12);
     let run = read_json(&out.join("run.json"));
     assert_eq!(run["slurm"]["workers"], 2);
     assert!(
@@ -342,8 +351,9 @@ fn inside_an_allocation_evaluations_are_its_steps() {
     let _nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
+    // Evaluations of a second or more: two in flight need both nodes.
     let mut args = vec!["--nodes=2".to_string(), BIN.to_string()];
-    args.extend(run_args(&matmul(), &out, 6));
+    args.extend(run_args(&write_nap(tmp.path()), &out, 6));
     let o = Command::new("salloc")
         .args(&args)
         .current_dir(tmp.path())
@@ -351,19 +361,51 @@ fn inside_an_allocation_evaluations_are_its_steps() {
         .output()
         .unwrap();
     assert_code(&o, 0);
-    let csv = Csv::read(&out);
-    assert_eq!(csv.rows.len(), 6, "{}", describe(&o));
-    assert_log_exact(&csv);
-    assert!(
-        statuses(&csv).iter().all(|s| s != "lost"),
-        "{:?}",
-        statuses(&csv)
-    );
-    let nodes = nodes_of(&out);
-    assert!(
-        nodes.contains(&"n1".into()) && nodes.contains(&"n2".into()),
-        "both nodes of the allocation: {nodes:?}"
-    );
+    assert_done_on_both_nodes(&o, &out, 6);
     let run = read_json(&out.join("run.json"));
     assert!(run["slurm"]["allocation"].is_string(), "{run}");
+}
+
+#[test]
+fn a_cluster_that_loses_every_job_stops_the_run_and_resume_completes_it() {
+    if !slurm_here() {
+        return;
+    }
+    let _nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let problem = write_nap(tmp.path());
+    let child = spawn(tmp.path(), &run_args(&problem, &out, 8));
+    let t0 = Instant::now();
+    while Csv::try_rows(&out) < 2 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(180),
+            "the run made no progress"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The nodes lose the problem file (a file system that is not shared after all).
+    let away = tmp.path().join("nap.yaml.away");
+    std::fs::rename(&problem, &away).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_code(&o, 5);
+    assert!(
+        common::text(&o.stderr).contains("were all lost"),
+        "{}",
+        describe(&o)
+    );
+    let st = statuses(&Csv::read(&out));
+    assert!(
+        st.ends_with(&["lost", "lost", "lost", "lost"].map(String::from)),
+        "{st:?}"
+    );
+    assert!(squeue(&tag_of(&out)).is_empty(), "jobs left behind");
+    std::fs::rename(&away, &problem).unwrap();
+    let mut args = vec!["run".to_string(), "--quiet".into(), "--resume".into()];
+    args.push(out.display().to_string());
+    let o = spawn(tmp.path(), &args).wait_with_output().unwrap();
+    assert_code(&o, 0);
+    let csv = Csv::read(&out);
+    assert_log_exact(&csv);
+    assert_eq!(statuses(&csv).iter().filter(|s| *s != "lost").count(), 8);
 }

@@ -414,6 +414,10 @@ impl<'p> Session<'p> {
                 self.record_or_abandon(config, source, m, elapsed_sec)?;
                 farm.recorded(self.records.len() - 1);
             }
+            if let Some(why) = self.lost_in_a_row(farm.workers()) {
+                farm.cancel();
+                return Err(self.abandon(why));
+            }
         };
         self.progress.finish();
         Ok(termination)
@@ -448,6 +452,18 @@ impl<'p> Session<'p> {
             }
         }
         Ok(None)
+    }
+
+    /// Why the run cannot go on when the last `max(4, 2 × workers)` evaluations were all
+    /// lost (they spend no budget: a cluster that loses every job would be fed for ever).
+    fn lost_in_a_row(&self, workers: usize) -> Option<String> {
+        let n = (2 * workers).max(4);
+        let last = self.records.iter().rev().take(n);
+        let lost: Vec<&Record> = last.take_while(|r| r.m.status == Status::Lost).collect();
+        (lost.len() == n).then(|| {
+            let cause = lost[0].m.cause.clone().unwrap_or_default();
+            format!("the last {n} evaluations were all lost by the cluster, the last one: {cause}; fix that (a `--time` too short? nodes down?) and `--resume`")
+        })
     }
 
     /// Records the next evaluation; a machine that fails to record it ends the run.

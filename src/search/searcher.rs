@@ -65,6 +65,9 @@ pub struct Searcher<'s> {
     /// Whether the default configuration may be proposed (valid, and a candidate).
     default_allowed: bool,
     lhs: Vec<Config>,
+    /// Configurations whose evaluation the environment lost (`--executor slurm`), by key:
+    /// proposed again once, then left alone.
+    lost: std::collections::HashSet<Vec<u64>>,
 }
 
 const STREAM_INITIAL: u64 = 1;
@@ -162,6 +165,7 @@ impl<'s> Searcher<'s> {
             unseen,
             default_allowed,
             lhs,
+            lost: Default::default(),
         }
     }
 
@@ -173,7 +177,12 @@ impl<'s> Searcher<'s> {
         self.history
             .retain(|o| !(o.pending && o.encoded == encoded));
         if m.status == Status::Lost {
-            return; // the environment's failure says nothing of the configuration
+            // The environment's failure says nothing of the configuration: it may be
+            // proposed again, once (one that loses its job every time is left alone).
+            if self.lost.insert(config.key()) {
+                self.unseen.unmark(config);
+            }
+            return;
         }
         self.history.push(Observation {
             encoded,
@@ -494,6 +503,24 @@ mod tests {
 
     fn f(c: &Config) -> f64 {
         1.0 + (c.0[0] - 13.0).powi(2) + (c.0[1] - 4.0).powi(2) + 0.5 * (c.0[2] - 9.0).powi(2)
+    }
+
+    #[test]
+    fn a_lost_evaluation_is_not_learnt_and_its_configuration_comes_back_once() {
+        let space = grid_space();
+        let mut s = Searcher::new(&space, Settings::new(Learner::Rf, 1, Goal::Minimize));
+        let (c, source) = s.ask(0).unwrap();
+        s.pending(&c, source);
+        let lost = Measurement::failed(Status::Lost, 0.0, 0.0, "node failed".into());
+        s.tell(&c, &lost, source);
+        assert!(
+            s.history.is_empty(),
+            "neither the pending entry nor the loss is kept"
+        );
+        assert!(!s.is_seen(&c), "it may be proposed again");
+        s.tell(&c, &lost, source);
+        assert!(s.is_seen(&c), "lost twice: left alone");
+        assert!(s.history.is_empty());
     }
 
     fn run(learner: Learner, seed: u64, budget: usize) -> (Vec<String>, f64) {

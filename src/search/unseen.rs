@@ -127,6 +127,18 @@ impl<'s> Unseen<'s> {
         self.seen.insert(key);
     }
 
+    /// Forgets an evaluation that did not happen (its job was lost): `config` may be drawn
+    /// again.
+    pub fn unmark(&mut self, config: &Config) {
+        let key = config.key();
+        if let Some(a) = &mut self.all {
+            if let Some(&i) = a.index.get(&key) {
+                a.taken[i] = false;
+            }
+        }
+        self.seen.remove(&key);
+    }
+
     pub fn is_seen(&self, config: &Config) -> bool {
         self.seen.contains(&config.key())
     }
