@@ -188,7 +188,23 @@ fn twelve_matmul_evaluations_over_two_workers() {
         run["verification"]["candidates"].is_array(),
         "verified on a node: {run}"
     );
-    assert!(squeue(&tag_of(&out)).is_empty(), "jobs left behind");
+    assert_no_jobs_left(&out);
+}
+
+/// A run that ended leaves no job of its own behind (the last one may take a moment to
+/// leave the queue after its reply).
+#[track_caller]
+fn assert_no_jobs_left(out: &Path) {
+    let tag = tag_of(out);
+    let t0 = Instant::now();
+    while !squeue(&tag).is_empty() {
+        let left = squeue(&tag);
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "jobs left behind: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 /// The prefix of a run's job names (from one of its requests).
@@ -235,7 +251,7 @@ fn sigkill_mid_run_then_resume_loses_and_repeats_nothing() {
         "{:?}",
         statuses(&after)
     );
-    assert!(squeue(&tag_of(&out)).is_empty(), "jobs left behind");
+    assert_no_jobs_left(&out);
 }
 
 #[test]
@@ -399,7 +415,7 @@ fn a_cluster_that_loses_every_job_stops_the_run_and_resume_completes_it() {
         st.ends_with(&["lost", "lost", "lost", "lost"].map(String::from)),
         "{st:?}"
     );
-    assert!(squeue(&tag_of(&out)).is_empty(), "jobs left behind");
+    assert_no_jobs_left(&out);
     std::fs::rename(&away, &problem).unwrap();
     let mut args = vec!["run".to_string(), "--quiet".into(), "--resume".into()];
     args.push(out.display().to_string());
@@ -408,4 +424,32 @@ fn a_cluster_that_loses_every_job_stops_the_run_and_resume_completes_it() {
     let csv = Csv::read(&out);
     assert_log_exact(&csv);
     assert_eq!(statuses(&csv).iter().filter(|s| *s != "lost").count(), 8);
+}
+
+#[test]
+fn ctrl_c_cancels_the_runs_jobs() {
+    if !slurm_here() {
+        return;
+    }
+    let _nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let child = spawn(tmp.path(), &run_args(&write_nap(tmp.path()), &out, 8));
+    running_eval_job();
+    // SAFETY: a signal to our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_code(&o, 130);
+    // Cancelled jobs may still be COMPLETING a moment; none may be pending or running.
+    let left = squeue(&tag_of(&out));
+    assert!(
+        left.iter().all(|j| j[2] == "COMPLETING"),
+        "jobs left behind: {left:?}"
+    );
+    assert_eq!(
+        read_json(&out.join("run.json"))["termination"],
+        "interrupted"
+    );
 }
