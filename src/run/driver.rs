@@ -24,6 +24,17 @@ use crate::run::verify;
 use crate::search::searcher::NoProposal;
 use crate::search::{Searcher, Strategy};
 
+/// Evaluations ended ahead of their turn to be recorded, by id.
+type Arrived =
+    std::collections::BTreeMap<usize, (Config, Source, crate::evaluate::outcome::Measurement)>;
+
+/// When this session's search started, and the run's elapsed seconds then.
+#[derive(Clone, Copy)]
+struct Clock {
+    elapsed0: f64,
+    t0: Instant,
+}
+
 /// What the end-of-run verification gives: the verdict, or why it stopped.
 type VerifyResult = Result<Option<Verification>, Stop>;
 
@@ -277,6 +288,7 @@ impl<'p> Session<'p> {
         };
         self.meta.termination = match e {
             Error::Interrupted(_) => Termination::Interrupted,
+            Error::Environment(_) => Termination::Environment,
             _ => Termination::ReferenceFailed,
         };
         log::write_run_json(&self.dir, &self.meta)?;
@@ -374,27 +386,43 @@ impl<'p> Session<'p> {
     }
 
     /// The search with evaluations as Slurm jobs: `workers` in flight, the searcher told of
-    /// each as it arrives, rows appended in evaluation order. Ctrl-C cancels the jobs.
+    /// each as it arrives, rows appended in evaluation order. However it ends (Ctrl-C, an
+    /// error), no job of the run is left running.
     fn search_farm(
         &mut self,
         searcher: &mut dyn Strategy,
         farm: &mut Farm,
     ) -> Result<Termination, Error> {
-        let elapsed0 = self.records.last().map_or(0.0, |r| r.elapsed_sec);
-        let t0 = Instant::now();
+        let result = self.farm_loop(searcher, farm);
+        farm.cancel();
+        self.progress.finish();
+        result
+    }
+
+    fn farm_loop(
+        &mut self,
+        searcher: &mut dyn Strategy,
+        farm: &mut Farm,
+    ) -> Result<Termination, Error> {
+        let clock = Clock {
+            elapsed0: self.records.last().map_or(0.0, |r| r.elapsed_sec),
+            t0: Instant::now(),
+        };
         for (_, config, source) in farm.recover(self.problem, self.records.len())? {
             searcher.pending(&config, source);
         }
         let mut next_id = farm.next_id(self.records.len());
-        let mut arrived = std::collections::BTreeMap::new();
-        let termination = loop {
+        let mut arrived = Arrived::new();
+        let mut lost_streak = 0;
+        loop {
             if child::interrupted() {
-                farm.cancel();
-                break Termination::Interrupted;
+                return Ok(Termination::Interrupted);
             }
-            let dry = self.fill(searcher, farm, &mut next_id, arrived.len())?;
+            if let Some(end) = self.fill(searcher, farm, &mut next_id, arrived.len())? {
+                return Ok(end);
+            }
             if farm.in_flight() == 0 {
-                break dry.unwrap_or(Termination::MaxEvals);
+                return Ok(Termination::MaxEvals);
             }
             match farm.wait() {
                 Ok(done) => {
@@ -403,29 +431,45 @@ impl<'p> Session<'p> {
                         arrived.insert(id, (config, source, m));
                     }
                 }
-                Err(Stop::Interrupted) => {
-                    farm.cancel();
-                    break Termination::Interrupted;
-                }
+                Err(Stop::Interrupted) => return Ok(Termination::Interrupted),
                 Err(Stop::Environment(why)) => return Err(self.abandon(why)),
             }
-            while let Some((config, source, m)) = arrived.remove(&self.records.len()) {
-                let elapsed_sec = elapsed0 + t0.elapsed().as_secs_f64();
-                self.record_or_abandon(config, source, m, elapsed_sec)?;
-                farm.recorded(self.records.len() - 1);
-            }
-            if let Some(why) = self.lost_in_a_row(farm.workers()) {
-                farm.cancel();
+            lost_streak = self.record_arrived(&mut arrived, farm, clock, lost_streak)?;
+        }
+    }
+
+    /// Records the evaluations that arrived, in id order, as far as none is missing;
+    /// `streak` counts the lost ones in a row: after max(4, 2 × workers) the run stops (they
+    /// spend no budget, so a cluster that loses every job would be fed for ever).
+    fn record_arrived(
+        &mut self,
+        arrived: &mut Arrived,
+        farm: &Farm,
+        clock: Clock,
+        mut streak: usize,
+    ) -> Result<usize, Error> {
+        let limit = (2 * farm.workers()).max(4);
+        while let Some((config, source, m)) = arrived.remove(&self.records.len()) {
+            streak = if m.status == Status::Lost {
+                streak + 1
+            } else {
+                0
+            };
+            let cause = m.cause.clone().unwrap_or_default();
+            let elapsed_sec = clock.elapsed0 + clock.t0.elapsed().as_secs_f64();
+            self.record_or_abandon(config, source, m, elapsed_sec)?;
+            farm.recorded(self.records.len() - 1);
+            if streak >= limit {
+                let why = format!("the last {limit} evaluations were all lost by the cluster, the last one: {cause}; fix that (a `--time` too short? nodes down?) and `--resume`");
                 return Err(self.abandon(why));
             }
-        };
-        self.progress.finish();
-        Ok(termination)
+        }
+        Ok(streak)
     }
 
     /// Submits proposals while workers are free and the budget allows (`unrecorded`
-    /// evaluations have ended but wait for an earlier one); why the searcher ran dry, if it
-    /// did with nothing in flight.
+    /// evaluations have ended but wait for an earlier one); why the search must end, if it
+    /// must: the searcher ran dry with nothing in flight, or an interrupt.
     fn fill(
         &mut self,
         searcher: &mut dyn Strategy,
@@ -441,7 +485,7 @@ impl<'p> Session<'p> {
                     searcher.pending(&config, source);
                     match farm.start(self.problem, *next_id, &config, source) {
                         Ok(()) => {}
-                        Err(Error::Interrupted(_)) => return Ok(None),
+                        Err(Error::Interrupted(_)) => return Ok(Some(Termination::Interrupted)),
                         Err(e) => return Err(self.abandon(e.to_string())),
                     }
                     *next_id += 1;
@@ -452,18 +496,6 @@ impl<'p> Session<'p> {
             }
         }
         Ok(None)
-    }
-
-    /// Why the run cannot go on when the last `max(4, 2 × workers)` evaluations were all
-    /// lost (they spend no budget: a cluster that loses every job would be fed for ever).
-    fn lost_in_a_row(&self, workers: usize) -> Option<String> {
-        let n = (2 * workers).max(4);
-        let last = self.records.iter().rev().take(n);
-        let lost: Vec<&Record> = last.take_while(|r| r.m.status == Status::Lost).collect();
-        (lost.len() == n).then(|| {
-            let cause = lost[0].m.cause.clone().unwrap_or_default();
-            format!("the last {n} evaluations were all lost by the cluster, the last one: {cause}; fix that (a `--time` too short? nodes down?) and `--resume`")
-        })
     }
 
     /// Records the next evaluation; a machine that fails to record it ends the run.

@@ -8,41 +8,21 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::error::{exit, Error};
 use crate::evaluate::child;
 use crate::evaluate::outcome::{Measurement, Source, Status, Stop};
 use crate::problem::space::Config;
 use crate::problem::Problem;
-use crate::run::slurm::job::{Answer, JobDir, Reply, Request, Task, JOBS};
+use crate::run::slurm::job::{self, Answer, JobDir, Reply, Request, Task, JOBS};
 use crate::run::slurm::queue::{self, Step, Submission};
+use crate::run::slurm::watch::{Ended, Flight, Handle, Watch};
 use crate::run::slurm::Settings;
 use crate::run::verdict::{Plan, Verification};
 
 /// How often the job folders are looked at for replies.
 const POLL: Duration = Duration::from_millis(250);
-/// How often squeue is asked which jobs are still there (the controller is shared).
-const SQUEUE_EVERY: Duration = Duration::from_secs(2);
-
-/// How the driver follows a job.
-#[derive(Debug)]
-enum Handle {
-    /// A batch job, by its Slurm id (seen in squeue).
-    Batch(Option<String>),
-    /// A step of the allocation moldtune runs in, by its srun.
-    Step(Step),
-}
-
-/// A job submitted and not yet collected.
-#[derive(Debug)]
-struct Flight {
-    job: JobDir,
-    name: String,
-    handle: Handle,
-    /// The evaluation's configuration and why it was proposed (reference and verify: none).
-    proposal: Option<(Config, Source)>,
-}
 
 /// Jobs in flight, by key (`eval-N` sorted by N; `reference` and `verify` run alone).
 pub struct Farm {
@@ -53,7 +33,7 @@ pub struct Farm {
     /// The prefix of this run's job names.
     tag: String,
     evals: BTreeMap<usize, Flight>,
-    asked_squeue: Option<Instant>,
+    watch: Watch,
     /// The allocation whose steps the jobs are (`salloc`, a batch script); `None`: batch jobs.
     allocation: Option<String>,
 }
@@ -72,7 +52,7 @@ impl Farm {
             ),
             settings,
             evals: BTreeMap::new(),
-            asked_squeue: None,
+            watch: Watch::default(),
             allocation: queue::allocation(),
         })
     }
@@ -104,17 +84,14 @@ impl Farm {
         let key = task.key();
         let job = JobDir::of(&self.dir, &key);
         let name = self.name(&key);
+        let nonce = job::nonce();
         job.write_request(&Request {
             name: name.clone(),
+            nonce: nonce.clone(),
             task,
         })?;
         let handle = self.submit(&job, &name, &key)?;
-        Ok(Flight {
-            job,
-            name,
-            handle,
-            proposal: None,
-        })
+        Ok(Flight::new(job, name, handle, nonce))
     }
 
     /// Submits the job in `job` (a batch job, or a step of the allocation moldtune runs in).
@@ -139,7 +116,10 @@ impl Farm {
             chdir: &self.cwd,
         };
         let interrupted = |e| match child::interrupted() {
-            true => Error::Interrupted(self.dir.clone()),
+            true => {
+                queue::cancel_named(name); // it may have reached the controller
+                Error::Interrupted(self.dir.clone())
+            }
             false => e,
         };
         if self.allocation.is_some() {
@@ -174,6 +154,16 @@ impl Farm {
     }
 }
 
+/// An evaluation found submitted and not recorded when a run resumes.
+struct Unrecorded {
+    eval_id: usize,
+    config: Config,
+    source: Source,
+    job: JobDir,
+    name: String,
+    nonce: String,
+}
+
 /// `word` quoted for sh.
 fn quote(word: &str) -> String {
     format!("'{}'", word.replace('\'', r"'\''"))
@@ -186,14 +176,14 @@ impl Farm {
         let flight = self.launch(task).map_err(stop_of)?;
         let mut flights = BTreeMap::from([(0, flight)]);
         loop {
-            let mut ended = match self.collect(&mut flights) {
+            let mut ended = match self.watch.collect(&mut flights) {
                 Ok(ended) => ended,
                 Err(stop) => {
                     cancel(flights.into_values());
                     return Err(stop);
                 }
             };
-            if let Some((_, got)) = ended.pop() {
+            if let Some((_, _, got)) = ended.pop() {
                 return got.map_err(Stop::Environment);
             }
             std::thread::sleep(POLL);
@@ -252,148 +242,18 @@ fn stop_of(e: Error) -> Stop {
     }
 }
 
-/// What became of an evaluation's job: its measurement, or the environment's failure.
-type Ended = Result<Reply, String>;
-
 impl Farm {
     /// Waits until at least one evaluation in flight has ended; those that have, with their
     /// configurations and measurements. Ctrl-C: [`Stop::Interrupted`].
     pub fn wait(&mut self) -> Result<Vec<(usize, Config, Source, Measurement)>, Stop> {
-        let mut flights = std::mem::take(&mut self.evals);
-        let ended = loop {
-            let ended = match self.collect(&mut flights) {
-                Ok(e) => e,
-                Err(stop) => {
-                    self.evals = flights;
-                    return Err(stop);
-                }
-            };
-            if !ended.is_empty() || flights.is_empty() {
-                break ended;
+        loop {
+            let ended = self.watch.collect(&mut self.evals)?;
+            if !ended.is_empty() || self.evals.is_empty() {
+                let measured = ended.into_iter().map(|(k, f, got)| measured(k, f, got));
+                return Ok(measured.collect());
             }
             std::thread::sleep(POLL);
-        };
-        self.evals = flights;
-        Ok(ended
-            .into_iter()
-            .filter_map(|(f, got)| measured(f, got))
-            .collect())
-    }
-
-    /// Takes the flights that ended out of `flights`: those with a reply, and (when squeue
-    /// is due) those squeue no longer lists, with what Slurm says of them.
-    fn collect(
-        &mut self,
-        flights: &mut BTreeMap<usize, Flight>,
-    ) -> Result<Vec<(Flight, Ended)>, Stop> {
-        if child::interrupted() {
-            return Err(Stop::Interrupted);
         }
-        let mut ended = Vec::new();
-        let replied: Vec<usize> = (flights.iter())
-            .filter(|(_, f)| f.job.reply_path().is_file())
-            .map(|(&k, _)| k)
-            .collect();
-        for k in replied {
-            if let Some(f) = flights.remove(&k) {
-                let got = f
-                    .job
-                    .reply()
-                    .ok_or_else(|| "its reply is unreadable".to_string());
-                ended.push((f, got));
-            }
-        }
-        ended.extend(steps_ended(flights));
-        let due = (self.asked_squeue).is_none_or(|t| t.elapsed() >= SQUEUE_EVERY);
-        let batch = flights
-            .values()
-            .any(|f| matches!(f.handle, Handle::Batch(_)));
-        if ended.is_empty() && batch && due {
-            self.asked_squeue = Some(Instant::now());
-            ended.extend(gone(flights));
-        }
-        Ok(ended)
-    }
-}
-
-/// The steps whose srun ended, taken out of `flights` with their replies (or why not).
-fn steps_ended(flights: &mut BTreeMap<usize, Flight>) -> Vec<(Flight, Ended)> {
-    let over: Vec<(usize, String)> = (flights.iter_mut())
-        .filter_map(|(&k, f)| match &mut f.handle {
-            Handle::Step(step) => step.ended().map(|how| (k, how)),
-            Handle::Batch(_) => None,
-        })
-        .collect();
-    let mut ended = Vec::new();
-    for (k, how) in over {
-        let Some(f) = flights.remove(&k) else {
-            continue;
-        };
-        let got = f.job.reply().ok_or_else(|| {
-            let why = format!("slurm step `{}` ended without a reply ({how})", f.name);
-            with_output(why, &f)
-        });
-        ended.push((f, got));
-    }
-    ended
-}
-
-/// The batch flights squeue no longer lists (each looked at once more for a reply written
-/// as it left), taken out of `flights`.
-fn gone(flights: &mut BTreeMap<usize, Flight>) -> Vec<(Flight, Ended)> {
-    let batch = |f: &Flight| matches!(f.handle, Handle::Batch(_));
-    let names: Vec<String> = (flights.values())
-        .filter(|f| batch(f))
-        .map(|f| f.name.clone())
-        .collect();
-    let Some(listed) = queue::queued(&names) else {
-        return Vec::new(); // squeue did not answer: ask again later
-    };
-    let lost: Vec<usize> = (flights.iter())
-        .filter(|(_, f)| batch(f) && !listed.contains_key(&f.name))
-        .map(|(&k, _)| k)
-        .collect();
-    let mut ended = Vec::new();
-    for k in lost {
-        let Some(f) = flights.remove(&k) else {
-            continue;
-        };
-        let got = f.job.reply().ok_or_else(|| why_lost(&f));
-        ended.push((f, got));
-    }
-    ended
-}
-
-/// What Slurm says of a batch job that left the queue without a reply.
-fn why_lost(f: &Flight) -> String {
-    let id = match &f.handle {
-        Handle::Batch(Some(id)) => id.clone(),
-        _ => "?".into(),
-    };
-    let (state, reason) = queue::ended(&id).unwrap_or_else(|| ("UNKNOWN".into(), String::new()));
-    let what = match state.split_whitespace().next().unwrap_or("") {
-        s if s.starts_with("CANCELLED") => {
-            "was cancelled (scancel, or an administrator)".to_string()
-        }
-        "TIMEOUT" => "hit its Slurm time limit (`--time`)".to_string(),
-        "NODE_FAIL" => "was lost with its node (NODE_FAIL)".to_string(),
-        "PREEMPTED" => "was preempted".to_string(),
-        "OUT_OF_MEMORY" => "ran out of memory".to_string(),
-        "UNKNOWN" => "left the queue without a reply".to_string(),
-        s => format!("ended {s} without a reply"),
-    };
-    let reason = match reason.as_str() {
-        "" | "None" => String::new(),
-        r => format!(", reason {r}"),
-    };
-    with_output(format!("slurm job {id} (`{}`) {what}{reason}", f.name), f)
-}
-
-/// `why`, and the last lines the job printed.
-fn with_output(why: String, f: &Flight) -> String {
-    match f.job.output_tail().trim() {
-        "" => why,
-        t => format!("{why}; its output ended: {t}"),
     }
 }
 
@@ -410,13 +270,11 @@ fn cancel(flights: impl Iterator<Item = Flight>) {
     queue::cancel(&ids);
 }
 
-/// An evaluation's ended job as its measurement (a reference or verify flight: none).
-fn measured(f: Flight, got: Ended) -> Option<(usize, Config, Source, Measurement)> {
-    let (config, source) = f.proposal?;
-    let eval_id = match f.job.request()?.task {
-        Task::Evaluate { eval_id, .. } => eval_id,
-        _ => return None,
-    };
+/// Evaluation `eval_id`'s ended job as its measurement.
+fn measured(eval_id: usize, f: Flight, got: Ended) -> (usize, Config, Source, Measurement) {
+    let (config, source) = f
+        .proposal
+        .expect("an evaluation's flight holds its proposal");
     let m = match got {
         Ok(Reply {
             answer: Answer::Measured { measurement },
@@ -431,12 +289,12 @@ fn measured(f: Flight, got: Ended) -> Option<(usize, Config, Source, Measurement
             Some(node),
         ),
         Ok(other) => lost(
-            format!("the job answered {:?}", other.answer),
+            format!("the job gave no measurement ({:?})", other.answer),
             Some(other.node),
         ),
         Err(why) => lost(why, None),
     };
-    Some((eval_id, config, source, m))
+    (eval_id, config, source, m)
 }
 
 fn lost(cause: String, node: Option<String>) -> Measurement {
@@ -454,63 +312,76 @@ impl Farm {
         problem: &Problem,
         first: usize,
     ) -> Result<Vec<(usize, Config, Source)>, Error> {
-        let mut found = Vec::new();
-        for (eval_id, job) in self.job_dirs() {
-            if eval_id < first {
-                let _ = std::fs::remove_dir_all(&job.0); // recorded before the kill
-                continue;
-            }
-            let Some(Request {
-                name,
-                task: Task::Evaluate { cells, source, .. },
-            }) = job.request()
-            else {
-                let _ = std::fs::remove_dir_all(&job.0); // killed while writing it
-                continue;
-            };
-            let cells: Vec<&str> = cells.iter().map(String::as_str).collect();
-            let Some(config) = problem.space.parse_cells(&cells) else {
-                continue;
-            };
-            found.push((eval_id, config, source, job, name));
-        }
-        let names: Vec<String> = found.iter().map(|f| f.4.clone()).collect();
+        let mut found = self.unrecorded(problem, first);
+        let names: Vec<String> = found.iter().map(|u| u.name.clone()).collect();
         let listed = match self.allocation {
-            None => queue::queued(&names).unwrap_or_default(),
             Some(_) => HashMap::new(),
+            None => queue::queued(&names).ok_or_else(|| {
+                Error::Environment("squeue did not answer, so which of this run's jobs still run cannot be told; `--resume` again when the controller answers".into())
+            })?,
         };
         // Rows are appended in id order: what lies beyond a gap (an evaluation cancelled by
         // Ctrl-C) cannot be recorded in its place, so it is cancelled and proposed anew.
         let contiguous = (found.iter().enumerate())
-            .take_while(|(k, f)| f.0 == first + k)
+            .take_while(|(k, u)| u.eval_id == first + k)
             .count();
         let beyond: Vec<Flight> = (found.drain(contiguous..))
-            .map(|(_, _, _, job, name)| Flight {
-                handle: self.running(&name, &listed).unwrap_or(Handle::Batch(None)),
-                job,
-                name,
-                proposal: None,
+            .map(|u| {
+                let handle = self.running(&u.name, &listed);
+                Flight::new(
+                    u.job,
+                    u.name,
+                    handle.unwrap_or(Handle::Batch(None)),
+                    u.nonce,
+                )
             })
             .collect();
         cancel(beyond.into_iter());
         let mut out = Vec::new();
-        for (eval_id, config, source, job, name) in found {
-            let handle = match (job.reply_path().is_file(), self.running(&name, &listed)) {
-                (true, _) => Handle::Batch(job.job_id()),
+        for u in found {
+            let handle = match (u.job.reply_path().is_file(), self.running(&u.name, &listed)) {
+                (true, _) => Handle::Batch(u.job.job_id()),
                 (false, Some(h)) => h,
-                (false, None) => self.submit(&job, &name, &format!("eval-{eval_id}"))?,
+                (false, None) => self.submit(&u.job, &u.name, &format!("eval-{}", u.eval_id))?,
             };
-            let proposal = Some((config.clone(), source));
-            let flight = Flight {
-                job,
-                name,
-                handle,
-                proposal,
-            };
-            self.evals.insert(eval_id, flight);
-            out.push((eval_id, config, source));
+            let mut flight = Flight::new(u.job, u.name, handle, u.nonce);
+            flight.proposal = Some((u.config.clone(), u.source));
+            self.evals.insert(u.eval_id, flight);
+            out.push((u.eval_id, u.config, u.source));
         }
         Ok(out)
+    }
+
+    /// The evaluations submitted and not recorded (ids from `first` on) that `jobs/` holds,
+    /// in id order; the folders of evaluations recorded before a kill, and of requests never
+    /// written whole (so never submitted), are removed.
+    fn unrecorded(&self, problem: &Problem, first: usize) -> Vec<Unrecorded> {
+        let mut found = Vec::new();
+        for (eval_id, job) in self.job_dirs() {
+            let request = job.request().filter(|_| eval_id >= first);
+            let Some(Request {
+                name,
+                nonce,
+                task: Task::Evaluate { cells, source, .. },
+            }) = request
+            else {
+                let _ = std::fs::remove_dir_all(&job.0);
+                continue;
+            };
+            let cells: Vec<&str> = cells.iter().map(String::as_str).collect();
+            if let Some(config) = problem.space.parse_cells(&cells) {
+                let (job, name, nonce) = (job, name, nonce);
+                found.push(Unrecorded {
+                    eval_id,
+                    config,
+                    source,
+                    job,
+                    name,
+                    nonce,
+                });
+            }
+        }
+        found
     }
 
     /// The job named `name` if it still runs: listed by squeue (`listed`), or a step whose

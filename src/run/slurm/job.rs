@@ -49,8 +49,22 @@ impl Task {
 pub struct Request {
     /// The Slurm job name (unique to the run directory and the task).
     pub name: String,
+    /// Unique to this submission: the reply echoes it, so a reply written by an older job
+    /// of the same name (cancelled, still shutting down) is never taken for this one's.
+    #[serde(default)]
+    pub nonce: String,
     #[serde(flatten)]
     pub task: Task,
+}
+
+/// A fresh [`Request::nonce`].
+pub fn nonce() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    let nanos = now.map_or(0, |d| d.as_nanos() as u64);
+    let n = COUNT.fetch_add(1, Ordering::SeqCst);
+    format!("{:x}-{:x}-{n}", std::process::id(), nanos)
 }
 
 /// How the job's work ended (`reply.json`'s `answer`).
@@ -81,6 +95,9 @@ pub enum Answer {
 /// `reply.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Reply {
+    /// The request's nonce.
+    #[serde(default)]
+    pub nonce: String,
     pub answer: Answer,
     /// The node the job ran on.
     pub node: String,

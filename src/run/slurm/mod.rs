@@ -2,12 +2,13 @@
 //! build, check run, timed runs — is one Slurm job that runs `moldtune worker` on a compute
 //! node: the same evaluator as a local run, handed its [`job`] through the run directory on
 //! the shared file system ([`worker`]). The driver keeps `--workers` jobs in flight and
-//! collects them as they end ([`farm`]), talking to Slurm only through its commands
-//! ([`queue`]: sbatch, squeue, scontrol, scancel).
+//! collects them as they end ([`farm`], [`watch`]), talking to Slurm only through its
+//! commands ([`queue`]: sbatch, srun, squeue, scontrol, scancel).
 
 pub mod farm;
 pub mod job;
 pub mod queue;
+pub mod watch;
 pub mod worker;
 
 use serde::{Deserialize, Serialize};

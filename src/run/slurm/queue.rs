@@ -78,7 +78,8 @@ pub fn submit(job: &Submission, s: &Settings) -> Result<String, Error> {
         }
     }
     a.push(job.script.display().to_string());
-    let out = slurm(&a).map_err(|why| Error::Environment(format!("cannot submit: {why}")))?;
+    let out = with_retries(&a, job.name)
+        .map_err(|why| Error::Environment(format!("cannot submit: {why}")))?;
     // `--parsable` prints `id` or `id;cluster`.
     let id = out.trim().split(';').next().unwrap_or("").to_string();
     match id.is_empty() {
@@ -151,16 +152,23 @@ impl Step {
         })
     }
 
-    /// Whether the srun still runs; when it has ended, how (for a lost step's cause).
-    pub fn ended(&mut self) -> Option<String> {
+    /// `None` while the srun runs; once it has ended, whether cleanly (exit 0) and how.
+    pub fn ended(&mut self) -> Option<(bool, String)> {
         match &mut self.child {
             Some(c) => match c.try_wait() {
                 Ok(None) => None,
-                Ok(Some(status)) => Some(format!("srun {status}")),
-                Err(e) => Some(format!("srun could not be waited for: {e}")),
+                Ok(Some(status)) => Some((status.success(), format!("srun {status}"))),
+                Err(e) => Some((false, format!("srun could not be waited for: {e}"))),
             },
-            // SAFETY: signal 0 only asks whether the process exists.
-            None => (unsafe { libc::kill(self.pid, 0) } != 0).then(|| "srun ended".to_string()),
+            // Not ours (a killed moldtune's): gone, or a zombie nobody reaps.
+            None => {
+                let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid));
+                let state = stat.ok().and_then(|s| {
+                    let after = s.rsplit_once(')')?.1.trim_start().chars().next();
+                    after
+                });
+                matches!(state, None | Some('Z')).then(|| (false, "srun ended".to_string()))
+            }
         }
     }
 
@@ -172,6 +180,26 @@ impl Step {
         }
         if let Some(c) = &mut self.child {
             let _ = c.wait();
+        }
+    }
+}
+
+/// Submission attempts before sbatch's refusal stops the run (a busy controller times out).
+const SUBMIT_ATTEMPTS: u32 = 3;
+
+/// Runs sbatch's `argv` for the job `name` until it succeeds, at most [`SUBMIT_ATTEMPTS`]
+/// times, waiting 2 s, then 4 s between attempts (not after an interrupt); before a retry,
+/// a job of that name the controller may have taken before it timed out is cancelled.
+fn with_retries(argv: &[String], name: &str) -> Result<String, String> {
+    let mut attempt = 1;
+    loop {
+        match slurm(argv) {
+            Err(_) if attempt < SUBMIT_ATTEMPTS && !child::interrupted() => {
+                cancel_named(name);
+                std::thread::sleep(Duration::from_secs(1 << attempt));
+                attempt += 1;
+            }
+            done => return done,
         }
     }
 }
@@ -251,11 +279,20 @@ fn parse_scontrol(out: &str) -> Option<(String, String)> {
 /// Cancels the jobs `ids` (those already gone are no error). Run directly, not as a
 /// tracked child: it is what an interrupted moldtune does last, when children are refused.
 pub fn cancel(ids: &[String]) {
-    if ids.is_empty() {
-        return;
+    if !ids.is_empty() {
+        scancel(ids);
     }
+}
+
+/// Cancels the job named `name` (a submission cut short by Ctrl-C may have reached the
+/// controller before sbatch printed its id).
+pub fn cancel_named(name: &str) {
+    scancel(&[format!("--name={name}")]);
+}
+
+fn scancel(args: &[String]) {
     let _ = std::process::Command::new("scancel")
-        .args(ids)
+        .args(args)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status();

@@ -41,6 +41,7 @@ pub fn work(run_dir: &Path, key: &str) -> Result<u8, Error> {
         return Ok(exit::INTERRUPTED);
     };
     jd.write_reply(&Reply {
+        nonce: request.nonce,
         answer,
         node: this_node(),
         started_at,
