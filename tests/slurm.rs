@@ -453,3 +453,22 @@ fn ctrl_c_cancels_the_runs_jobs() {
         "interrupted"
     );
 }
+
+#[test]
+fn settings_slurm_refuses_are_refused_before_anything_runs() {
+    if !slurm_here() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let mut args = run_args(&write_nap(tmp.path()), &out, 2);
+    args.extend(["--partition".into(), "no-such-partition".into()]);
+    let o = spawn(tmp.path(), &args).wait_with_output().unwrap();
+    assert_code(&o, 2);
+    let err = common::text(&o.stderr);
+    assert!(
+        err.contains("Slurm refuses the job settings") && err.contains("no-such-partition"),
+        "{err}"
+    );
+    assert!(!out.join("run.json").exists());
+}

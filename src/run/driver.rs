@@ -138,8 +138,10 @@ pub fn drive(l: Launch, strategy: &mut dyn Strategy) -> Result<Summary, Error> {
     // Lock first, so that a second run on a busy directory is told so (not "resume it").
     let _lock = log::lock(&dir)?;
     let dir = claim_dir(&dir, l.opts.resuming())?;
-    if l.s.slurm.is_some() {
-        slurm::queue::available()?; // before the run directory is written
+    if let Some(settings) = &l.s.slurm {
+        // Before the run directory is written.
+        slurm::queue::available()?;
+        slurm::queue::check(settings)?;
     }
     let mut session = Session::open(&l, dir)?;
     if let Some(settings) = session.s.slurm.clone() {

@@ -44,6 +44,35 @@ pub fn available() -> Result<(), Error> {
     })
 }
 
+/// Refuses settings Slurm would refuse (a partition or account that does not exist, a time
+/// limit it cannot read), before anything is written: `sbatch --test-only` with them.
+pub fn check(s: &Settings) -> Result<(), Error> {
+    if allocation().is_some() {
+        return Ok(()); // steps run in the allocation as it is
+    }
+    let mut a = argv(&["sbatch", "--test-only", "--nodes=1", "--exclusive"]);
+    a.extend(optional_flags(s));
+    a.extend(argv(&["--wrap", "true"]));
+    slurm(&a).map(|_| ()).map_err(|why| {
+        Error::usage(
+            format!("Slurm refuses the job settings: {why}"),
+            Some("check `--partition`, `--account` and `--time` (or the problem's `slurm:` section) with `sinfo` and `sacctmgr show assoc`"),
+        )
+    })
+}
+
+/// `--partition=P`, `--time=T`, `--account=A` for the settings given.
+fn optional_flags(s: &Settings) -> Vec<String> {
+    let optional = [
+        ("--partition", &s.partition),
+        ("--time", &s.time),
+        ("--account", &s.account),
+    ];
+    (optional.iter())
+        .filter_map(|(flag, value)| value.as_ref().map(|v| format!("{flag}={v}")))
+        .collect()
+}
+
 /// One job to submit.
 pub struct Submission<'a> {
     pub name: &'a str,
@@ -67,16 +96,7 @@ pub fn submit(job: &Submission, s: &Settings) -> Result<String, Error> {
     a.push(format!("--job-name={}", job.name));
     a.push(format!("--output={}", job.output.display()));
     a.push(format!("--chdir={}", job.chdir.display()));
-    let optional = [
-        ("--partition", &s.partition),
-        ("--time", &s.time),
-        ("--account", &s.account),
-    ];
-    for (flag, value) in optional {
-        if let Some(v) = value {
-            a.push(format!("{flag}={v}"));
-        }
-    }
+    a.extend(optional_flags(s));
     a.push(job.script.display().to_string());
     let out = with_retries(&a, job.name)
         .map_err(|why| Error::Environment(format!("cannot submit: {why}")))?;
