@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{exit, Error};
-use crate::evaluate::outcome::{Source, Status};
+use crate::evaluate::outcome::Status;
 use crate::problem::{Goal, MetricKind, Problem};
 use crate::run::log::{self, Record, RunMeta};
 
@@ -85,7 +85,7 @@ impl RunDir {
 
     /// The default configuration's evaluation (the baseline), when there is one.
     pub fn default_record(&self) -> Option<&Record> {
-        self.records.iter().find(|r| r.source == Source::Default)
+        crate::run::log::default_record(&self.records)
     }
 
     /// The run's best as `moldtune best` reports it: the verified winner, else the search's

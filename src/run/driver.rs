@@ -638,9 +638,7 @@ impl<'p> Session<'p> {
                 let obj = r.m.objective.unwrap_or(f64::NAN);
                 (i, obj, space.describe(&r.config))
             }),
-            default_objective: (self.records.iter())
-                .find(|r| r.source == Source::Default)
-                .and_then(|r| r.m.objective),
+            default_objective: log::default_record(&self.records).and_then(|r| r.m.objective),
             termination,
             verification: self.meta.verification.clone(),
             best_config: (self.best_id)

@@ -47,6 +47,12 @@ pub struct Record {
     pub config_hash: String,
 }
 
+/// The evaluation of the default configuration: the first one not lost by the environment
+/// (a lost one was proposed again).
+pub fn default_record(records: &[Record]) -> Option<&Record> {
+    (records.iter()).find(|r| r.source == Source::Default && r.m.status != Status::Lost)
+}
+
 /// The JSON form of a record (results.json).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct JsonRecord {

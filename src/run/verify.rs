@@ -36,10 +36,7 @@ pub fn candidates<'r>(
     let objective = |r: &Record| r.m.objective.unwrap_or(f64::NAN);
     best.sort_by(|a, b| goal.order(objective(a), objective(b)));
     best.truncate(top);
-    let default = records
-        .iter()
-        .find(|r| r.source == Source::Default)
-        .filter(ok);
+    let default = crate::run::log::default_record(records).filter(ok);
     let by_id = |id: usize| records.iter().find(|r| r.eval_id == id);
     let anchored = (anchors.iter().filter_map(|&id| by_id(id)))
         .filter_map(|r| r.m.reused_from.map_or(Some(r), by_id))
@@ -224,6 +221,25 @@ mod tests {
         assert_eq!(ids(&[]), vec![0, 5, 4]);
         // Eval 2 ranks below the top two; eval 1 reused eval 5 (already chosen).
         assert_eq!(ids(&[2, 1, 5]), vec![0, 5, 4, 2]);
+    }
+
+    #[test]
+    fn a_default_lost_by_the_cluster_is_compared_as_redone() {
+        let mut records: Vec<Record> = (0..4)
+            .map(|i| record(i, 10.0 - i as f64, Source::Model))
+            .collect();
+        records[0] = record(0, 1.0, Source::Default);
+        records[0].m = crate::evaluate::outcome::Measurement::failed(
+            Status::Lost,
+            0.0,
+            0.0,
+            "cancelled".into(),
+        );
+        records[2].source = Source::Default;
+        let ids: Vec<usize> = (candidates(&records, Goal::Minimize, 1, &[]).iter())
+            .map(|r| r.eval_id)
+            .collect();
+        assert_eq!(ids, vec![2, 3], "the redone default, then the best");
     }
 
     #[test]
