@@ -15,12 +15,13 @@ use common::{assert_code, describe, have_clang, read_json, Csv};
 const BIN: &str = env!("CARGO_BIN_EXE_moldtune");
 static NODES: Mutex<()> = Mutex::new(());
 
-/// Whether the Slurm tests run here (else says why not).
+/// Whether the Slurm tests run here (else says why not, on stderr itself: the test
+/// harness's capture would hide a passing test's `eprintln!`).
 fn slurm_here() -> bool {
     if std::env::var("MOLDTUNE_SLURM_TESTS").as_deref() != Ok("1") {
-        eprintln!(
-            "SKIPPED: MOLDTUNE_SLURM_TESTS is not 1 (scripts/test.sh sets it after scripts/slurm_local.sh started the daemons)"
-        );
+        use std::io::Write;
+        let why = "SKIPPED: MOLDTUNE_SLURM_TESTS is not 1 (scripts/test.sh sets it after scripts/slurm_local.sh started the daemons)\n";
+        let _ = std::io::stderr().write_all(why.as_bytes());
         return false;
     }
     assert!(
@@ -28,6 +29,22 @@ fn slurm_here() -> bool {
         "the Slurm tests build with clang-22: bash scripts/setup.sh"
     );
     true
+}
+
+/// The test's turn on the two nodes, its directory and run directory; `None` when the Slurm
+/// tests do not run here.
+fn turn() -> Option<(
+    std::sync::MutexGuard<'static, ()>,
+    tempfile::TempDir,
+    PathBuf,
+)> {
+    if !slurm_here() {
+        return None;
+    }
+    let nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    Some((nodes, tmp, out))
 }
 
 fn matmul() -> PathBuf {
@@ -171,12 +188,9 @@ fn nodes_of(out: &Path) -> Vec<String> {
 
 #[test]
 fn twelve_matmul_evaluations_over_two_workers() {
-    if !slurm_here() {
+    let Some((_nodes, tmp, out)) = turn() else {
         return;
-    }
-    let _nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("run");
+    };
     let o = spawn(tmp.path(), &run_args(&matmul(), &out, 12))
         .wait_with_output()
         .unwrap();
@@ -216,12 +230,9 @@ fn tag_of(out: &Path) -> String {
 
 #[test]
 fn sigkill_mid_run_then_resume_loses_and_repeats_nothing() {
-    if !slurm_here() {
+    let Some((_nodes, tmp, out)) = turn() else {
         return;
-    }
-    let _nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("run");
+    };
     let mut child = spawn(tmp.path(), &run_args(&matmul(), &out, 10));
     let t0 = Instant::now();
     while Csv::try_rows(&out) < 3 {
@@ -256,12 +267,9 @@ fn sigkill_mid_run_then_resume_loses_and_repeats_nothing() {
 
 #[test]
 fn a_cancelled_job_is_recorded_as_lost_and_the_run_goes_on() {
-    if !slurm_here() {
+    let Some((_nodes, tmp, out)) = turn() else {
         return;
-    }
-    let _nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("run");
+    };
     let child = spawn(tmp.path(), &run_args(&write_nap(tmp.path()), &out, 5));
     let job = running_eval_job();
     let cancelled = Command::new("scancel").arg(&job[0]).status().unwrap();
@@ -308,12 +316,9 @@ impl Drop for Resume {
 
 #[test]
 fn a_node_that_goes_down_loses_its_job_not_the_run() {
-    if !slurm_here() {
+    let Some((_nodes, tmp, out)) = turn() else {
         return;
-    }
-    let _nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("run");
+    };
     let child = spawn(tmp.path(), &run_args(&write_nap(tmp.path()), &out, 5));
     let job = running_eval_job();
     let node = job[3].clone();
@@ -361,12 +366,9 @@ fn a_node_that_goes_down_loses_its_job_not_the_run() {
 
 #[test]
 fn inside_an_allocation_evaluations_are_its_steps() {
-    if !slurm_here() {
+    let Some((_nodes, tmp, out)) = turn() else {
         return;
-    }
-    let _nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("run");
+    };
     // Evaluations of a second or more: two in flight need both nodes.
     let mut args = vec!["--nodes=2".to_string(), BIN.to_string()];
     args.extend(run_args(&write_nap(tmp.path()), &out, 6));
@@ -384,12 +386,9 @@ fn inside_an_allocation_evaluations_are_its_steps() {
 
 #[test]
 fn a_cluster_that_loses_every_job_stops_the_run_and_resume_completes_it() {
-    if !slurm_here() {
+    let Some((_nodes, tmp, out)) = turn() else {
         return;
-    }
-    let _nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("run");
+    };
     let problem = write_nap(tmp.path());
     let child = spawn(tmp.path(), &run_args(&problem, &out, 8));
     let t0 = Instant::now();
@@ -428,12 +427,9 @@ fn a_cluster_that_loses_every_job_stops_the_run_and_resume_completes_it() {
 
 #[test]
 fn ctrl_c_cancels_the_runs_jobs() {
-    if !slurm_here() {
+    let Some((_nodes, tmp, out)) = turn() else {
         return;
-    }
-    let _nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("run");
+    };
     let child = spawn(tmp.path(), &run_args(&write_nap(tmp.path()), &out, 8));
     running_eval_job();
     // SAFETY: a signal to our own child.
@@ -456,11 +452,9 @@ fn ctrl_c_cancels_the_runs_jobs() {
 
 #[test]
 fn settings_slurm_refuses_are_refused_before_anything_runs() {
-    if !slurm_here() {
+    let Some((_nodes, tmp, out)) = turn() else {
         return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("run");
+    };
     let mut args = run_args(&write_nap(tmp.path()), &out, 2);
     args.extend(["--partition".into(), "no-such-partition".into()]);
     let o = spawn(tmp.path(), &args).wait_with_output().unwrap();
