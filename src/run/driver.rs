@@ -35,6 +35,21 @@ struct Clock {
     t0: Instant,
 }
 
+impl Clock {
+    /// From now, continuing the elapsed seconds of the log's last row.
+    fn start(records: &[Record]) -> Clock {
+        Clock {
+            elapsed0: records.last().map_or(0.0, |r| r.elapsed_sec),
+            t0: Instant::now(),
+        }
+    }
+
+    /// A row's `elapsed_sec` if recorded now.
+    fn elapsed_sec(&self) -> f64 {
+        self.elapsed0 + self.t0.elapsed().as_secs_f64()
+    }
+}
+
 /// What the end-of-run verification gives: the verdict, or why it stopped.
 type VerifyResult = Result<Option<Verification>, Stop>;
 
@@ -314,8 +329,7 @@ impl<'p> Session<'p> {
         searcher: &mut dyn Strategy,
         evaluator: &mut dyn Evaluator,
     ) -> Result<Termination, Error> {
-        let elapsed0 = self.records.last().map_or(0.0, |r| r.elapsed_sec);
-        let t0 = Instant::now();
+        let clock = Clock::start(&self.records);
         let ahead = self.s.jobs > 1 && evaluator.build_ahead(self.problem, self.s.jobs);
         // Builds of `jobs` proposals beyond the one in turn: `jobs` of them build while it
         // is checked, the next takes the first free slot.
@@ -344,8 +358,7 @@ impl<'p> Session<'p> {
                 Evaluated::Stopped(Stop::Interrupted) => break Termination::Interrupted,
                 Evaluated::Stopped(Stop::Environment(why)) => return Err(self.abandon(why)),
             };
-            let elapsed_sec = elapsed0 + t0.elapsed().as_secs_f64();
-            self.record_or_abandon(config, source, m, elapsed_sec)?;
+            self.record_or_abandon(config, source, m, clock.elapsed_sec())?;
             let r = self.records.last().expect("just recorded");
             searcher.tell(&r.config, &r.m, r.source);
         };
@@ -406,10 +419,7 @@ impl<'p> Session<'p> {
         searcher: &mut dyn Strategy,
         farm: &mut Farm,
     ) -> Result<Termination, Error> {
-        let clock = Clock {
-            elapsed0: self.records.last().map_or(0.0, |r| r.elapsed_sec),
-            t0: Instant::now(),
-        };
+        let clock = Clock::start(&self.records);
         for (_, config, source) in farm.recover(self.problem, self.records.len())? {
             searcher.pending(&config, source);
         }
@@ -458,8 +468,7 @@ impl<'p> Session<'p> {
                 0
             };
             let cause = m.cause.clone().unwrap_or_default();
-            let elapsed_sec = clock.elapsed0 + clock.t0.elapsed().as_secs_f64();
-            self.record_or_abandon(config, source, m, elapsed_sec)?;
+            self.record_or_abandon(config, source, m, clock.elapsed_sec())?;
             farm.recorded(self.records.len() - 1);
             if streak >= limit {
                 let why = format!("the last {limit} evaluations were all lost by the cluster, the last one: {cause}; fix that (a `--time` too short? nodes down?) and `--resume`");

@@ -386,10 +386,10 @@ impl Farm {
 
     /// The job named `name` if it still runs: listed by squeue (`listed`), or a step whose
     /// srun is still here.
-    fn running(&self, name: &str, listed: &HashMap<String, queue::Queued>) -> Option<Handle> {
+    fn running(&self, name: &str, listed: &HashMap<String, String>) -> Option<Handle> {
         match self.allocation {
             Some(_) => Step::find(name).map(Handle::Step),
-            None => listed.get(name).map(|q| Handle::Batch(Some(q.id.clone()))),
+            None => listed.get(name).map(|id| Handle::Batch(Some(id.clone()))),
         }
     }
 

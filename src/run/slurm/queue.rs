@@ -224,46 +224,27 @@ fn with_retries(argv: &[String], name: &str) -> Result<String, String> {
     }
 }
 
-/// A job squeue still lists.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Queued {
-    pub id: String,
-    /// PENDING, RUNNING, COMPLETING, ...
-    pub state: String,
-    /// The node it runs on (empty while pending).
-    pub node: String,
-}
-
-/// The jobs named `names` that squeue still lists, by name; `None` when squeue did not
-/// answer (a busy controller: ask again later).
-pub fn queued(names: &[String]) -> Option<HashMap<String, Queued>> {
+/// The ids of the jobs named `names` that squeue still lists, by name; `None` when squeue
+/// did not answer (a busy controller: ask again later).
+pub fn queued(names: &[String]) -> Option<HashMap<String, String>> {
     if names.is_empty() {
         return Some(HashMap::new());
     }
     let a = vec![
         "squeue".to_string(),
         "--noheader".into(),
-        "--format=%i|%j|%T|%N".into(),
+        "--format=%i|%j".into(),
         format!("--name={}", names.join(",")),
     ];
     let out = slurm(&a).ok()?;
     Some(parse_squeue(&out))
 }
 
-fn parse_squeue(out: &str) -> HashMap<String, Queued> {
-    let mut jobs = HashMap::new();
-    for line in out.lines() {
-        let f: Vec<&str> = line.trim().splitn(4, '|').collect();
-        if let [id, name, state, node] = f[..] {
-            let q = Queued {
-                id: id.into(),
-                state: state.into(),
-                node: node.into(),
-            };
-            jobs.insert(name.to_string(), q);
-        }
-    }
-    jobs
+fn parse_squeue(out: &str) -> HashMap<String, String> {
+    (out.lines())
+        .filter_map(|line| line.trim().split_once('|'))
+        .map(|(id, name)| (name.to_string(), id.to_string()))
+        .collect()
 }
 
 /// How a job that left the queue ended: its state and Slurm's reason, from `scontrol`
@@ -324,10 +305,9 @@ mod tests {
 
     #[test]
     fn squeue_lines_are_read_by_name() {
-        let jobs = parse_squeue("12|mt-ab-eval-3|RUNNING|n1\n13|mt-ab-eval-4|PENDING|\n");
-        assert_eq!(jobs["mt-ab-eval-3"].id, "12");
-        assert_eq!(jobs["mt-ab-eval-3"].node, "n1");
-        assert_eq!(jobs["mt-ab-eval-4"].state, "PENDING");
+        let jobs = parse_squeue("12|mt-ab-eval-3\n13|mt-ab-eval-4\n");
+        assert_eq!(jobs["mt-ab-eval-3"], "12");
+        assert_eq!(jobs["mt-ab-eval-4"], "13");
         assert_eq!(jobs.len(), 2);
     }
 
