@@ -106,6 +106,12 @@ fn spawn(cwd: &Path, args: &[String]) -> Child {
         .unwrap()
 }
 
+/// `moldtune run --quiet --resume OUT` in `cwd`, run to its end.
+fn resume(cwd: &Path, out: &Path) -> std::process::Output {
+    let args = ["run", "--quiet", "--resume", &out.display().to_string()].map(String::from);
+    spawn(cwd, &args).wait_with_output().unwrap()
+}
+
 /// squeue's `id|name|state|node` lines of the jobs whose name contains `part`.
 fn squeue(part: &str) -> Vec<[String; 4]> {
     let o = Command::new("squeue")
@@ -245,9 +251,7 @@ fn sigkill_mid_run_then_resume_loses_and_repeats_nothing() {
     child.kill().unwrap();
     child.wait().unwrap();
     let before = Csv::read(&out);
-    let mut args = vec!["run".to_string(), "--quiet".into(), "--resume".into()];
-    args.push(out.display().to_string());
-    let o = spawn(tmp.path(), &args).wait_with_output().unwrap();
+    let o = resume(tmp.path(), &out);
     assert_code(&o, 0);
     let after = Csv::read(&out);
     assert_eq!(after.rows.len(), 10, "{}", describe(&o));
@@ -416,9 +420,7 @@ fn a_cluster_that_loses_every_job_stops_the_run_and_resume_completes_it() {
     );
     assert_no_jobs_left(&out);
     std::fs::rename(&away, &problem).unwrap();
-    let mut args = vec!["run".to_string(), "--quiet".into(), "--resume".into()];
-    args.push(out.display().to_string());
-    let o = spawn(tmp.path(), &args).wait_with_output().unwrap();
+    let o = resume(tmp.path(), &out);
     assert_code(&o, 0);
     let csv = Csv::read(&out);
     assert_log_exact(&csv);
