@@ -114,12 +114,14 @@ fn main() {
             let t_ask = t.elapsed().as_secs_f64() * 1e3;
             let y = MockEvaluator::objective(&problem, &config);
             let m = Measurement::single(y);
+            let learner = s.proposer(&config);
             let rec = Record {
                 eval_id: step,
                 config_hash: problem.space.hash(&config),
                 config,
                 m,
                 elapsed_sec: 0.0,
+                learner,
                 source,
             };
             log.append(&problem, &rec).unwrap();
@@ -246,6 +248,7 @@ fn bookkeeping(
             m: Measurement::single(MockEvaluator::objective(problem, c)),
             elapsed_sec: 0.0,
             source: moldtune::evaluate::outcome::Source::Random,
+            learner: None,
         })
         .collect();
     let mut log = db::Log::create(out, problem).unwrap();

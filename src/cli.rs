@@ -69,6 +69,14 @@ pub enum Command {
         /// Write the report (Markdown) here as well as to stdout.
         #[arg(long)]
         report: Option<PathBuf>,
+        /// A run of the same space as each table (given in the same order as the tables):
+        /// rf and auto are also replayed warm-started from it (`run --warm-start`).
+        #[arg(long = "warm-start", value_name = "DIR")]
+        warm_start: Vec<PathBuf>,
+        /// Also draw each table's best-so-far curves (median and quartiles over seeds) as
+        /// SVG files in this directory.
+        #[arg(long, value_name = "DIR")]
+        figures: Option<PathBuf>,
     },
     /// Build, check and time one configuration (the default, or the best / a given evaluation
     /// of a run directory), e.g. to re-measure a tuned result with more repeats.
@@ -295,6 +303,8 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
             acquisition,
             kappa,
             report: out,
+            warm_start,
+            figures,
         } => {
             let protocol = crate::report::replay::Protocol {
                 seeds: seeds.into(),
@@ -303,7 +313,13 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
                 acquisition,
                 kappa,
             };
-            replay_command(&dirs, synthetic, &learners, &protocol, out.as_deref())
+            let tables = ReplayTables {
+                dirs: &dirs,
+                priors: &warm_start,
+                synthetic,
+                figures: figures.as_deref(),
+            };
+            replay_command(tables, &learners, &protocol, out.as_deref())
         }
         Command::Measure {
             problem,
@@ -413,6 +429,7 @@ fn run_command(mut a: RunOptions, args: Vec<String>) -> Result<u8, Error> {
             "best": s.best.as_ref().map(|b| serde_json::json!({"eval_id": b.0, "objective": b.1, "config": s.best_config, "described": b.2})),
             "default_objective": s.default_objective,
             "verification": s.verification,
+            "proposers": s.proposers,
         }));
     } else {
         print_summary(&s);
@@ -470,6 +487,9 @@ fn print_summary(s: &driver::Summary) {
         "{} evaluations ({}), stopped by {}",
         s.evaluations, s.counts, s.termination
     );
+    if let Some(p) = &s.proposers {
+        println!("proposed by (--learner auto): {p}");
+    }
     if let Some(d) = s.default_objective {
         println!("default configuration: {d:.6}");
     }
@@ -548,39 +568,83 @@ fn importance_text(dir: &Path, r: &report::Importance) -> String {
     out
 }
 
+/// What `moldtune replay` replays: run directories (each with its prior, when
+/// `--warm-start` gives them) and the synthetic tables.
+struct ReplayTables<'a> {
+    dirs: &'a [PathBuf],
+    priors: &'a [PathBuf],
+    synthetic: bool,
+    figures: Option<&'a Path>,
+}
+
+/// Draws `table`'s curves into `dir`, named after the table's first word.
+fn replay_figure(
+    dir: &Path,
+    table: &crate::report::replay::Table,
+    reports: &[crate::report::replay::LearnerReport],
+) -> Result<PathBuf, Error> {
+    let name = table.name.split_whitespace().next().unwrap_or("table");
+    let path = dir.join(format!("{name}.svg"));
+    let lower = table.goal == crate::problem::Goal::Minimize;
+    let svg = crate::report::replay_plot::replay_svg(&table.name, reports, table.optimum(), lower)?;
+    std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(&path, svg))
+        .map_err(|e| Error::io(format!("cannot write `{}`", path.display()), e))?;
+    Ok(path)
+}
+
 /// `moldtune replay`.
 fn replay_command(
-    dirs: &[PathBuf],
-    synthetic: bool,
+    tables: ReplayTables,
     learners: &[Learner],
     protocol: &crate::report::replay::Protocol,
     out: Option<&Path>,
 ) -> Result<u8, Error> {
     use crate::report::replay;
+    let ReplayTables {
+        dirs,
+        priors,
+        synthetic,
+        figures,
+    } = tables;
     if dirs.is_empty() && !synthetic {
         return Err(Error::usage(
             "nothing to replay",
             Some("give run directories and/or `--synthetic`"),
         ));
     }
+    if !priors.is_empty() && priors.len() != dirs.len() {
+        return Err(Error::usage(
+            format!("{} `--warm-start` for {} tables", priors.len(), dirs.len()),
+            Some("give one `--warm-start DIR` per table, in the tables' order"),
+        ));
+    }
     let mut text = String::from("# Search quality: replayed tables\n\nProduced by `moldtune replay`. Lower is better; `best@k` is the best objective found within k evaluations.\n\n");
-    for d in dirs {
+    let mut tables = Vec::new();
+    for (k, d) in dirs.iter().enumerate() {
         let table = report::table_of(d)?;
-        text.push_str(&replay::report_table(&table, learners, protocol, false));
+        let prior = match priors.get(k) {
+            Some(p) => Some(crate::run::warm::load(p, &table.space, table.goal)?),
+            None => None,
+        };
+        tables.push((table, prior));
     }
     if synthetic {
-        text.push_str(&replay::report_table(
-            &replay::branin(),
-            learners,
-            protocol,
-            false,
-        ));
-        text.push_str(&replay::report_table(
-            &replay::tiles(),
-            learners,
-            protocol,
-            true,
-        ));
+        tables.push((replay::branin(), None));
+        tables.push((replay::tiles(), None));
+    }
+    for (table, prior) in &tables {
+        let named = (prior.as_ref()).map(|(p, w)| (w.problem_name.as_str(), p));
+        let variants = replay::variants(learners, named);
+        let reports = replay::replay_table(table, &variants, protocol);
+        text.push_str(&replay::report_table(table, &reports, protocol));
+        if let Some(dir) = figures {
+            let path = replay_figure(dir, table, &reports)?;
+            // Linked from where the report is written.
+            let base = out.and_then(Path::parent).unwrap_or(Path::new(""));
+            let link = path.strip_prefix(base).unwrap_or(&path);
+            text.push_str(&format!("![{}]({})\n\n", table.name, link.display()));
+        }
     }
     print!("{text}");
     if let Some(p) = out {

@@ -88,6 +88,9 @@ pub enum Source {
     Random,
     /// A node of mctree's tree chosen by its best-first or Monte-Carlo expansion.
     Tree,
+    /// One of the best configurations of the run given to `--warm-start`, first in the
+    /// initial design.
+    Prior,
 }
 
 impl Source {
@@ -98,6 +101,7 @@ impl Source {
             Source::Model => "model",
             Source::Random => "random",
             Source::Tree => "tree",
+            Source::Prior => "prior",
         }
     }
     pub fn parse(s: &str) -> Option<Source> {
@@ -107,6 +111,7 @@ impl Source {
             Source::Model,
             Source::Random,
             Source::Tree,
+            Source::Prior,
         ]
         .into_iter()
         .find(|x| x.as_str() == s)

@@ -433,6 +433,7 @@ fn tune(
         opts: &opts,
         prev,
         mctree: serde_json::to_value(&r).ok(),
+        warm_start: None,
     };
     let result = driver::drive(launch, &mut search);
     if out.is_dir() {

@@ -340,7 +340,55 @@ pub struct Space {
 /// follow the same law either way ([`sample`](crate::problem::sample)).
 pub const ENUMERATION_LIMIT: u128 = 200_000;
 
+/// What differs first between the values of two parameters of the same name: "values
+/// `8, 32` here, `8, 64` there".
+fn kind_difference(a: &Kind, b: &Kind) -> String {
+    let list = |k: &Kind| -> String {
+        match k {
+            Kind::Ordinal(v) => v
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            Kind::Categorical(v) => v
+                .iter()
+                .map(|s| format!("\"{s}\""))
+                .collect::<Vec<_>>()
+                .join(", "),
+            other => format!("{other:?}"),
+        }
+    };
+    format!("values `{}` here, `{}` there", list(a), list(b))
+}
+
 impl Space {
+    /// The first way `other` differs from this space in its parameters or their values
+    /// (`None` when a configuration of one is a configuration of the other).
+    pub fn first_difference(&self, other: &Space) -> Option<String> {
+        for (k, p) in self.params.iter().enumerate() {
+            let Some(q) = other.params.get(k) else {
+                return Some(format!("parameter `{}` is not there", p.name));
+            };
+            if p.name != q.name {
+                return Some(format!(
+                    "parameter {} is `{}` here, `{}` there",
+                    k + 1,
+                    p.name,
+                    q.name
+                ));
+            }
+            if p.kind != q.kind {
+                return Some(format!(
+                    "parameter `{}`: {}",
+                    p.name,
+                    kind_difference(&p.kind, &q.kind)
+                ));
+            }
+        }
+        (other.params.get(self.params.len()))
+            .map(|q| format!("parameter `{}` is there but not here", q.name))
+    }
+
     pub fn index_of(&self, name: &str) -> Option<usize> {
         self.params.iter().position(|p| p.name == name)
     }

@@ -19,6 +19,7 @@ pub mod page;
 pub mod pick;
 pub mod plot;
 pub mod replay;
+pub mod replay_plot;
 pub mod run_dir;
 pub mod show;
 pub mod table;

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use crate::evaluate::outcome::{Measurement, Status};
 use crate::problem::space::{Condition, Config, Kind, Param, Scalar, Space};
 use crate::problem::Goal;
+use crate::search::prior::Prior;
 use crate::search::{Learner, Searcher, Settings};
 
 /// A table of outcomes: the configurations to search over and their measurements.
@@ -50,11 +51,69 @@ pub struct Trace {
     pub failures: usize,
 }
 
-pub fn simulate(table: &Table, settings: Settings, budget: usize) -> Trace {
+/// One way of searching a table: a learner, with or without the feasibility model, cold or
+/// warm-started from a prior (named).
+#[derive(Clone, Copy)]
+pub struct Variant<'p> {
+    pub learner: Learner,
+    pub feasibility: bool,
+    pub prior: Option<(&'p str, &'p Prior)>,
+}
+
+impl Variant<'_> {
+    /// The learner as it is, cold.
+    pub fn plain(learner: Learner) -> Variant<'static> {
+        Variant {
+            learner,
+            feasibility: true,
+            prior: None,
+        }
+    }
+
+    /// Its row label: "rf", "rf (no feasibility model)", "rf warm-started from X".
+    pub fn label(&self) -> String {
+        let mut s = self.learner.as_str().to_string();
+        if !self.feasibility {
+            s.push_str(" (no feasibility model)");
+        }
+        if let Some((name, _)) = self.prior {
+            s.push_str(&format!(" warm-started from {name}"));
+        }
+        s
+    }
+}
+
+/// The variants a table is replayed with: each of `learners`; rf without the feasibility
+/// model; with a prior, rf and auto warm-started from it.
+pub fn variants<'p>(learners: &[Learner], prior: Option<(&'p str, &'p Prior)>) -> Vec<Variant<'p>> {
+    let mut v: Vec<Variant> = learners.iter().map(|&l| Variant::plain(l)).collect();
+    if learners.contains(&Learner::Rf) {
+        v.push(Variant {
+            feasibility: false,
+            ..Variant::plain(Learner::Rf)
+        });
+    }
+    if prior.is_some() {
+        for l in [Learner::Rf, Learner::Auto] {
+            if learners.contains(&l) {
+                v.push(Variant {
+                    prior,
+                    ..Variant::plain(l)
+                });
+            }
+        }
+    }
+    v
+}
+
+pub fn simulate(table: &Table, settings: Settings, budget: usize, prior: Option<&Prior>) -> Trace {
     let lookup: HashMap<Vec<u64>, &Measurement> =
         table.rows.iter().map(|(c, m)| (c.key(), m)).collect();
     let candidates: Vec<Config> = table.rows.iter().map(|r| r.0.clone()).collect();
     let mut s = Searcher::with_candidates(&table.space, settings, Some(candidates));
+    if let Some(p) = prior {
+        s.warm_start(p.clone());
+    }
     let mut best = Vec::with_capacity(budget);
     let mut cur = f64::NAN;
     let mut failures = 0;
@@ -86,9 +145,8 @@ fn quantile(v: &mut [f64], q: f64) -> f64 {
 
 /// Summary of one learner on one table over seeds.
 pub struct LearnerReport {
-    pub learner: Learner,
-    pub feasibility: bool,
-    /// (evaluations, q25, median, q75) of best-so-far.
+    pub label: String,
+    /// (evaluations, q25, median, q75) of best-so-far, after every evaluation.
     pub curve: Vec<(usize, f64, f64, f64)>,
     /// Median evaluations to come within 5% of the optimum (`budget + 1` when never).
     pub to_5pct: f64,
@@ -107,24 +165,17 @@ pub struct Protocol {
     pub kappa: f64,
 }
 
-/// Simulates `pr.seeds` searches of `learner` on `table` (seeds 0, 1, ...) and summarises
-/// them: best-so-far quantiles at each of `checkpoints`, evaluations to come within 5% of the
+/// Simulates `pr.seeds` searches of variant `v` on `table` (seeds 0, 1, ...) and summarises
+/// them: best-so-far quantiles after every evaluation, evaluations to come within 5% of the
 /// optimum, failures.
-pub fn evaluate_learner(
-    table: &Table,
-    learner: Learner,
-    feasibility: bool,
-    pr: &Protocol,
-    checkpoints: &[usize],
-) -> LearnerReport {
-    let traces = simulate_seeds(table, learner, feasibility, pr);
+pub fn evaluate_learner(table: &Table, v: Variant, pr: &Protocol) -> LearnerReport {
+    let traces = simulate_seeds(table, v, pr);
     let mut hits = evals_to_5pct(table, &traces, pr.budget);
     let reached = hits.iter().filter(|&&h| h <= pr.budget as f64).count();
     let mut fails: Vec<f64> = traces.iter().map(|t| t.failures as f64).collect();
     LearnerReport {
-        learner,
-        feasibility,
-        curve: curve(&traces, checkpoints, pr.budget),
+        label: v.label(),
+        curve: curve(&traces, pr.budget),
         to_5pct: quantile(&mut hits, 0.5),
         reached,
         failures_median: quantile(&mut fails, 0.5),
@@ -133,28 +184,26 @@ pub fn evaluate_learner(
 }
 
 /// One simulated search per seed.
-fn simulate_seeds(table: &Table, learner: Learner, feasibility: bool, pr: &Protocol) -> Vec<Trace> {
+fn simulate_seeds(table: &Table, v: Variant, pr: &Protocol) -> Vec<Trace> {
     (0..pr.seeds)
         .map(|seed| {
             let s = Settings {
                 initial: pr.initial,
-                feasibility,
+                feasibility: v.feasibility,
                 acquisition: pr.acquisition,
                 kappa: pr.kappa,
-                ..Settings::new(learner, seed as u64, table.goal)
+                ..Settings::new(v.learner, seed as u64, table.goal)
             };
-            simulate(table, s, pr.budget)
+            simulate(table, s, pr.budget, v.prior.map(|p| p.1))
         })
         .collect()
 }
 
-/// (k, q25, median, q75) of the best-so-far after k evaluations, for each checkpoint k within
-/// the budget; a search that found no success yet counts as infinitely bad.
-fn curve(traces: &[Trace], checkpoints: &[usize], budget: usize) -> Vec<(usize, f64, f64, f64)> {
-    checkpoints
-        .iter()
-        .filter(|&&k| k <= budget)
-        .map(|&k| {
+/// (k, q25, median, q75) of the best-so-far after k evaluations, for k = 1 … `budget`; a
+/// search that found no success yet counts as infinitely bad.
+fn curve(traces: &[Trace], budget: usize) -> Vec<(usize, f64, f64, f64)> {
+    (1..=budget)
+        .map(|k| {
             let mut v: Vec<f64> = traces
                 .iter()
                 .map(|t| {
@@ -330,13 +379,16 @@ pub fn from_records(
     }
 }
 
-/// Markdown section for one table: every learner's curve and its evaluations to 5%.
-pub fn report_table(
-    table: &Table,
-    learners: &[Learner],
-    pr: &Protocol,
-    feasibility_ablation: bool,
-) -> String {
+/// Every variant replayed on `table`.
+pub fn replay_table(table: &Table, variants: &[Variant], pr: &Protocol) -> Vec<LearnerReport> {
+    (variants.iter())
+        .map(|v| evaluate_learner(table, *v, pr))
+        .collect()
+}
+
+/// Markdown section for one table: every variant's best-so-far at the checkpoints and its
+/// evaluations to 5%.
+pub fn report_table(table: &Table, reports: &[LearnerReport], pr: &Protocol) -> String {
     let (seeds, budget) = (pr.seeds, pr.budget);
     let checkpoints = [10, 25, 50, 100, 200];
     let mut out = format!(
@@ -353,13 +405,8 @@ pub fn report_table(
         .filter(|&k| k <= budget)
         .collect();
     out.push_str(&table_header(&cps));
-    let mut runs: Vec<(Learner, bool)> = learners.iter().map(|&l| (l, true)).collect();
-    if feasibility_ablation {
-        runs.push((Learner::Rf, false));
-    }
-    for (l, feas) in runs {
-        let r = evaluate_learner(table, l, feas, pr, &cps);
-        out.push_str(&table_row(&r, budget));
+    for r in reports {
+        out.push_str(&table_row(r, &cps, budget));
     }
     out.push('\n');
     out
@@ -380,14 +427,9 @@ fn table_header(cps: &[usize]) -> String {
 }
 
 /// One learner's row of the table.
-fn table_row(r: &LearnerReport, budget: usize) -> String {
-    let label = if r.feasibility {
-        r.learner.as_str().to_string()
-    } else {
-        format!("{} (no feasibility model)", r.learner.as_str())
-    };
-    let mut out = format!("| {label} |");
-    for (_, q1, med, q3) in &r.curve {
+fn table_row(r: &LearnerReport, cps: &[usize], budget: usize) -> String {
+    let mut out = format!("| {} |", r.label);
+    for (_, q1, med, q3) in cps.iter().filter_map(|&k| r.curve.get(k - 1)) {
         out.push_str(&format!(" {med:.5} [{q1:.5}, {q3:.5}] |"));
     }
     let to = if r.to_5pct > budget as f64 {

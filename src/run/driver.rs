@@ -26,7 +26,10 @@ use crate::search::{Searcher, Strategy};
 
 /// Evaluations ended ahead of their turn to be recorded, by id.
 type Arrived =
-    std::collections::BTreeMap<usize, (Config, Source, crate::evaluate::outcome::Measurement)>;
+    std::collections::BTreeMap<usize, (Config, Origin, crate::evaluate::outcome::Measurement)>;
+
+/// Why a configuration was evaluated: its source, and the learner that proposed it.
+type Origin = (Source, Option<crate::search::Learner>);
 
 /// When this session's search started, and the run's elapsed seconds then.
 #[derive(Clone, Copy)]
@@ -64,6 +67,8 @@ pub struct Summary {
     /// The best configuration by parameter name (inactive parameters absent).
     pub best_config: Option<serde_json::Map<String, serde_json::Value>>,
     pub counts: String,
+    /// With `--learner auto`: how many evaluations each learner proposed ("gp 31, rf 12").
+    pub proposers: Option<String>,
     /// Evaluations that spent budget (all of them, or only the valid ones: [`Budget`]).
     pub spent: usize,
     pub goal: Goal,
@@ -126,12 +131,22 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
     let problem = settings::load_problem(&opts, prev)?;
     let s = settings::resolve(&opts, prev, &problem)?;
     let mut searcher = Searcher::new(&problem.space, s.searcher_settings(&problem));
+    let warm_start = match settings::warm_start_dir(&opts, prev)? {
+        Some(dir) => {
+            let goal = problem.metric.goal;
+            let (prior, record) = crate::run::warm::load(&dir, &problem.space, goal)?;
+            searcher.warm_start(prior);
+            Some(record)
+        }
+        None => None,
+    };
     let launch = Launch {
         problem: &problem,
         s,
         opts: &opts.shared,
         prev,
         mctree: None,
+        warm_start,
     };
     drive(launch, &mut searcher)
 }
@@ -144,6 +159,8 @@ pub struct Launch<'a> {
     pub opts: &'a Shared,
     pub prev: Option<&'a RunMeta>,
     pub mctree: Option<serde_json::Value>,
+    /// What `--warm-start` transferred.
+    pub warm_start: Option<crate::run::warm::WarmStart>,
 }
 
 /// Runs a search with `strategy` in its run directory: the one loop behind `run` and
@@ -254,6 +271,7 @@ impl<'p> Session<'p> {
         let mut meta = new_meta(problem, opts, prev, &s, records.len());
         meta.mold_changes = changes;
         meta.mctree = l.mctree.clone();
+        meta.warm_start = l.warm_start.clone();
         log::write_run_json(&dir, &meta)?;
         let log = if continuing {
             log::Log::append_to(&dir)?
@@ -315,6 +333,9 @@ impl<'p> Session<'p> {
     /// Tells the searcher and the evaluator what the log already holds (a resumed run).
     fn replay(&mut self, searcher: &mut dyn Strategy, mut evaluator: Option<&mut dyn Evaluator>) {
         for r in &self.records {
+            if let Some(l) = r.learner {
+                searcher.recall(&r.config, l);
+            }
             searcher.tell(&r.config, &r.m, r.source);
             if let Some(e) = evaluator.as_deref_mut() {
                 e.remember(&r.m, r.eval_id);
@@ -358,7 +379,8 @@ impl<'p> Session<'p> {
                 Evaluated::Stopped(Stop::Interrupted) => break Termination::Interrupted,
                 Evaluated::Stopped(Stop::Environment(why)) => return Err(self.abandon(why)),
             };
-            self.record_or_abandon(config, source, m, clock.elapsed_sec())?;
+            let origin = (source, searcher.proposer(&config));
+            self.record_or_abandon(config, origin, m, clock.elapsed_sec())?;
             let r = self.records.last().expect("just recorded");
             searcher.tell(&r.config, &r.m, r.source);
         };
@@ -440,7 +462,8 @@ impl<'p> Session<'p> {
                 Ok(done) => {
                     for (id, config, source, m) in done {
                         searcher.tell(&config, &m, source);
-                        arrived.insert(id, (config, source, m));
+                        let origin = (source, searcher.proposer(&config));
+                        arrived.insert(id, (config, origin, m));
                     }
                 }
                 Err(Stop::Interrupted) => return Ok(Termination::Interrupted),
@@ -461,14 +484,14 @@ impl<'p> Session<'p> {
         mut streak: usize,
     ) -> Result<usize, Error> {
         let limit = (2 * farm.workers()).max(4);
-        while let Some((config, source, m)) = arrived.remove(&self.records.len()) {
+        while let Some((config, origin, m)) = arrived.remove(&self.records.len()) {
             streak = if m.status == Status::Lost {
                 streak + 1
             } else {
                 0
             };
             let cause = m.cause.clone().unwrap_or_default();
-            self.record_or_abandon(config, source, m, clock.elapsed_sec())?;
+            self.record_or_abandon(config, origin, m, clock.elapsed_sec())?;
             farm.recorded(self.records.len() - 1);
             if streak >= limit {
                 let why = format!("the last {limit} evaluations were all lost by the cluster, the last one: {cause}; fix that (a `--time` too short? nodes down?) and `--resume`");
@@ -513,7 +536,7 @@ impl<'p> Session<'p> {
     fn record_or_abandon(
         &mut self,
         config: Config,
-        source: Source,
+        (source, learner): Origin,
         m: crate::evaluate::outcome::Measurement,
         elapsed_sec: f64,
     ) -> Result<(), Error> {
@@ -524,6 +547,7 @@ impl<'p> Session<'p> {
             m,
             elapsed_sec,
             source,
+            learner,
         };
         self.record(rec).map_err(|e| match e.code() {
             crate::error::exit::ENVIRONMENT => self.abandon(e.to_string()),
@@ -653,6 +677,8 @@ impl<'p> Session<'p> {
             best_config: (self.best_id)
                 .map(|i| log::json_record(self.problem, &self.records[i]).config),
             counts: self.progress.summary_counts(),
+            proposers: (self.s.learner == crate::search::Learner::Auto)
+                .then(|| log::proposer_counts(&self.records)),
             spent: self.spent(),
             goal: self.problem.metric.goal,
         }
@@ -742,5 +768,6 @@ fn new_meta(
         slurm: s.slurm.clone(),
         verification: None,
         mctree: None,
+        warm_start: None,
     }
 }

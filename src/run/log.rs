@@ -17,6 +17,7 @@ use crate::error::Error;
 use crate::evaluate::outcome::{Measurement, Source, Status};
 use crate::problem::space::Config;
 use crate::problem::Problem;
+use crate::search::Learner;
 
 pub const FORMAT_VERSION: u32 = 1;
 pub const RESULTS_CSV: &str = "results.csv";
@@ -25,7 +26,9 @@ pub const RUN_JSON: &str = "run.json";
 pub const BEST_C: &str = "best.c";
 
 /// moldtune's own columns, after the parameter columns, `objective` and `elapsed_sec`.
-pub const OWN_COLUMNS: [&str; 8] = [
+/// `learner` came last, later than the others: logs without it are read, and given it
+/// when a run is resumed ([`Log::append_to`]).
+pub const OWN_COLUMNS: [&str; 9] = [
     "eval_id",
     "status",
     "compile_s",
@@ -34,6 +37,7 @@ pub const OWN_COLUMNS: [&str; 8] = [
     "spread",
     "source",
     "config_hash",
+    "learner",
 ];
 
 /// One evaluation as logged.
@@ -45,12 +49,33 @@ pub struct Record {
     pub elapsed_sec: f64,
     pub source: Source,
     pub config_hash: String,
+    /// The learner that proposed it (model steps; every step of `--learner auto` after its
+    /// initial design).
+    pub learner: Option<Learner>,
 }
 
 /// The evaluation of the default configuration: the first one not lost by the environment
 /// (a lost one was proposed again).
 pub fn default_record(records: &[Record]) -> Option<&Record> {
     (records.iter()).find(|r| r.source == Source::Default && r.m.status != Status::Lost)
+}
+
+/// How many of `records` each learner proposed, most first: "gp 31, rf 12, random 7".
+pub fn proposer_counts(records: &[Record]) -> String {
+    let mut counts: Vec<(usize, Learner)> = Learner::ALL
+        .into_iter()
+        .map(|l| (records.iter().filter(|r| r.learner == Some(l)).count(), l))
+        .filter(|c| c.0 > 0)
+        .collect();
+    counts.sort_by_key(|c| std::cmp::Reverse(c.0));
+    let parts: Vec<String> = (counts.iter())
+        .map(|(n, l)| format!("{} {n}", l.as_str()))
+        .collect();
+    if parts.is_empty() {
+        "none yet".into()
+    } else {
+        parts.join(", ")
+    }
 }
 
 /// The JSON form of a record (results.json).
@@ -61,6 +86,8 @@ pub struct JsonRecord {
     pub config_hash: String,
     pub elapsed_sec: f64,
     pub source: Source,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learner: Option<Learner>,
     /// status, objective, samples, spread, compile_s, run_s, repeats, cause, hashes.
     #[serde(flatten)]
     pub m: Measurement,
@@ -124,6 +151,9 @@ pub struct RunMeta {
     /// kernel, flags and tree options), from which a resumed run rebuilds it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mctree: Option<serde_json::Value>,
+    /// The run given to `--warm-start`, and what of it became the prior.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm_start: Option<crate::run::warm::WarmStart>,
 }
 
 /// Why a run ended (run.json's `termination`; `running` while it runs).
@@ -292,6 +322,7 @@ pub fn row(problem: &Problem, r: &Record) -> Vec<String> {
     row.push(fmt_opt(r.m.spread, Some(4)));
     row.push(r.source.as_str().into());
     row.push(r.config_hash.clone());
+    row.push(r.learner.map_or("", Learner::as_str).into());
     row
 }
 
@@ -313,9 +344,11 @@ impl Log {
         Ok(Log { writer })
     }
 
-    /// Opens an existing log for appending after [`read_records`] has repaired it.
+    /// Opens an existing log for appending after [`read_records`] has repaired it (and
+    /// given it the `learner` column if it was written before there was one).
     pub fn append_to(dir: &Path) -> Result<Log, Error> {
         let path = dir.join(RESULTS_CSV);
+        add_learner_column(&path)?;
         let f = OpenOptions::new()
             .append(true)
             .open(&path)
@@ -331,6 +364,29 @@ impl Log {
             .flush()
             .map_err(|e| Error::io("cannot write results.csv", e))
     }
+}
+
+/// Rewrites a log that lacks the last of [`OWN_COLUMNS`] with it, empty in every row.
+fn add_learner_column(path: &Path) -> Result<(), Error> {
+    let mut rd = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_path(path)
+        .map_err(csv_err)?;
+    let rows: Vec<csv::StringRecord> = rd.records().collect::<Result<_, _>>().map_err(csv_err)?;
+    let last = OWN_COLUMNS[OWN_COLUMNS.len() - 1];
+    if rows.first().is_none_or(|h| h.iter().next_back() == Some(last)) {
+        return Ok(());
+    }
+    let tmp = path.with_extension("csv.tmp");
+    let mut w = csv::Writer::from_path(&tmp).map_err(csv_err)?;
+    for (k, row) in rows.iter().enumerate() {
+        let mut row = row.clone();
+        row.push_field(if k == 0 { last } else { "" });
+        w.write_record(&row).map_err(csv_err)?;
+    }
+    w.flush()
+        .map_err(|e| Error::io("cannot write results.csv", e))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::io("cannot write results.csv", e))
 }
 
 fn csv_err(e: csv::Error) -> Error {
@@ -373,7 +429,8 @@ fn records_of(dir: &Path, problem: &Problem, repair: bool) -> Result<Vec<Record>
         .iter()
         .map(str::to_string)
         .collect();
-    if hdr != header(problem) {
+    let full = header(problem);
+    if hdr != full && hdr[..] != full[..full.len() - 1] {
         return Err(bad(format!("unexpected header `{}`", hdr.join(","))));
     }
     let extra = json_extras(dir);
@@ -476,6 +533,7 @@ fn parse_row(
         elapsed_sec: num(np + 1).unwrap_or(0.0),
         source: Source::parse(cells[np + 8]).unwrap_or(Source::Random),
         config_hash: cells[np + 9].to_string(),
+        learner: cells.get(np + 10).and_then(|s| Learner::parse(s)),
         config,
     })
 }
@@ -495,6 +553,7 @@ pub fn json_record(problem: &Problem, r: &Record) -> JsonRecord {
         config_hash: r.config_hash.clone(),
         elapsed_sec: r.elapsed_sec,
         source: r.source,
+        learner: r.learner,
         m: r.m.clone(),
     }
 }

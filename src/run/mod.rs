@@ -1,7 +1,7 @@
 //! Stage 4, the run: the [`driver`] loop that asks the search, evaluates and records; the
 //! results [`log`] (the checkpoint resume replays), [`progress`], and the end-of-run
 //! [`verify`]cation of the claimed best; with `--executor slurm`, evaluations as jobs on a
-//! cluster ([`slurm`]).
+//! cluster ([`slurm`]); with `--warm-start`, an earlier run as the search's prior ([`warm`]).
 
 pub mod driver;
 pub mod log;
@@ -10,3 +10,4 @@ pub mod settings;
 pub mod slurm;
 pub mod verdict;
 pub mod verify;
+pub mod warm;

@@ -109,6 +109,12 @@ pub struct RunOptions {
     /// Do not learn which configurations fail (failures then get the worst successful value).
     #[arg(long)]
     pub no_feasibility: bool,
+    /// Start from what an earlier run of the same space found (another dataset size or
+    /// machine): its best configurations are tried first and its results, rescaled, guide
+    /// the model until this run's own outweigh them. Nothing of it is copied into this run's
+    /// results.
+    #[arg(long, value_name = "DIR")]
+    pub warm_start: Option<PathBuf>,
     /// Every N-th proposal after the initial design is random; 0 never [default: 3 for
     /// rf/et/gbrt, 0 for gp].
     #[arg(long, value_name = "N")]
@@ -415,6 +421,26 @@ fn resolve_plan(opts: &Shared, prev: Option<&RunMeta>) -> Result<Plan, Error> {
     })
 }
 
+/// The run to warm-start from: `--warm-start`, or the one a resumed run started from (which
+/// it keeps).
+pub fn warm_start_dir(opts: &RunOptions, prev: Option<&RunMeta>) -> Result<Option<PathBuf>, Error> {
+    let recorded = prev
+        .and_then(|m| m.warm_start.as_ref())
+        .map(|w| w.from.clone());
+    match (&opts.warm_start, recorded) {
+        (Some(given), Some(rec)) if *given != rec => Err(Error::usage(
+            format!(
+                "this run was warm-started from `{}`, not `{}`",
+                rec.display(),
+                given.display()
+            ),
+            Some("a resumed run keeps its prior: leave out `--warm-start`"),
+        )),
+        (Some(given), _) => Ok(Some(given.clone())),
+        (None, rec) => Ok(rec),
+    }
+}
+
 fn resolve_learner(
     opts: &RunOptions,
     prev: Option<&RunMeta>,
@@ -437,7 +463,7 @@ fn resolve_learner(
     Learner::parse(name).ok_or_else(|| Error::Config {
         span: span.clone(),
         message: format!("unknown learner `{name}` in `search.learner`"),
-        hint: Some("use rf, et, gbrt, gp or random".into()),
+        hint: Some("use rf, et, gbrt, gp, random or auto".into()),
     })
 }
 

@@ -192,6 +192,7 @@ mod tests {
             m: crate::evaluate::outcome::Measurement::single(y),
             elapsed_sec: 0.0,
             source,
+            learner: None,
             config_hash: String::new(),
         }
     }

@@ -1,8 +1,11 @@
 //! Stage 3, search: which configuration to evaluate next. The ask/tell [`searcher`] with its
 //! [`settings`], what is left to propose and how it is drawn ([`unseen`]), the acquisition
-//! functions that rank candidates (`acquisition`) and the [`surrogate`] models it fits.
+//! functions that rank candidates (`acquisition`), the [`surrogate`] models it fits and the
+//! [`bandit`] that picks one of them for `--learner auto`.
 
 mod acquisition;
+pub mod bandit;
+pub mod prior;
 pub mod searcher;
 pub mod settings;
 pub mod surrogate;
@@ -30,6 +33,14 @@ pub trait Strategy {
     fn anchors(&self) -> Vec<usize> {
         Vec::new()
     }
+    /// The learner whose model (or random arm) proposed `config`, for the log's `learner`
+    /// column.
+    fn proposer(&self, _config: &Config) -> Option<Learner> {
+        None
+    }
+    /// What the log says proposed `config` (a resumed run), told before its outcome so that
+    /// `--learner auto` credits the same learners as the uninterrupted run did.
+    fn recall(&mut self, _config: &Config, _learner: Learner) {}
 }
 
 impl Strategy for Searcher<'_> {
@@ -41,5 +52,11 @@ impl Strategy for Searcher<'_> {
     }
     fn pending(&mut self, config: &Config, source: Source) {
         Searcher::pending(self, config, source)
+    }
+    fn proposer(&self, config: &Config) -> Option<Learner> {
+        Searcher::proposer(self, config)
+    }
+    fn recall(&mut self, config: &Config, learner: Learner) {
+        Searcher::recall(self, config, learner)
     }
 }

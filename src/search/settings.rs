@@ -19,15 +19,19 @@ pub enum Learner {
     Gp,
     /// Random search over valid configurations.
     Random,
+    /// A bandit over rf, et, gbrt, gp and random: each proposal by the learner whose
+    /// proposals improved the best lately (see `search::bandit`).
+    Auto,
 }
 
 impl Learner {
-    pub const ALL: [Learner; 5] = [
+    pub const ALL: [Learner; 6] = [
         Learner::Rf,
         Learner::Et,
         Learner::Gbrt,
         Learner::Gp,
         Learner::Random,
+        Learner::Auto,
     ];
 
     /// The lowercase name, as on the command line.
@@ -38,6 +42,7 @@ impl Learner {
             Learner::Gbrt => "gbrt",
             Learner::Gp => "gp",
             Learner::Random => "random",
+            Learner::Auto => "auto",
         }
     }
 
@@ -116,11 +121,12 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Random interleaving for the tree learners; the GP's uncertainty does not need it.
+    /// Random interleaving for the tree learners; the GP's uncertainty does not need it, and
+    /// `auto` explores through its random arm.
     pub fn default_interleave(learner: Learner) -> usize {
         match learner {
             Learner::Rf | Learner::Et | Learner::Gbrt => 3,
-            Learner::Gp | Learner::Random => 0,
+            Learner::Gp | Learner::Random | Learner::Auto => 0,
         }
     }
 

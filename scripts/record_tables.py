@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Record the replay tables of results/search/: real measurements of PolyBench spaces.
+
+Each table is a `moldtune run PROBLEM --learner random --seed 0` run directory: the first N
+configurations of seed 0's random sequence, each compiled with clang-22, output-checked and
+timed. The same seed proposes the same configurations whatever the dataset, so a SMALL table's
+rows are the first rows of its MEDIUM table (the prior of `--warm-start` replays).
+
+While a table records, the load average is sampled every 10 s into its directory (load.csv);
+results/search/recording.md says, per table, the machine, compiler, wall time and load.
+An interrupted recording resumes (`--resume`): rerun the script.
+
+Usage: [MOLDTUNE=binary] python3 scripts/record_tables.py [--only NAME] [--jobs N]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "results", "search")
+BIN = os.environ.get("MOLDTUNE", os.path.join(ROOT, "target", "release", "moldtune"))
+
+# (table name, problem file, evaluations)
+TABLES = [
+    ("3mm-medium", "polybench/3mm/3mm.medium.yaml", 500),
+    ("lu-medium", "polybench/lu/lu.medium.yaml", 500),
+    ("3mm-small", "polybench/3mm/3mm.small.yaml", 200),
+    ("lu-small", "polybench/lu/lu.small.yaml", 200),
+    ("gemm-table-small", "polybench/gemm/gemm-table.small.yaml", 200),
+]
+
+
+def sample_load(path, stop):
+    with open(path, "a") as f:
+        while not stop.is_set():
+            one = open("/proc/loadavg").read().split()[0]
+            f.write("%d,%s\n" % (time.time(), one))
+            f.flush()
+            stop.wait(10)
+
+
+def record(name, problem, evals, jobs):
+    out = os.path.join(OUT, name)
+    run_json = os.path.join(out, "run.json")
+    if os.path.exists(run_json) and json.load(open(run_json)).get("termination"):
+        print("%s: recorded already" % name)
+        return
+    cmd = [BIN, "run"]
+    cmd += ["--resume", out] if os.path.exists(run_json) else [
+        problem, "--learner", "random", "--seed", "0", "--max-evals", str(evals), "--out", out]
+    cmd += ["--jobs", str(jobs)]
+    os.makedirs(out, exist_ok=True)
+    stop = threading.Event()
+    t = threading.Thread(target=sample_load, args=(os.path.join(out, "load.csv"), stop))
+    t.start()
+    start = time.time()
+    try:
+        rc = subprocess.call(cmd, cwd=ROOT)
+    finally:
+        stop.set()
+        t.join()
+    with open(os.path.join(out, "wall.txt"), "a") as f:
+        f.write("%.0f\n" % (time.time() - start))
+    if rc != 0:
+        sys.exit("%s: moldtune exited %d (rerun to resume)" % (name, rc))
+
+
+def summary():
+    lines = ["# Recorded tables", "",
+             "Written by `python3 scripts/record_tables.py`: `moldtune run PROBLEM --learner random --seed 0`,",
+             "every configuration compiled with clang-22, output-checked and timed. gemm-table was recorded",
+             "earlier the same way (768 configurations, exhaustive).", "",
+             "| table | problem | evaluations | failed | wall (min) | load 1-min median [max] | compiler | cpu |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, problem, _ in TABLES:
+        out = os.path.join(OUT, name)
+        if not os.path.exists(os.path.join(out, "run.json")):
+            continue
+        run = json.load(open(os.path.join(out, "run.json")))
+        rows = json.load(open(os.path.join(out, "results.json")))
+        rows = rows.get("evaluations", rows) if isinstance(rows, dict) else rows
+        failed = sum(1 for r in rows if r.get("status") != "ok")
+        wall = sum(float(x) for x in open(os.path.join(out, "wall.txt")).read().split())
+        load = [float(l.split(",")[1]) for l in open(os.path.join(out, "load.csv")) if "," in l]
+        lines.append("| %s | %s | %d | %d | %.0f | %.2f [%.2f] | %s | %s |" % (
+            name, problem, len(rows), failed, wall / 60, statistics.median(load), max(load),
+            run.get("compiler_version", "?"), run.get("cpu_model", "?")))
+    with open(os.path.join(OUT, "recording.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", help="record only this table")
+    ap.add_argument("--jobs", type=int, default=2, help="builds ahead (timed runs stay alone)")
+    a = ap.parse_args()
+    for name, problem, evals in TABLES:
+        if a.only in (None, name):
+            record(name, problem, evals, a.jobs)
+    summary()
+
+
+if __name__ == "__main__":
+    main()

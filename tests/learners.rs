@@ -1,0 +1,147 @@
+//! `--learner auto` and `--warm-start` through the command line, with the mock executor:
+//! what the log records of who proposed what, that a resumed `auto` run proposes what the
+//! uninterrupted one did, and what a warm start takes from an earlier run (and refuses).
+
+mod common;
+
+use std::path::Path;
+
+use common::{assert_code, moldtune_in, text, write_toy, Csv, TOY_YAML};
+
+fn run(dir: &Path, out: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["run", "p.yaml", "--mock", "--quiet", "--out", out];
+    args.extend_from_slice(extra);
+    moldtune_in(dir, &args)
+}
+
+fn resume(dir: &Path, out: &str, max_evals: &str) -> std::process::Output {
+    let args = ["run", "--quiet", "--resume", out, "--max-evals", max_evals];
+    moldtune_in(dir, &args)
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn auto_records_its_learners_and_a_resumed_run_proposes_the_same() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write_toy(dir);
+    let whole = run(dir, "whole", &["--learner", "auto", "--max-evals", "40"]);
+    assert_code(&whole, 0);
+    assert!(
+        text(&whole.stdout).contains("proposed by (--learner auto): "),
+        "{}",
+        text(&whole.stdout)
+    );
+    let csv = Csv::read(&dir.join("whole"));
+    let (sources, learners) = (csv.column("source"), csv.column("learner"));
+    for (s, l) in sources.iter().zip(&learners) {
+        match s.as_str() {
+            "default" | "initial" => assert_eq!(l, "", "{s} rows have no learner"),
+            _ => assert!(
+                ["gp", "rf", "gbrt", "et", "random"].contains(&l.as_str()),
+                "{s} row proposed by `{l}`"
+            ),
+        }
+    }
+    assert!(learners.iter().any(|l| l == "gp"), "{learners:?}");
+
+    assert_code(
+        &run(dir, "parts", &["--learner", "auto", "--max-evals", "22"]),
+        0,
+    );
+    assert_code(&resume(dir, "parts", "40"), 0);
+    let parts = Csv::read(&dir.join("parts"));
+    assert_eq!(parts.hashes(), csv.hashes(), "the resumed run diverged");
+    assert_eq!(parts.column("learner"), learners);
+}
+
+#[test]
+fn a_log_from_before_the_learner_column_is_resumed_and_given_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write_toy(dir);
+    assert_code(&run(dir, "old", &["--max-evals", "14"]), 0);
+    // The log as moldtune wrote it before the column existed.
+    let path = dir.join("old/results.csv");
+    let csv = Csv::read(&dir.join("old"));
+    let mut w = csv::Writer::from_path(&path).unwrap();
+    let cut = |r: &[String]| r[..r.len() - 1].to_vec();
+    w.write_record(cut(&csv.header)).unwrap();
+    for r in &csv.rows {
+        w.write_record(cut(r)).unwrap();
+    }
+    w.flush().unwrap();
+    drop(w);
+    assert_code(&moldtune_in(dir, &["best", "old"]), 0);
+    assert_code(&resume(dir, "old", "18"), 0);
+    let after = Csv::read(&dir.join("old"));
+    assert_eq!(after.header.last().map(String::as_str), Some("learner"));
+    assert_eq!(after.rows.len(), 18);
+    assert_eq!(after.hashes()[..14], csv.hashes()[..]);
+    assert!(after.column("learner")[..14].iter().all(String::is_empty));
+    assert_eq!(after.column("learner")[17], "rf");
+}
+
+#[test]
+fn a_warm_start_tries_the_earlier_best_first_and_copies_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write_toy(dir);
+    let prior = ["--learner", "random", "--max-evals", "40", "--seed", "5"];
+    assert_code(&run(dir, "small", &prior), 0);
+    let small = Csv::read(&dir.join("small"));
+    let mut ranked: Vec<(f64, String)> = (small.column("objective").iter())
+        .zip(small.hashes())
+        .filter_map(|(y, h)| Some((y.parse().ok()?, h)))
+        .collect();
+    ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let best5: Vec<String> = ranked.iter().take(5).map(|r| r.1.clone()).collect();
+
+    let o = run(dir, "big", &["--warm-start", "small", "--max-evals", "20"]);
+    assert_code(&o, 0);
+    let big = Csv::read(&dir.join("big"));
+    assert_eq!(big.rows.len(), 20, "nothing of the prior is copied in");
+    let prior_rows: Vec<String> = (big.column("source").iter().zip(big.hashes()))
+        .filter(|(s, _)| *s == "prior")
+        .map(|(_, h)| h)
+        .collect();
+    assert_eq!(prior_rows, best5, "the earlier run's five best, best first");
+    assert_eq!(big.column("source")[1], "prior");
+    let ws = &json(&dir.join("big/run.json"))["warm_start"];
+    assert_eq!(ws["from"], "small");
+    assert_eq!(ws["evaluations"], 40);
+    assert!(ws["successes"].as_u64().unwrap() > 0, "{ws}");
+}
+
+#[test]
+fn a_warm_start_from_another_space_is_refused_naming_the_difference() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write_toy(dir);
+    assert_code(&run(dir, "small", &["--max-evals", "12"]), 0);
+    let other = TOY_YAML.replace("[1, 2, 4, 8, 16, 32]", "[1, 2, 4, 8, 16, 64]");
+    std::fs::write(dir.join("q.yaml"), other).unwrap();
+    let args = ["run", "q.yaml", "--mock", "--quiet", "--out", "big"];
+    let o = moldtune_in(dir, &[&args[..], &["--warm-start", "small"]].concat());
+    assert_code(&o, 2);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("`P0`") && err.contains("32") && err.contains("64"),
+        "{err}"
+    );
+    assert!(
+        !dir.join("big").exists(),
+        "nothing written for a refused run"
+    );
+
+    let o = run(
+        dir,
+        "big",
+        &["--warm-start", "nowhere", "--max-evals", "12"],
+    );
+    assert_code(&o, 2);
+    assert!(text(&o.stderr).contains("nowhere"), "{}", text(&o.stderr));
+}
