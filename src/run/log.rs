@@ -374,7 +374,10 @@ fn add_learner_column(path: &Path) -> Result<(), Error> {
         .map_err(csv_err)?;
     let rows: Vec<csv::StringRecord> = rd.records().collect::<Result<_, _>>().map_err(csv_err)?;
     let last = OWN_COLUMNS[OWN_COLUMNS.len() - 1];
-    if rows.first().is_none_or(|h| h.iter().next_back() == Some(last)) {
+    if rows
+        .first()
+        .is_none_or(|h| h.iter().next_back() == Some(last))
+    {
         return Ok(());
     }
     let tmp = path.with_extension("csv.tmp");

@@ -106,7 +106,7 @@ mod tests {
         let mut b = Bandit::default();
         assert_eq!(b.choose(), Learner::Gp);
         let mut seen = Vec::new();
-        for _ in 0..20 {
+        for _ in 0..80 {
             let arm = b.choose();
             seen.push(arm);
             b.credit(arm, if arm == Learner::Et { 0.9 } else { 0.1 });
