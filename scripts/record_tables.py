@@ -75,6 +75,10 @@ def summary():
              "Written by `python3 scripts/record_tables.py`: `moldtune run PROBLEM --learner random --seed 0`,",
              "every configuration compiled with clang-22, output-checked and timed. gemm-table was recorded",
              "earlier the same way (768 configurations, exhaustive).", "",
+             "Load is the 1-minute load average, sampled every 10 s while the table recorded. The machine has 2",
+             "cores and recorded with `--jobs 2` (builds ahead of the timed run) while other work ran (Rust builds,",
+             "replays): timings are noisier than on a quiet machine. The tables serve as replay benchmarks of a",
+             "landscape's shape, not as performance claims.", "",
              "| table | problem | evaluations | failed | wall (min) | load 1-min median [max] | compiler | cpu |",
              "|---|---|---|---|---|---|---|---|"]
     for name, problem, _ in TABLES:

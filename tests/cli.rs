@@ -21,7 +21,7 @@ use assert_cmd::Command;
 // Fixtures and helpers
 // ---------------------------------------------------------------------------------------------
 
-const OWN_COLUMNS: [&str; 10] = [
+const OWN_COLUMNS: [&str; 11] = [
     "objective",
     "elapsed_sec",
     "eval_id",
@@ -32,6 +32,7 @@ const OWN_COLUMNS: [&str; 10] = [
     "spread",
     "source",
     "config_hash",
+    "learner",
 ];
 
 fn bin() -> Command {

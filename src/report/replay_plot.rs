@@ -12,8 +12,8 @@ const WIDTH: u32 = 900;
 const PLOT_PX: u32 = 440;
 const LEFT_PX: u32 = 70;
 
-/// Okabe–Ito colours, one per variant (cycling beyond eight).
-const COLORS: [RGBColor; 8] = [
+/// Okabe–Ito colours and a grey, one per variant (cycling beyond nine).
+const COLORS: [RGBColor; 9] = [
     RGBColor(0, 114, 178),
     RGBColor(213, 94, 0),
     RGBColor(0, 158, 115),
@@ -22,6 +22,7 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(230, 159, 0),
     RGBColor(0, 0, 0),
     RGBColor(136, 34, 85),
+    RGBColor(150, 150, 150),
 ];
 
 /// The SVG of `reports` (one per variant, each with its curve at every evaluation) on a
@@ -59,6 +60,14 @@ fn ratio(v: f64, optimum: f64, lower: bool) -> f64 {
     }
 }
 
+/// Ratios labelled on the axis, up to `hi`.
+fn ticks(hi: f64) -> Vec<f64> {
+    let all = [
+        1.0, 1.05, 1.1, 1.2, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0,
+    ];
+    all.into_iter().filter(|&t| t <= hi * 1.05).collect()
+}
+
 fn draw(area: &Area, reports: &[LearnerReport], optimum: f64, lower: bool) -> Drawn {
     let budget = reports.iter().map(|r| r.curve.len()).max().unwrap_or(1) as f64;
     let hi = (reports.iter().flat_map(|r| r.curve.iter()))
@@ -70,9 +79,14 @@ fn draw(area: &Area, reports: &[LearnerReport], optimum: f64, lower: bool) -> Dr
         .margin(10)
         .x_label_area_size(40)
         .y_label_area_size(LEFT_PX)
-        .build_cartesian_2d(1f64..budget, (0.995f64..hi * 1.05).log_scale())?;
+        .build_cartesian_2d(
+            1f64..budget,
+            (0.995f64..hi * 1.05).log_scale().with_key_points(ticks(hi)),
+        )?;
     chart
         .configure_mesh()
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y}"))
         .x_desc("evaluations")
         .y_desc("best so far / optimum (median, quartiles)")
         .label_style((FONT, plot::LABEL_PT))
@@ -88,7 +102,7 @@ fn draw(area: &Area, reports: &[LearnerReport], optimum: f64, lower: bool) -> Dr
             .collect();
         let lower_edge = (r.curve.iter().rev()).map(|p| (p.0 as f64, cap(pick(p, q_lo))));
         let band: Vec<(f64, f64)> = upper.into_iter().chain(lower_edge).collect();
-        chart.draw_series([Polygon::new(band, c.mix(0.12).filled())])?;
+        chart.draw_series([Polygon::new(band, c.mix(0.06).filled())])?;
         let median = (r.curve.iter()).map(|p| (p.0 as f64, cap(p.2)));
         chart.draw_series(LineSeries::new(median, c.stroke_width(3)))?;
     }

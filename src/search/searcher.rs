@@ -19,11 +19,14 @@
 //!   forest) learns which configurations fail to build, crash or give wrong output; the
 //!   acquisition only considers candidates predicted feasible (p ≥ 0.5; the most feasible
 //!   ones if none is), and EI/PI are weighted by p;
-//! * failures also enter the regression, with the worst successful value, with or without
-//!   the classifier. Fitted on successes only, the regression predicted the failure region
-//!   from its successful edge, i.e. as good as the best configurations, and sent proposal
-//!   after proposal into it for the classifier to veto (on the replayed `tiles` table rf
-//!   needed 89 evaluations to come within 5% with the classifier, 40 without: results/search/);
+//! * for the tree learners, failures also enter the regression with the worst successful
+//!   value, with or without the classifier. Fitted on successes only, a forest predicted the
+//!   failure region from its successful edge, i.e. as good as the best configurations, and
+//!   sent proposal after proposal into it for the classifier to veto (on the replayed `tiles`
+//!   table rf needed 89 evaluations to come within 5% with the classifier, 40 without:
+//!   results/search/). A tree holds that cliff in one split; the GP's smooth model cannot
+//!   (on `tiles` it needed 53 evaluations instead of 36), so with the classifier the GP is
+//!   fitted on successes only, as in constrained Bayesian optimisation (Gelbart et al. 2014);
 //! * a run that timed out is *censored*, not failed: it is known to be at least as slow as
 //!   the timeout, so it enters the regression with the larger of that bound and the worst
 //!   success.
@@ -421,6 +424,9 @@ impl<'s> Searcher<'s> {
                     let bound = rate.map(|r| t(r * o.run_s.max(1e-9)));
                     Some(bound.map_or(worst, |b| b.max(worst)))
                 }
+                // The GP's smooth model cannot hold a cliff to the worst value beside the
+                // optimum; with the classifier, it sees successes only (constrained BO).
+                _ if gp && self.s.feasibility => None,
                 _ => Some(worst),
             };
             if let Some(v) = target {
