@@ -63,7 +63,10 @@ fn a_log_from_before_the_learner_column_is_resumed_and_given_it() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     write_toy(dir);
-    assert_code(&run(dir, "old", &["--max-evals", "14"]), 0);
+    assert_code(
+        &run(dir, "old", &["--learner", "rf", "--max-evals", "14"]),
+        0,
+    );
     // The log as moldtune wrote it before the column existed.
     let path = dir.join("old/results.csv");
     let csv = Csv::read(&dir.join("old"));

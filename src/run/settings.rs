@@ -91,7 +91,7 @@ impl Shared {
 pub struct RunOptions {
     /// The problem file (YAML). Optional with `--resume DIR`.
     pub problem: Option<PathBuf>,
-    /// Search strategy [default: rf, or the problem's `search.learner`].
+    /// Search strategy [default: auto, or the problem's `search.learner`].
     #[arg(long, value_enum)]
     pub learner: Option<Learner>,
     /// Number of random initial configurations after the default one [default: 10].
@@ -116,7 +116,7 @@ pub struct RunOptions {
     #[arg(long, value_name = "DIR")]
     pub warm_start: Option<PathBuf>,
     /// Every N-th proposal after the initial design is random; 0 never [default: 3 for
-    /// rf/et/gbrt, 0 for gp].
+    /// rf/et/gbrt, 0 for gp and auto].
     #[arg(long, value_name = "N")]
     pub interleave: Option<usize>,
     /// Candidate pool size per model step [default: 10000].
@@ -458,7 +458,7 @@ fn resolve_learner(
         });
     }
     let Some((name, span)) = &problem.search.learner else {
-        return Ok(Learner::Rf);
+        return Ok(Learner::Auto);
     };
     Learner::parse(name).ok_or_else(|| Error::Config {
         span: span.clone(),

@@ -9,7 +9,7 @@ use crate::problem::Goal;
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Learner {
-    /// Random forest (default).
+    /// Random forest.
     Rf,
     /// Extra trees.
     Et,
@@ -20,7 +20,7 @@ pub enum Learner {
     /// Random search over valid configurations.
     Random,
     /// A bandit over rf, et, gbrt, gp and random: each proposal by the learner whose
-    /// proposals improved the best lately (see `search::bandit`).
+    /// proposals did best lately (see `search::bandit`; the default).
     Auto,
 }
 
