@@ -85,7 +85,11 @@ fn run_args(problem: &Path, out: &Path, evals: usize) -> Vec<String> {
         .map(|s| s.to_string())
         .collect();
     a.push(problem.display().to_string());
+    // rf: a forest's proposals take milliseconds even in a debug build, the GP's that
+    // `auto` starts with do not, and these tests time the cluster, not the search.
     a.extend([
+        "--learner".into(),
+        "rf".into(),
         "--max-evals".into(),
         evals.to_string(),
         "--verify-rounds".into(),
