@@ -51,8 +51,9 @@ def record(name, problem, evals, jobs):
         print("%s: recorded already" % name)
         return
     cmd = [BIN, "run"]
-    cmd += ["--resume", out] if os.path.exists(run_json) else [
-        problem, "--learner", "random", "--seed", "0", "--max-evals", str(evals), "--out", out]
+    cmd += ["--resume", os.path.relpath(out, ROOT)] if os.path.exists(run_json) else [
+        problem, "--learner", "random", "--seed", "0", "--max-evals", str(evals),
+        "--out", os.path.relpath(out, ROOT)]
     cmd += ["--jobs", str(jobs)]
     os.makedirs(out, exist_ok=True)
     stop = threading.Event()
