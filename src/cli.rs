@@ -42,42 +42,7 @@ pub enum Command {
     },
     /// Search-quality benchmark: replay a recorded run directory (ideally exhaustive) and/or
     /// synthetic functions for each learner over many seeds; no compiler needed.
-    Replay {
-        /// Run directories whose results are the tables to replay.
-        dirs: Vec<PathBuf>,
-        /// Also replay the synthetic functions (branin, a tile space with 25% build failures).
-        #[arg(long)]
-        synthetic: bool,
-        /// Seeds per learner.
-        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..))]
-        seeds: u16,
-        /// Evaluations per simulated search.
-        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
-        budget: u32,
-        /// Learners to compare.
-        #[arg(long, value_enum, value_delimiter = ',', default_values_t = Learner::ALL)]
-        learners: Vec<Learner>,
-        /// Initial random configurations of each simulated search.
-        #[arg(long, default_value_t = 10)]
-        initial: usize,
-        /// Acquisition function.
-        #[arg(long = "acq", value_enum, default_value_t = Acquisition::Lcb)]
-        acquisition: Acquisition,
-        /// LCB exploration weight.
-        #[arg(long, default_value_t = 1.96)]
-        kappa: f64,
-        /// Write the report (Markdown) here as well as to stdout.
-        #[arg(long)]
-        report: Option<PathBuf>,
-        /// A run of the same space as each table (given in the same order as the tables):
-        /// rf and auto are also replayed warm-started from it (`run --warm-start`).
-        #[arg(long = "warm-start", value_name = "DIR")]
-        warm_start: Vec<PathBuf>,
-        /// Also draw each table's best-so-far curves (median and quartiles over seeds) as
-        /// SVG files in this directory.
-        #[arg(long, value_name = "DIR")]
-        figures: Option<PathBuf>,
-    },
+    Replay(ReplayArgs),
     /// Build, check and time one configuration (the default, or the best / a given evaluation
     /// of a run directory), e.g. to re-measure a tuned result with more repeats.
     Measure {
@@ -196,6 +161,45 @@ pub enum Command {
     },
 }
 
+/// `moldtune replay`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ReplayArgs {
+    /// Run directories whose results are the tables to replay.
+    dirs: Vec<PathBuf>,
+    /// Also replay the synthetic functions (branin, a tile space with 25% build failures).
+    #[arg(long)]
+    synthetic: bool,
+    /// Seeds per learner.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..))]
+    seeds: u16,
+    /// Evaluations per simulated search.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    budget: u32,
+    /// Learners to compare.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = Learner::ALL)]
+    learners: Vec<Learner>,
+    /// Initial random configurations of each simulated search.
+    #[arg(long, default_value_t = 10)]
+    initial: usize,
+    /// Acquisition function.
+    #[arg(long = "acq", value_enum, default_value_t = Acquisition::Lcb)]
+    acquisition: Acquisition,
+    /// LCB exploration weight.
+    #[arg(long, default_value_t = 1.96)]
+    kappa: f64,
+    /// Write the report (Markdown) here as well as to stdout.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// A run of the same space as each table (given in the same order as the tables):
+    /// rf and auto are also replayed warm-started from it (`run --warm-start`).
+    #[arg(long = "warm-start", value_name = "DIR")]
+    warm_start: Vec<PathBuf>,
+    /// Also draw each table's best-so-far curves (median and quartiles over seeds) as
+    /// SVG files in this directory.
+    #[arg(long, value_name = "DIR")]
+    figures: Option<PathBuf>,
+}
+
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
     /// Baseline files, or folders of them [default: results/baselines].
@@ -293,34 +297,7 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
         Command::Run(a) => run_command(a, args),
         Command::Mctree(a) => mctree_command(a, args),
         Command::Importance { dir, json } => importance_command(&dir, json),
-        Command::Replay {
-            dirs,
-            synthetic,
-            seeds,
-            budget,
-            learners,
-            initial,
-            acquisition,
-            kappa,
-            report: out,
-            warm_start,
-            figures,
-        } => {
-            let protocol = crate::report::replay::Protocol {
-                seeds: seeds.into(),
-                budget: budget as usize,
-                initial,
-                acquisition,
-                kappa,
-            };
-            let tables = ReplayTables {
-                dirs: &dirs,
-                priors: &warm_start,
-                synthetic,
-                figures: figures.as_deref(),
-            };
-            replay_command(tables, &learners, &protocol, out.as_deref())
-        }
+        Command::Replay(a) => replay_command(a),
         Command::Measure {
             problem,
             from,
@@ -568,15 +545,6 @@ fn importance_text(dir: &Path, r: &report::Importance) -> String {
     out
 }
 
-/// What `moldtune replay` replays: run directories (each with its prior, when
-/// `--warm-start` gives them) and the synthetic tables.
-struct ReplayTables<'a> {
-    dirs: &'a [PathBuf],
-    priors: &'a [PathBuf],
-    synthetic: bool,
-    figures: Option<&'a Path>,
-}
-
 /// Draws `table`'s curves into `dir`, named after the table's first word.
 fn replay_figure(
     dir: &Path,
@@ -594,60 +562,33 @@ fn replay_figure(
 }
 
 /// `moldtune replay`.
-fn replay_command(
-    tables: ReplayTables,
-    learners: &[Learner],
-    protocol: &crate::report::replay::Protocol,
-    out: Option<&Path>,
-) -> Result<u8, Error> {
+fn replay_command(a: ReplayArgs) -> Result<u8, Error> {
     use crate::report::replay;
-    let ReplayTables {
-        dirs,
-        priors,
-        synthetic,
-        figures,
-    } = tables;
-    if dirs.is_empty() && !synthetic {
-        return Err(Error::usage(
-            "nothing to replay",
-            Some("give run directories and/or `--synthetic`"),
-        ));
-    }
-    if !priors.is_empty() && priors.len() != dirs.len() {
-        return Err(Error::usage(
-            format!("{} `--warm-start` for {} tables", priors.len(), dirs.len()),
-            Some("give one `--warm-start DIR` per table, in the tables' order"),
-        ));
-    }
+    let protocol = replay::Protocol {
+        seeds: a.seeds.into(),
+        budget: a.budget as usize,
+        initial: a.initial,
+        acquisition: a.acquisition,
+        kappa: a.kappa,
+    };
     let mut text = String::from("# Search quality: replayed tables\n\nProduced by `moldtune replay`. Lower is better; `best@k` is the best objective found within k evaluations.\n\n");
-    let mut tables = Vec::new();
-    for (k, d) in dirs.iter().enumerate() {
-        let table = report::table_of(d)?;
-        let prior = match priors.get(k) {
-            Some(p) => Some(crate::run::warm::load(p, &table.space, table.goal)?),
-            None => None,
-        };
-        tables.push((table, prior));
-    }
-    if synthetic {
-        tables.push((replay::branin(), None));
-        tables.push((replay::tiles(), None));
-    }
-    for (table, prior) in &tables {
+    for (table, prior) in &replay_tables(&a)? {
         let named = (prior.as_ref()).map(|(p, w)| (w.problem_name.as_str(), p));
-        let variants = replay::variants(learners, named);
-        let reports = replay::replay_table(table, &variants, protocol);
-        text.push_str(&replay::report_table(table, &reports, protocol));
-        if let Some(dir) = figures {
+        let variants = replay::variants(&a.learners, named);
+        let reports = replay::replay_table(table, &variants, &protocol);
+        text.push_str(&replay::report_table(table, &reports, &protocol));
+        if let Some(dir) = &a.figures {
             let path = replay_figure(dir, table, &reports)?;
             // Linked from where the report is written.
-            let base = out.and_then(Path::parent).unwrap_or(Path::new(""));
-            let link = path.strip_prefix(base).unwrap_or(&path);
+            let base = (a.report.as_deref()).and_then(Path::parent);
+            let link = path
+                .strip_prefix(base.unwrap_or(Path::new("")))
+                .unwrap_or(&path);
             text.push_str(&format!("![{}]({})\n\n", table.name, link.display()));
         }
     }
     print!("{text}");
-    if let Some(p) = out {
+    if let Some(p) = &a.report {
         if let Some(parent) = p.parent() {
             let _ = std::fs::create_dir_all(parent);
         }
@@ -656,6 +597,47 @@ fn replay_command(
     }
     Ok(exit::OK)
 }
+
+/// The tables `moldtune replay` replays: the run directories', each with its prior when
+/// `--warm-start` gives one, then the synthetic ones.
+fn replay_tables(
+    a: &ReplayArgs,
+) -> Result<Vec<(crate::report::replay::Table, Option<Warm>)>, Error> {
+    use crate::report::replay;
+    if a.dirs.is_empty() && !a.synthetic {
+        return Err(Error::usage(
+            "nothing to replay",
+            Some("give run directories and/or `--synthetic`"),
+        ));
+    }
+    if !a.warm_start.is_empty() && a.warm_start.len() != a.dirs.len() {
+        return Err(Error::usage(
+            format!(
+                "{} `--warm-start` for {} tables",
+                a.warm_start.len(),
+                a.dirs.len()
+            ),
+            Some("give one `--warm-start DIR` per table, in the tables' order"),
+        ));
+    }
+    let mut tables = Vec::new();
+    for (k, d) in a.dirs.iter().enumerate() {
+        let table = report::table_of(d)?;
+        let prior = match a.warm_start.get(k) {
+            Some(p) => Some(crate::run::warm::load(p, &table.space, table.goal)?),
+            None => None,
+        };
+        tables.push((table, prior));
+    }
+    if a.synthetic {
+        tables.push((replay::branin(), None));
+        tables.push((replay::tiles(), None));
+    }
+    Ok(tables)
+}
+
+/// A prior and what run.json records of it.
+type Warm = (crate::search::prior::Prior, crate::run::warm::WarmStart);
 
 fn check_options(rounds: usize, mock: bool, quiet: bool) -> crate::check::Options {
     crate::check::Options {

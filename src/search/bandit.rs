@@ -62,7 +62,7 @@ impl Bandit {
     pub fn choose(&self) -> Learner {
         let n = self.uses.len() as f64;
         let score = |arm: Learner| {
-            let k = self.uses.iter().filter(|u| u.0 == arm).count();
+            let k = self.uses(arm);
             self.auc(arm) + EXPLORATION * (2.0 * (n + 1.0).log2() / (k + 1) as f64).sqrt()
         };
         let mut best = (ARMS[0], score(ARMS[0]));
@@ -91,8 +91,8 @@ impl Bandit {
         }
     }
 
-    /// How many proposals each arm made in the window.
-    pub fn uses(&self, arm: Learner) -> usize {
+    /// How many proposals `arm` made in the window.
+    fn uses(&self, arm: Learner) -> usize {
         self.uses.iter().filter(|u| u.0 == arm).count()
     }
 }

@@ -254,23 +254,24 @@ impl<'s> Searcher<'s> {
             return 0.0;
         };
         let goal = self.s.goal;
-        let oks: Vec<f64> = (self.history.iter())
-            .filter(|o| o.status == Status::Ok && !o.pending)
-            .filter_map(|o| o.objective)
-            .collect();
+        let oks: Vec<f64> = self.successes().collect();
         if oks.iter().all(|&b| goal.better(v, b)) {
             return 1.0;
         }
         oks.iter().filter(|&&b| goal.better(v, b)).count() as f64 / oks.len() as f64
     }
 
-    /// The best objective evaluated so far (pending proposals aside).
-    fn best(&self) -> Option<f64> {
-        let goal = self.s.goal;
+    /// The objectives of the successes so far (pending proposals aside).
+    fn successes(&self) -> impl Iterator<Item = f64> + '_ {
         (self.history.iter())
             .filter(|o| o.status == Status::Ok && !o.pending)
             .filter_map(|o| o.objective)
-            .reduce(|a, b| if goal.better(b, a) { b } else { a })
+    }
+
+    /// The best objective evaluated so far (pending proposals aside).
+    fn best(&self) -> Option<f64> {
+        let goal = self.s.goal;
+        (self.successes()).reduce(|a, b| if goal.better(b, a) { b } else { a })
     }
 
     /// The learner that proposed `config` (see [`Strategy::proposer`](super::Strategy)).
