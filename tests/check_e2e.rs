@@ -30,21 +30,17 @@ fn the_gate_passes_unchanged_code_and_fails_slow_and_wrong_variants() {
         std::fs::copy(src.join(f), tmp.path().join(f)).unwrap();
     }
     let b = tmp.path().join("matmul.baseline.json");
-    let o = moldtune(
-        &[
-            "check",
-            "--update",
-            "matmul.baseline.json",
-            "--rounds",
-            "30",
-        ],
-        tmp.path(),
-    );
+    // This machine is shared: a recording or a session can be ±20% noisy, which a 10%
+    // threshold rightly leaves undecided (exit 7). The gate's logic is what is tested here,
+    // so the threshold is 25%; the -O1 variant below is several times slower, far beyond it.
+    let check = |extra: &[&str]| {
+        let mut args = vec!["check", "--threshold", "25%"];
+        args.extend_from_slice(extra);
+        moldtune(&args, tmp.path())
+    };
+    let o = check(&["--update", "matmul.baseline.json"]);
     assert_code(&o, 0);
-    let o = moldtune(
-        &["check", "matmul.baseline.json", "--junit", "j.xml"],
-        tmp.path(),
-    );
+    let o = check(&["matmul.baseline.json", "--junit", "j.xml"]);
     assert_code(&o, 0);
     assert!(
         text(&o.stdout).contains("matmul    tuned  ok"),
@@ -56,7 +52,7 @@ fn the_gate_passes_unchanged_code_and_fails_slow_and_wrong_variants() {
     edit_json(&b, |v| {
         v["recorded"]["compiler"] = "clang version 21.1.0".into()
     });
-    let o = moldtune(&["check", "matmul.baseline.json"], tmp.path());
+    let o = check(&["matmul.baseline.json"]);
     assert_code(&o, 0);
     let err = text(&o.stderr);
     assert!(
@@ -67,10 +63,7 @@ fn the_gate_passes_unchanged_code_and_fails_slow_and_wrong_variants() {
 
     // -O1 instead of -O3: the guarded speed-up is lost.
     set_guard(&b, "OPT", "-O1");
-    let o = moldtune(
-        &["check", "matmul.baseline.json", "--junit", "j.xml"],
-        tmp.path(),
-    );
+    let o = check(&["matmul.baseline.json", "--junit", "j.xml"]);
     assert_code(&o, 4);
     assert!(text(&o.stdout).contains("regression"), "{}", describe(&o));
     let xml = std::fs::read_to_string(tmp.path().join("j.xml")).unwrap();
