@@ -175,7 +175,7 @@ pub struct ReplayArgs {
     /// Evaluations per simulated search.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     budget: u32,
-    /// Learners to compare.
+    /// Learners to compare, separated by commas (`rf,gp`).
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = Learner::ALL)]
     learners: Vec<Learner>,
     /// Initial random configurations of each simulated search.
@@ -613,9 +613,12 @@ fn replay_tables(
     if !a.warm_start.is_empty() && a.warm_start.len() != a.dirs.len() {
         return Err(Error::usage(
             format!(
-                "{} `--warm-start` for {} tables",
+                "{} `--warm-start` for {} tables ({})",
                 a.warm_start.len(),
-                a.dirs.len()
+                a.dirs.len(),
+                (a.dirs.iter().map(|d| format!("`{}`", d.display())))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             Some("give one `--warm-start DIR` per table, in the tables' order"),
         ));

@@ -11,6 +11,8 @@ use crate::report::replay::LearnerReport;
 const WIDTH: u32 = 900;
 const PLOT_PX: u32 = 440;
 const LEFT_PX: u32 = 70;
+/// Evaluations from which on the median curves set the y axis's top.
+const INITIAL_SHOWN: usize = 10;
 
 /// Okabe–Ito colours and a grey, one per variant (cycling beyond nine).
 const COLORS: [RGBColor; 9] = [
@@ -70,11 +72,16 @@ fn ticks(hi: f64) -> Vec<f64> {
 
 fn draw(area: &Area, reports: &[LearnerReport], optimum: f64, lower: bool) -> Drawn {
     let budget = reports.iter().map(|r| r.curve.len()).max().unwrap_or(1) as f64;
-    let hi = (reports.iter().flat_map(|r| r.curve.iter()))
-        .map(|p| ratio(p.2, optimum, lower))
-        .filter(|v| v.is_finite())
-        .fold(1.1f64, f64::max)
-        .min(100.0);
+    // The axis spans the medians from the end of a typical initial design on: the first
+    // evaluations are random draws, often many times the optimum, and would flatten all
+    // that differs between learners against the 5% line; they are drawn clipped at the top.
+    let hi = (reports
+        .iter()
+        .flat_map(|r| r.curve.iter().skip(INITIAL_SHOWN - 1)))
+    .map(|p| ratio(p.2, optimum, lower))
+    .filter(|v| v.is_finite())
+    .fold(1.1f64, f64::max)
+    .min(100.0);
     let mut chart = ChartBuilder::on(area)
         .margin(10)
         .x_label_area_size(40)

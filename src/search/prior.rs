@@ -3,15 +3,16 @@
 //!
 //! Its successes are not measurements of this problem: their log-objectives are
 //! standardised (mean 0, sd 1 within the earlier run), so only how configurations rank
-//! there carries over, and at each fit they are rescaled to this run's own mean and spread.
-//! They enter the regression beside this run's observations, with a share that decays as
-//! those arrive ([`Prior::share`]): half of them at [`HALF_LIFE`] observations of this run,
-//! a third at twice that. Its best configurations go first in the initial design.
+//! there carries over. The searcher fits a forest to them once, and every model step starts
+//! from that forest's prediction as its prior mean, mapped onto this run's own targets by
+//! least squares (a slope ≥ 0) and shrunk as this run's successes arrive ([`Prior::share`]:
+//! by half at [`HALF_LIFE`] of them, by two thirds at twice that); the step's model learns
+//! what the prior does not explain. Its best configurations go first in the initial design.
 
 use crate::problem::space::Config;
 use crate::problem::Goal;
 
-/// Own observations at which half of the prior is still used.
+/// Successes of this run at which the prior mean keeps half its slope.
 pub const HALF_LIFE: f64 = 20.0;
 
 /// The earlier run's successes, by standardised target (smaller is better), best first.
@@ -46,23 +47,14 @@ impl Prior {
         self.points.iter().take(k).map(|p| &p.0)
     }
 
-    /// The share of the prior that enters a fit after `own` observations of this run.
+    /// How much of the prior mean a fit keeps after `own` successes of this run.
     pub fn share(own: usize) -> f64 {
         HALF_LIFE / (HALF_LIFE + own as f64)
-    }
-
-    /// The points that enter a fit after `own` observations: an evenly spread
-    /// [`Prior::share`] of them (by rank, so the best and the worst both stay represented).
-    pub fn used(&self, own: usize) -> impl Iterator<Item = &(Config, f64)> {
-        let share = Prior::share(own);
-        (self.points.iter().enumerate())
-            .filter(move |(i, _)| ((*i + 1) as f64 * share).floor() > (*i as f64 * share).floor())
-            .map(|(_, p)| p)
     }
 }
 
 /// Mean and standard deviation (1 when there is no spread to scale by).
-pub fn mean_sd(v: &[f64]) -> (f64, f64) {
+fn mean_sd(v: &[f64]) -> (f64, f64) {
     let n = v.len().max(1) as f64;
     let mean = v.iter().sum::<f64>() / n;
     let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
@@ -94,11 +86,9 @@ mod tests {
     }
 
     #[test]
-    fn the_share_used_decays_with_own_observations() {
-        let p = prior(&(1..=100).map(f64::from).collect::<Vec<_>>());
-        assert_eq!(p.used(0).count(), 100);
-        assert_eq!(p.used(20).count(), 50);
-        let late = p.used(180).count();
-        assert!((9..=11).contains(&late), "{late}");
+    fn the_share_decays_with_own_observations() {
+        assert_eq!(Prior::share(0), 1.0);
+        assert_eq!(Prior::share(HALF_LIFE as usize), 0.5);
+        assert!(Prior::share(100) < Prior::share(40));
     }
 }

@@ -40,7 +40,7 @@ use crate::problem::Goal;
 use crate::rng::Rng;
 use crate::search::acquisition::Scorer;
 use crate::search::bandit::Bandit;
-use crate::search::prior::{mean_sd, Prior};
+use crate::search::prior::Prior;
 // Re-exported so that `search::searcher::{Learner, ...}`, their home before the settings had
 // a module of their own, keeps working.
 pub use crate::search::settings::{Acquisition, Design, Learner, Settings};
@@ -82,8 +82,10 @@ pub struct Searcher<'s> {
     proposers: std::collections::HashMap<Vec<u64>, Learner>,
     /// `--learner auto`'s choice of learner.
     bandit: Bandit,
-    /// What `--warm-start` transfers from an earlier run (nothing by default).
+    /// What `--warm-start` transfers from an earlier run (nothing by default), and a forest
+    /// fitted once on it: the prior mean of this run's models (see [`Searcher::prior_mean`]).
     prior: Prior,
+    prior_model: Option<Forest>,
 }
 
 /// How many of the prior's best configurations open the initial design.
@@ -95,6 +97,7 @@ const STREAM_INITIAL: u64 = 1;
 const STREAM_POOL: u64 = 2;
 const STREAM_FIT: u64 = 3;
 const STREAM_LHS: u64 = 4;
+const STREAM_PRIOR: u64 = 5;
 
 /// The `initial` points of a Latin hypercube design: per parameter, one uniform draw in
 /// each of `initial` equal strata, shuffled.
@@ -145,17 +148,51 @@ impl Feasible {
     }
 }
 
-/// How a model step ranks its pool: the candidates it may pick and their acquisition.
+/// How a model step ranks its pool: the candidates it may pick, the prior mean the model's
+/// predictions are added to (with `--warm-start`), and their acquisition.
 struct Ranking {
     eligible: Vec<usize>,
     feasible: Feasible,
     acq: Scorer,
+    prior: Option<Vec<f64>>,
 }
 
 impl Ranking {
-    /// Acquisition of candidate `i` predicted at mean `mu` and standard deviation `sd`.
+    /// Acquisition of candidate `i` whose model predicts mean `mu` (beyond the prior mean)
+    /// and standard deviation `sd`.
     fn score(&self, i: usize, mu: f64, sd: f64) -> f64 {
-        self.acq.score(mu, sd, self.feasible.p(i))
+        let m = self.prior.as_ref().map_or(0.0, |p| p[i]);
+        self.acq.score(m + mu, sd, self.feasible.p(i))
+    }
+}
+
+/// The prior mean (see [`Searcher::prior_mean`]) of a step's regression rows and pool.
+struct PriorMean {
+    own: Vec<f64>,
+    pool: Vec<f64>,
+}
+
+/// The least-squares line through points (x, y): it passes through their means.
+struct LeastSquares {
+    x_mean: f64,
+    y_mean: f64,
+    /// 0 when the x do not vary.
+    slope: f64,
+}
+
+impl LeastSquares {
+    fn through(points: &[(f64, f64)]) -> LeastSquares {
+        let n = points.len().max(1) as f64;
+        let (x_mean, y_mean) =
+            (points.iter()).fold((0.0, 0.0), |a, p| (a.0 + p.0 / n, a.1 + p.1 / n));
+        let sxx: f64 = points.iter().map(|p| (p.0 - x_mean).powi(2)).sum();
+        let sxy: f64 = points.iter().map(|p| (p.0 - x_mean) * (p.1 - y_mean)).sum();
+        let slope = if sxx > 1e-12 { sxy / sxx } else { 0.0 };
+        LeastSquares {
+            x_mean,
+            y_mean,
+            slope,
+        }
     }
 }
 
@@ -190,11 +227,22 @@ impl<'s> Searcher<'s> {
             proposers: Default::default(),
             bandit: Bandit::default(),
             prior: Prior::default(),
+            prior_model: None,
         }
     }
 
-    /// Transfers what an earlier run of the same space found (see [`Prior`]).
+    /// Transfers what an earlier run of the same space found (see [`Prior`]): its best
+    /// configurations open the initial design, and a forest fitted on its standardised
+    /// targets becomes the prior mean of every model step.
     pub fn warm_start(&mut self, prior: Prior) {
+        let configs: Vec<Config> = prior.points.iter().map(|p| p.0.clone()).collect();
+        let z: Vec<f64> = prior.points.iter().map(|p| p.1).collect();
+        let mut rng = Rng::for_step(self.s.seed, STREAM_PRIOR, 0);
+        self.prior_model = (!z.is_empty()).then(|| {
+            let x = self.tree_features(&configs);
+            let d = self.space.tree_width();
+            Forest::fit(&x, d, &z, ForestParams::random_forest(), &mut rng)
+        });
         self.prior = prior;
     }
 
@@ -409,7 +457,8 @@ impl<'s> Searcher<'s> {
     /// Regression rows and targets following the failure policy (module documentation):
     /// the objective made "smaller is better", log-transformed when all successes are
     /// positive (run times span orders of magnitude).
-    fn training_set(&self, gp: bool) -> (Vec<f64>, Vec<f64>) {
+    /// Also returns which observations the rows are (their indices in the history).
+    fn training_set(&self, gp: bool) -> (Vec<f64>, Vec<f64>, Vec<usize>) {
         let oks: Vec<&Observation> = self
             .history
             .iter()
@@ -437,7 +486,8 @@ impl<'s> Searcher<'s> {
             .map(|o| o.objective.unwrap_or(0.0) / (o.run_s / o.repeats as f64));
         let mut x = Vec::new();
         let mut y = Vec::new();
-        for o in &self.history {
+        let mut rows = Vec::new();
+        for (k, o) in self.history.iter().enumerate() {
             if o.pending && o.objective.is_none() {
                 continue; // proposed before any success: nothing to pretend
             }
@@ -455,27 +505,37 @@ impl<'s> Searcher<'s> {
             if let Some(v) = target {
                 x.extend_from_slice(if gp { &o.encoded } else { &o.tree });
                 y.push(v);
+                rows.push(k);
             }
         }
-        (x, y)
+        (x, y, rows)
     }
 
-    /// Appends the prior's share of points (see [`Prior`]) to the regression rows `x` and
-    /// targets `y`, rescaled to the mean and spread of this run's own targets; none that
-    /// this run has evaluated.
-    fn add_prior(&self, x: &mut Vec<f64>, y: &mut Vec<f64>, gp: bool) {
-        let (mean, sd) = mean_sd(y);
-        for (c, z) in self.prior.used(y.len()) {
-            if self.is_seen(c) || !self.unseen.is_candidate(c) {
-                continue;
-            }
-            if gp {
-                x.extend(self.space.encode(c));
-            } else {
-                self.space.push_tree_features(c, x);
-            }
-            y.push(mean + sd * z);
-        }
+    /// The prior mean of a model step, for this run's regression rows (history indices
+    /// `rows`, targets `y`) and for the `pool`: the prior forest's prediction mapped onto this
+    /// run's targets by least squares over this run's successes, its slope kept ≥ 0 (a prior
+    /// that ranks them backwards gets no say) and shrunk by [`Prior::share`]. The model is
+    /// fitted to what the prior does not explain, so where this run has not looked it keeps
+    /// its full uncertainty around the prior's guess. `None` without a prior.
+    fn prior_mean(&self, rows: &[usize], y: &[f64], pool: &[Config]) -> Option<PriorMean> {
+        let model = self.prior_model.as_ref()?;
+        let own: Vec<f64> = rows
+            .iter()
+            .flat_map(|&k| self.history[k].tree.clone())
+            .collect();
+        let z_own = model.predict(&own).0;
+        let ok: Vec<(f64, f64)> = (rows.iter().zip(&z_own).zip(y))
+            .filter(|((&k, _), _)| self.history[k].status == Status::Ok)
+            .map(|((_, &z), &y)| (z, y))
+            .collect();
+        let line = LeastSquares::through(&ok);
+        let slope = Prior::share(ok.len()) * line.slope.max(0.0);
+        let at = |z: f64| line.y_mean + slope * (z - line.x_mean);
+        let z_pool = model.predict(&self.tree_features(pool)).0;
+        Some(PriorMean {
+            own: z_own.into_iter().map(at).collect(),
+            pool: z_pool.into_iter().map(at).collect(),
+        })
     }
 
     /// Whether an observation gives the regression a value (a success, or a censored timeout).
@@ -521,9 +581,12 @@ impl<'s> Searcher<'s> {
             return self.unseen.random(&mut rng);
         }
         let gp = learner == Learner::Gp;
-        let (mut x, mut y) = self.training_set(gp);
-        let own = y.len();
-        self.add_prior(&mut x, &mut y, gp);
+        let (x, mut y, rows) = self.training_set(gp);
+        let acq = Scorer::new(&self.s, &y);
+        let prior = self.prior_mean(&rows, &y, &pool);
+        if let Some(m) = &prior {
+            y.iter_mut().zip(&m.own).for_each(|(y, m)| *y -= m);
+        }
         // One stream for every fit of the step; the feasibility classifier draws first.
         let mut fit_rng = Rng::for_step(self.s.seed, STREAM_FIT, step as u64);
         let xt = self.pool_tree_features(&pool, gp);
@@ -531,7 +594,7 @@ impl<'s> Searcher<'s> {
             Some(xt) if self.learns_failures() => Some(self.feasibility(xt, &mut fit_rng)),
             _ => None,
         });
-        if own < 2 {
+        if y.len() < 2 {
             // Too few usable observations for a model: the most feasible candidate, else random.
             let k = feasible.most_likely(pool.len());
             return Ok(pool.swap_remove(k));
@@ -539,7 +602,8 @@ impl<'s> Searcher<'s> {
         let ranking = Ranking {
             eligible: feasible.eligible(pool.len()),
             feasible,
-            acq: Scorer::new(&self.s, &y[..own]),
+            acq,
+            prior: prior.map(|m| m.pool),
         };
         let best = if gp {
             let xp: Vec<f64> = pool.iter().flat_map(|c| self.space.encode(c)).collect();
@@ -721,6 +785,72 @@ mod tests {
     fn random_steps_screen_out_what_is_known_to_fail() {
         let (screened, plain) = (random_step_failures(true), random_step_failures(false));
         assert!(screened * 3 <= plain, "screened {screened}, plain {plain}");
+    }
+
+    /// A prior of `g` on configurations of the grid away from the optimum of [`f`].
+    fn prior_of(g: impl Fn(&Config) -> f64) -> Prior {
+        let space = grid_space();
+        let mut rng = Rng::for_step(9, 9, 9);
+        let points = (0..300)
+            .map(|_| space.from_unit(&[rng.f64(), rng.f64(), rng.f64()]))
+            .filter(|c| (c.0[0] - 13.0).abs() + (c.0[1] - 4.0).abs() + (c.0[2] - 9.0).abs() > 3.0)
+            .map(|c| {
+                let y = g(&c);
+                (c, y)
+            })
+            .collect();
+        Prior::new(points, Goal::Minimize)
+    }
+
+    /// Evaluations an rf search (warm-started from `prior`, if any) takes to come within one
+    /// step of the optimum of [`f`].
+    fn evals_to_near_optimum(seed: u64, prior: Option<Prior>) -> usize {
+        let space = grid_space();
+        let s = Settings {
+            initial: 5,
+            pool: 500,
+            ..Settings::new(Learner::Rf, seed, Goal::Minimize)
+        };
+        let mut s = Searcher::new(&space, s);
+        if let Some(p) = prior {
+            s.warm_start(p);
+        }
+        (0..200)
+            .position(|step| {
+                let (c, src) = s.ask(step).unwrap();
+                s.tell(&c, &ok(f(&c)), src);
+                f(&c) <= 2.0
+            })
+            .map_or(201, |k| k + 1)
+    }
+
+    #[test]
+    fn a_prior_that_ranks_like_this_run_leads_to_what_it_never_saw() {
+        let median = |warm: bool| {
+            let mut v: Vec<usize> = (0..9)
+                .map(|seed| evals_to_near_optimum(seed, warm.then(|| prior_of(|c| 10.0 * f(c)))))
+                .collect();
+            v.sort();
+            v[4]
+        };
+        let (warm, cold) = (median(true), median(false));
+        assert!(warm * 3 <= cold * 2, "warm {warm}, cold {cold}");
+    }
+
+    #[test]
+    fn a_prior_that_ranks_backwards_gets_no_say() {
+        let space = grid_space();
+        let mut s = Searcher::new(&space, Settings::new(Learner::Rf, 1, Goal::Minimize));
+        s.warm_start(prior_of(|c| -f(c)));
+        let mut rng = Rng::for_step(1, 1, 1);
+        let pool = s.pool(&mut rng);
+        for c in pool.iter().take(20) {
+            s.tell(c, &ok(f(c)), Source::Initial);
+        }
+        let (_, y, rows) = s.training_set(false);
+        let m = s.prior_mean(&rows, &y, &pool).unwrap();
+        let first = m.pool[0];
+        assert!(m.pool.iter().chain(&m.own).all(|&v| v == first));
     }
 
     #[test]
