@@ -1,7 +1,7 @@
 #!/bin/bash
 # Search quality on every replay table (results/search/README.md and figures/): the recorded
 # tables, each also warm-started from its SMALL table, in one process; the synthetic ones in
-# another (the machine's two cores). No compiler needed. About 30 minutes on 2 cores.
+# another (the machine's two cores). No compiler needed. About 20 minutes on 2 cores (measured: 20 and 21).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${MOLDTUNE:-target/release/moldtune}

@@ -1,4 +1,4 @@
-//! Statistics every stage uses: medians, and a bootstrap confidence interval for the ratio
+//! Statistics every stage uses: medians, the least-squares line (`--warm-start`), and a bootstrap confidence interval for the ratio
 //! of two medians (Efron & Tibshirani 1993, the percentile interval), which is how moldtune
 //! states a speed-up: two programs timed interleaved in the same rounds, the ratio of
 //! their medians, and how far it could plausibly be from the truth.
@@ -18,6 +18,30 @@ pub fn median(samples: &[f64]) -> Option<f64> {
     } else {
         (s[n / 2 - 1] + s[n / 2]) / 2.0
     })
+}
+
+/// The least-squares line through points (x, y): it passes through their means.
+pub struct LeastSquares {
+    pub x_mean: f64,
+    pub y_mean: f64,
+    /// 0 when the x do not vary.
+    pub slope: f64,
+}
+
+impl LeastSquares {
+    pub fn through(points: &[(f64, f64)]) -> LeastSquares {
+        let n = points.len().max(1) as f64;
+        let (x_mean, y_mean) =
+            (points.iter()).fold((0.0, 0.0), |a, p| (a.0 + p.0 / n, a.1 + p.1 / n));
+        let sxx: f64 = points.iter().map(|p| (p.0 - x_mean).powi(2)).sum();
+        let sxy: f64 = points.iter().map(|p| (p.0 - x_mean) * (p.1 - y_mean)).sum();
+        let slope = if sxx > 1e-12 { sxy / sxx } else { 0.0 };
+        LeastSquares {
+            x_mean,
+            y_mean,
+            slope,
+        }
+    }
 }
 
 /// A ratio with its confidence interval.
@@ -122,6 +146,13 @@ fn resample(from: &[f64], into: &mut [f64], rng: &mut Rng) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_least_squares_line_recovers_a_line_and_is_flat_without_spread() {
+        let line = LeastSquares::through(&[(0.0, 1.0), (1.0, 3.0), (2.0, 5.0), (3.0, 7.0)]);
+        assert!((line.slope - 2.0).abs() < 1e-12 && (line.y_mean - 4.0).abs() < 1e-12);
+        assert_eq!(LeastSquares::through(&[(1.0, 0.0), (1.0, 9.0)]).slope, 0.0);
+    }
 
     #[test]
     fn medians() {

@@ -40,6 +40,7 @@ use crate::rng::Rng;
 use crate::search::acquisition::Scorer;
 use crate::search::bandit::Bandit;
 use crate::search::prior::Prior;
+use crate::stats;
 // Re-exported so that `search::searcher::{Learner, ...}`, their home before the settings had
 // a module of their own, keeps working.
 pub use crate::search::settings::{Acquisition, Design, Learner, Settings};
@@ -167,30 +168,6 @@ impl Ranking {
 struct PriorMean {
     own: Vec<f64>,
     pool: Vec<f64>,
-}
-
-/// The least-squares line through points (x, y): it passes through their means.
-struct LeastSquares {
-    x_mean: f64,
-    y_mean: f64,
-    /// 0 when the x do not vary.
-    slope: f64,
-}
-
-impl LeastSquares {
-    fn through(points: &[(f64, f64)]) -> LeastSquares {
-        let n = points.len().max(1) as f64;
-        let (x_mean, y_mean) =
-            (points.iter()).fold((0.0, 0.0), |a, p| (a.0 + p.0 / n, a.1 + p.1 / n));
-        let sxx: f64 = points.iter().map(|p| (p.0 - x_mean).powi(2)).sum();
-        let sxy: f64 = points.iter().map(|p| (p.0 - x_mean) * (p.1 - y_mean)).sum();
-        let slope = if sxx > 1e-12 { sxy / sxx } else { 0.0 };
-        LeastSquares {
-            x_mean,
-            y_mean,
-            slope,
-        }
-    }
 }
 
 impl<'s> Searcher<'s> {
@@ -499,21 +476,21 @@ impl<'s> Searcher<'s> {
     /// that ranks them backwards gets no say) and shrunk by [`Prior::share`]. The model is
     /// fitted to what the prior does not explain, so where this run has not looked it keeps
     /// its full uncertainty around the prior's guess. `None` without a prior.
-    fn prior_mean(&self, rows: &[usize], y: &[f64], pool: &[Config]) -> Option<PriorMean> {
+    /// `xt` holds the pool's tree features.
+    fn prior_mean(&self, rows: &[usize], y: &[f64], xt: &[f64]) -> Option<PriorMean> {
         let model = self.prior_model.as_ref()?;
-        let own: Vec<f64> = rows
-            .iter()
-            .flat_map(|&k| self.history[k].tree.clone())
+        let own: Vec<f64> = (rows.iter())
+            .flat_map(|&k| self.history[k].tree.iter().copied())
             .collect();
         let z_own = model.predict(&own).0;
         let ok: Vec<(f64, f64)> = (rows.iter().zip(&z_own).zip(y))
             .filter(|((&k, _), _)| self.history[k].status == Status::Ok)
             .map(|((_, &z), &y)| (z, y))
             .collect();
-        let line = LeastSquares::through(&ok);
+        let line = stats::LeastSquares::through(&ok);
         let slope = Prior::share(ok.len()) * line.slope.max(0.0);
         let at = |z: f64| line.y_mean + slope * (z - line.x_mean);
-        let z_pool = model.predict(&self.tree_features(pool)).0;
+        let z_pool = model.predict(xt).0;
         Some(PriorMean {
             own: z_own.into_iter().map(at).collect(),
             pool: z_pool.into_iter().map(at).collect(),
@@ -565,13 +542,13 @@ impl<'s> Searcher<'s> {
         let gp = learner == Learner::Gp;
         let (x, mut y, rows) = self.training_set(gp);
         let acq = Scorer::new(&self.s, &y);
-        let prior = self.prior_mean(&rows, &y, &pool);
+        let xt = self.pool_tree_features(&pool, gp);
+        let prior = (xt.as_ref()).and_then(|xt| self.prior_mean(&rows, &y, xt));
         if let Some(m) = &prior {
             y.iter_mut().zip(&m.own).for_each(|(y, m)| *y -= m);
         }
         // One stream for every fit of the step; the feasibility classifier draws first.
         let mut fit_rng = Rng::for_step(self.s.seed, STREAM_FIT, step as u64);
-        let xt = self.pool_tree_features(&pool, gp);
         let feasible = Feasible(match &xt {
             Some(xt) if self.learns_failures() => Some(self.feasibility(xt, &mut fit_rng)),
             _ => None,
@@ -598,10 +575,11 @@ impl<'s> Searcher<'s> {
         Ok(pool.swap_remove(best))
     }
 
-    /// Tree features of the pool, when a model needs them: the tree learners and the
-    /// feasibility classifier.
+    /// Tree features of the pool, when a model needs them: the tree learners, the
+    /// feasibility classifier and the prior's forest.
     fn pool_tree_features(&self, pool: &[Config], gp: bool) -> Option<Vec<f64>> {
-        (!gp || self.learns_failures()).then(|| self.tree_features(pool))
+        let needed = !gp || self.learns_failures() || self.prior_model.is_some();
+        needed.then(|| self.tree_features(pool))
     }
 
     /// The tree features of `configs`, one row each.
@@ -797,7 +775,7 @@ mod tests {
             s.tell(c, &ok(f(c)), Source::Initial);
         }
         let (_, y, rows) = s.training_set(false);
-        let m = s.prior_mean(&rows, &y, &pool).unwrap();
+        let m = s.prior_mean(&rows, &y, &s.tree_features(&pool)).unwrap();
         let first = m.pool[0];
         assert!(m.pool.iter().chain(&m.own).all(|&v| v == first));
     }
