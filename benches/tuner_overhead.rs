@@ -95,7 +95,7 @@ fn main() {
     report.push_str("fit on all observations, LCB over the pool) + tell + results.csv append + results.json rewrite.\n");
     report.push_str("Steps 190..210 (about 200 observations). ytopt on this machine kind: 2.46 s per evaluation.\n\n");
     report.push_str("| learner | median ms | min ms | max ms | steps |\n|---|---|---|---|---|\n");
-    for learner in Learner::ALL {
+    for learner in learners() {
         // interleave 0: every step after the initial design is a model step, so the figure is
         // the cost of a model proposal (interleaved random steps cost ~0.5 ms).
         let settings = Settings {
@@ -166,6 +166,18 @@ fn main() {
     println!("wrote results/bench/tuner_overhead.md");
     if std::env::var("TUNER_SCALE").as_deref() != Ok("0") {
         scale(&problem, &out);
+    }
+}
+
+/// The learners to time: `TUNER_LEARNERS=rf,gp` (comma-separated), else all of them.
+fn learners() -> Vec<Learner> {
+    match std::env::var("TUNER_LEARNERS") {
+        Ok(names) => (names.split(','))
+            .map(|n| {
+                Learner::parse(n.trim()).expect("TUNER_LEARNERS: rf, et, gbrt, gp, random or auto")
+            })
+            .collect(),
+        Err(_) => Learner::ALL.to_vec(),
     }
 }
 

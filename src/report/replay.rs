@@ -153,6 +153,9 @@ pub struct LearnerReport {
     pub reached: usize,
     pub failures_median: f64,
     pub seeds: usize,
+    /// Each seed's evaluations to 5% (`budget + 1` when never) and failed evaluations, in
+    /// seed order (for paired comparisons).
+    pub per_seed: Vec<(f64, f64)>,
 }
 
 /// How the simulated searches are run.
@@ -173,6 +176,7 @@ pub fn evaluate_learner(table: &Table, v: Variant, pr: &Protocol) -> LearnerRepo
     let mut hits = evals_to_5pct(table, &traces, pr.budget);
     let reached = hits.iter().filter(|&&h| h <= pr.budget as f64).count();
     let mut fails: Vec<f64> = traces.iter().map(|t| t.failures as f64).collect();
+    let per_seed = hits.iter().copied().zip(fails.iter().copied()).collect();
     LearnerReport {
         label: v.label(),
         curve: curve(&traces, pr.budget),
@@ -180,6 +184,7 @@ pub fn evaluate_learner(table: &Table, v: Variant, pr: &Protocol) -> LearnerRepo
         reached,
         failures_median: quantile(&mut fails, 0.5),
         seeds: pr.seeds,
+        per_seed,
     }
 }
 
@@ -409,7 +414,40 @@ pub fn report_table(table: &Table, reports: &[LearnerReport], pr: &Protocol) -> 
         out.push_str(&table_row(r, &cps, budget));
     }
     out.push('\n');
+    if let Some(pairs) = feasibility_pairs(reports) {
+        out.push_str(&pairs);
+    }
     out
+}
+
+/// Seed by seed, rf with the feasibility model against rf without it (a seed draws the same
+/// initial design and random steps in both), when both were replayed: a paragraph.
+fn feasibility_pairs(reports: &[LearnerReport]) -> Option<String> {
+    let label = |feasibility| {
+        let v = Variant {
+            feasibility,
+            ..Variant::plain(Learner::Rf)
+        };
+        v.label()
+    };
+    let find = |l: String| reports.iter().find(|r| r.label == l);
+    let (with, without) = (find(label(true))?, find(label(false))?);
+    let signs = |field: fn(&(f64, f64)) -> f64| {
+        let (mut fewer, mut more, mut same) = (0, 0, 0);
+        for (a, b) in with.per_seed.iter().zip(&without.per_seed) {
+            match field(a).total_cmp(&field(b)) {
+                std::cmp::Ordering::Less => fewer += 1,
+                std::cmp::Ordering::Greater => more += 1,
+                std::cmp::Ordering::Equal => same += 1,
+            }
+        }
+        format!("fewer in {fewer} seeds, more in {more}, as many in {same}")
+    };
+    Some(format!(
+        "Seed by seed, rf with the feasibility model against rf without it: evaluations to 5% {}; failed evaluations {}.\n\n",
+        signs(|p| p.0),
+        signs(|p| p.1)
+    ))
 }
 
 /// The header of the learners' table, with a column per checkpoint in `cps`.
