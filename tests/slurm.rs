@@ -42,9 +42,33 @@ fn turn() -> Option<(
         return None;
     }
     let nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
+    wait_nodes_idle();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     Some((nodes, tmp, out))
+}
+
+/// Waits until both nodes are idle: a node the previous test took down and resumed, or
+/// whose last job is still completing, is not yet there to take a job (a run on two workers
+/// then did all its work on the other).
+fn wait_nodes_idle() {
+    let t0 = Instant::now();
+    loop {
+        let o = Command::new("sinfo")
+            .args(["--noheader", "--Node", "--format=%N %t"])
+            .output()
+            .unwrap();
+        let states = String::from_utf8_lossy(&o.stdout).to_string();
+        let idle = states.lines().filter(|l| l.ends_with(" idle")).count();
+        if idle >= 2 {
+            return;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the nodes are not idle after 60 s: {states}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 fn matmul() -> PathBuf {
@@ -187,11 +211,13 @@ fn assert_done_on_both_nodes(o: &std::process::Output, out: &Path, n: usize) {
     assert!(both, "both nodes worked: {nodes:?}");
 }
 
-/// The nodes results.json records for the `ok` evaluations.
+/// The nodes results.json records for the evaluations that ran (not reused, any status but
+/// `lost`: a wrong output ran on its node too; counting only the `ok` ones, a run whose
+/// successes alternated with failures in step with the two nodes read as one node's work).
 fn nodes_of(out: &Path) -> Vec<String> {
     let v = read_json(&out.join("results.json"));
     (v["evaluations"].as_array().unwrap().iter())
-        .filter(|e| e["status"] == "ok")
+        .filter(|e| e["status"] != "lost" && e["reused_from"].is_null())
         .map(|e| e["node"].as_str().unwrap_or("").to_string())
         .collect()
 }
