@@ -48,9 +48,9 @@ fn turn() -> Option<(
     Some((nodes, tmp, out))
 }
 
-/// Waits until both nodes are idle: a node the previous test took down and resumed, or
-/// whose last job is still completing, is not yet there to take a job (a run on two workers
-/// then did all its work on the other).
+/// Waits until both nodes are idle, as the first test finds them: a node the previous test
+/// took down and resumed, or whose last job is still completing, would leave a run on two
+/// workers one node to work on.
 fn wait_nodes_idle() {
     let t0 = Instant::now();
     loop {

@@ -19,9 +19,8 @@
 //!   forest) learns which configurations fail to build, crash or give wrong output; the
 //!   acquisition only considers candidates predicted feasible (p ≥ 0.5; the most feasible
 //!   ones if none is), and EI/PI are weighted by p. Its leaves hold at least 3 observations:
-//!   with leaves of one, a lone failure (a build that timed out once under load) made its
-//!   whole leaf infeasible and vetoed good candidates beside it; it needs repeated failures
-//!   in a region to veto there. It draws from a random stream of its own, so a search with
+//!   with leaves of one, a lone failure made its whole leaf infeasible and vetoed good
+//!   candidates beside it; it needs repeated failures in a region to veto there. It draws from a random stream of its own, so a search with
 //!   it proposes what one without it would, except where it vetoes;
 //! * for the tree learners, failures also enter the regression with the worst successful
 //!   value, with or without the classifier. Fitted on successes only, a forest predicted the
