@@ -1,7 +1,8 @@
-//! Statistics every stage uses: medians, the least-squares line (`--warm-start`), and a bootstrap confidence interval for the ratio
-//! of two medians (Efron & Tibshirani 1993, the percentile interval), which is how moldtune
-//! states a speed-up: two programs timed interleaved in the same rounds, the ratio of
-//! their medians, and how far it could plausibly be from the truth.
+//! Statistics every stage uses: medians, the least-squares line (`--warm-start`), and a
+//! bootstrap confidence interval for the ratio of two medians (Efron & Tibshirani 1993, the
+//! percentile interval), which is how moldtune states a speed-up: two programs timed
+//! interleaved in the same rounds, the ratio of their medians, and how far it could
+//! plausibly be from the truth.
 
 use crate::rng::Rng;
 

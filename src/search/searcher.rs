@@ -20,8 +20,9 @@
 //!   acquisition only considers candidates predicted feasible (p ≥ 0.5; the most feasible
 //!   ones if none is), and EI/PI are weighted by p. Its leaves hold at least 3 observations:
 //!   with leaves of one, a lone failure made its whole leaf infeasible and vetoed good
-//!   candidates beside it; it needs repeated failures in a region to veto there. It draws from a random stream of its own, so a search with
-//!   it proposes what one without it would, except where it vetoes;
+//!   candidates beside it; it needs repeated failures in a region to veto there. It draws
+//!   from a random stream of its own, so a search with it proposes what one without it
+//!   would, except where its verdict decides (a veto, EI/PI's weight);
 //! * for the tree learners, failures also enter the regression with the worst successful
 //!   value, with or without the classifier. Fitted on successes only, a forest predicted the
 //!   failure region from its successful edge, i.e. as good as the best configurations, and
@@ -725,6 +726,15 @@ mod tests {
         (seen, best)
     }
 
+    /// rf on the grid: 5 initial points, a pool of 500.
+    fn grid_rf(seed: u64) -> Settings {
+        Settings {
+            initial: 5,
+            pool: 500,
+            ..Settings::new(Learner::Rf, seed, Goal::Minimize)
+        }
+    }
+
     /// A prior of `g` on configurations of the grid away from the optimum of [`f`].
     fn prior_of(g: impl Fn(&Config) -> f64) -> Prior {
         let space = grid_space();
@@ -744,12 +754,7 @@ mod tests {
     /// step of the optimum of [`f`].
     fn evals_to_near_optimum(seed: u64, prior: Option<Prior>) -> usize {
         let space = grid_space();
-        let s = Settings {
-            initial: 5,
-            pool: 500,
-            ..Settings::new(Learner::Rf, seed, Goal::Minimize)
-        };
-        let mut s = Searcher::new(&space, s);
+        let mut s = Searcher::new(&space, grid_rf(seed));
         if let Some(p) = prior {
             s.warm_start(p);
         }
@@ -800,13 +805,13 @@ mod tests {
         fails: impl Fn(usize, &Config) -> bool,
     ) -> (Vec<String>, usize) {
         let space = grid_space();
-        let s = Settings {
-            initial: 5,
-            pool: 500,
-            feasibility,
-            ..Settings::new(Learner::Rf, seed, Goal::Minimize)
-        };
-        let mut s = Searcher::new(&space, s);
+        let mut s = Searcher::new(
+            &space,
+            Settings {
+                feasibility,
+                ..grid_rf(seed)
+            },
+        );
         let (mut seen, mut failed) = (Vec::new(), 0);
         for step in 0..budget {
             let (c, src) = s.ask(step).unwrap();
