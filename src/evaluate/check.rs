@@ -117,7 +117,10 @@ impl Tally {
             (Ok(x), Ok(y)) => {
                 self.numbers += 1;
                 let diff = (x - y).abs();
-                let ok = diff <= atol + rtol * x.abs().max(y.abs()) || (x.is_nan() && y.is_nan());
+                // The same infinity twice is equal (inf − inf is NaN), and so are two NaNs.
+                let same = x == y || (x.is_nan() && y.is_nan());
+                let finite = x.is_finite() && y.is_finite();
+                let ok = same || (finite && diff <= atol + rtol * x.abs().max(y.abs()));
                 if !ok {
                     self.bad += 1;
                     let rel = diff / x.abs().max(y.abs()).max(f64::MIN_POSITIVE);
@@ -206,5 +209,14 @@ mod tests {
             .unwrap_err()
             .contains("3 tokens"));
         assert!(compare(b"a 1", b"b 1", 1e-6, 0.0).is_err());
+    }
+
+    #[test]
+    fn equal_infinities_and_nans_match_and_unequal_ones_do_not() {
+        assert!(compare(b"inf -inf 1", b"inf -inf 1", 1e-9, 0.0).is_ok());
+        assert!(compare(b"nan -nan", b"-nan nan", 1e-9, 0.0).is_ok());
+        assert!(compare(b"inf", b"-inf", 1e-9, 0.0).is_err());
+        assert!(compare(b"inf", b"1e308", 1e-9, 0.0).is_err());
+        assert!(compare(b"nan", b"1", 1e-9, 0.0).is_err());
     }
 }

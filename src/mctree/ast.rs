@@ -15,6 +15,7 @@ use crate::error::Error;
 use crate::evaluate::child::{self, Exit};
 use crate::evaluate::reuse::HELPER_TIMEOUT;
 use crate::mctree::looptree::{Bound, Loop, LoopTree};
+use crate::mctree::memory::Memory;
 use crate::mctree::{deps, legality};
 use crate::problem::mold::line_col;
 
@@ -25,7 +26,11 @@ pub struct Function {
     pub begin: usize,
     pub end: usize,
     pub line: u32,
-    body: Value,
+    pub(crate) body: Value,
+    /// The parameters (`ParmVarDecl`s).
+    pub(crate) params: Vec<Value>,
+    /// Declared `static`: no other source can call it.
+    pub(crate) is_static: bool,
 }
 
 /// The translation unit's AST, parsed with `flags` (the user's -I/-D flags).
@@ -125,6 +130,11 @@ pub fn functions(tu: &Value, text: &str) -> Vec<Function> {
                 end,
                 line: line_col(text, at.min(text.len())).0,
                 body: body.clone(),
+                params: (inner(d).iter())
+                    .filter(|p| kind(p) == "ParmVarDecl")
+                    .cloned()
+                    .collect(),
+                is_static: d.get("storageClass").and_then(Value::as_str) == Some("static"),
             });
         }
     }
@@ -265,7 +275,7 @@ pub(crate) fn literal(v: &Value) -> Option<i64> {
 }
 
 /// The source text of an expression, from its range's offsets.
-fn text_of<'t>(v: &Value, text: &'t str) -> &'t str {
+pub(crate) fn text_of<'t>(v: &Value, text: &'t str) -> &'t str {
     let r = v.get("range");
     let b = r.and_then(|r| r.get("begin")).and_then(offset);
     let e = r.and_then(|r| r.get("end"));
@@ -358,7 +368,8 @@ fn condition(cond: &Value, iv: &str) -> Option<(Value, bool, bool)> {
     Some((r.clone(), inclusive, down))
 }
 
-/// `iv++`, `++iv`, `iv--`, `iv += c`, `iv -= c`: the step.
+/// `iv++`, `++iv`, `iv--`, `iv += c`, `iv -= c`, `iv = iv + c`, `iv = c + iv`, `iv = iv - c`
+/// (OpenMP's canonical increments, `c` a constant): the step.
 fn increment(inc: &Value, iv: &str) -> Option<i64> {
     let op = inc.get("opcode")?.as_str()?;
     let target = inner(inc).first()?;
@@ -370,9 +381,37 @@ fn increment(inc: &Value, iv: &str) -> Option<i64> {
         ("UnaryOperator", "--") => Some(-1),
         ("CompoundAssignOperator", "+=") => literal(inner(inc).get(1)?),
         ("CompoundAssignOperator", "-=") => literal(inner(inc).get(1)?).map(|s| -s),
+        ("BinaryOperator", "=") => assigned_step(bare(inner(inc).get(1)?), iv),
         _ => None,
     }
     .filter(|&s| s != 0)
+}
+
+/// The step of `iv = iv + c`, `iv = c + iv` or `iv = iv - c`.
+fn assigned_step(e: &Value, iv: &str) -> Option<i64> {
+    let is_iv = |v: &Value| decl_ref(v).is_some_and(|(id, _, _)| id == iv);
+    match (e.get("opcode")?.as_str()?, inner(e)) {
+        ("+", [x, c]) if is_iv(x) => literal(c),
+        ("+", [c, x]) if is_iv(x) => literal(c),
+        ("-", [x, c]) if is_iv(x) => literal(c)?.checked_neg(),
+        _ => None,
+    }
+}
+
+/// Whether anything below `v` assigns the variable `id` (`=`, `op=`, `++`, `--`) or takes
+/// its address.
+pub(crate) fn assigns(v: Option<&Value>, id: &str) -> bool {
+    let Some(v) = v else { return false };
+    let op = v.get("opcode").and_then(Value::as_str);
+    let writes = match kind(v) {
+        "BinaryOperator" => op == Some("="),
+        "CompoundAssignOperator" => true,
+        "UnaryOperator" => matches!(op, Some("++" | "--" | "&")),
+        _ => false,
+    };
+    let target = inner(v).first().and_then(decl_ref);
+    (writes && target.is_some_and(|(t, _, _)| t == id))
+        || inner(v).iter().any(|c| assigns(Some(c), id))
 }
 
 impl Walk<'_> {
@@ -459,6 +498,13 @@ impl Walk<'_> {
         if !l.canonical {
             return Some("not in OpenMP's canonical loop form".into());
         }
+        let moved = header(v).is_some_and(|h| assigns(inner(v).get(4), &h.iv_id));
+        if moved {
+            return Some(format!(
+                "its body assigns the induction variable `{}`",
+                l.iv
+            ));
+        }
         let mut breaks = false;
         find_kind(
             inner(v).get(4),
@@ -530,9 +576,33 @@ fn trip(lower: &Bound, upper: &Bound, inclusive: bool, step: i64) -> Option<i64>
     Some((span + step - step.signum()) / step).map(|t| t.max(0))
 }
 
+/// The loop tree of the kernel (`wanted`, or the one [`choose`] finds) in the translation
+/// unit `tu` of the file `file` (its text `text`); `whole_program`: no other source is linked
+/// in, so the calls in the file are all the kernel's callers.
+pub fn kernel_tree(
+    tu: &Value,
+    text: &str,
+    file: &Path,
+    wanted: Option<&str>,
+    whole_program: bool,
+) -> Result<LoopTree, Error> {
+    let fns = functions(tu, text);
+    let k = choose(&fns, wanted, text, file)?;
+    let memory = Memory::of(tu, &fns, k, whole_program);
+    let callers = callers(&fns, &k.name);
+    let name = file.display().to_string();
+    Ok(loop_tree(k, text, &name, callers, &memory))
+}
+
 /// The loop tree of `kernel`, with nests, rectangularity and the variables a `parallel
 /// for` must privatise worked out.
-pub fn loop_tree(kernel: &Function, text: &str, file: &str, callers: Vec<String>) -> LoopTree {
+fn loop_tree(
+    kernel: &Function,
+    text: &str,
+    file: &str,
+    callers: Vec<String>,
+    memory: &Memory,
+) -> LoopTree {
     let mut w = Walk {
         text,
         loops: vec![],
@@ -551,7 +621,7 @@ pub fn loop_tree(kernel: &Function, text: &str, file: &str, callers: Vec<String>
         roots,
     };
     nests(&mut t);
-    t.deps = deps::analyse(&kernel.body);
+    t.deps = deps::analyse(kernel, memory, text);
     writes(&mut t, &kernel.body);
     t
 }
@@ -623,21 +693,6 @@ fn writes(t: &mut LoopTree, body: &Value) {
         t.loops[id].private = inner_ivs.into_iter().chain(scalars).collect();
         t.loops[id].independent = !legality::carries(t, id);
     }
-}
-
-/// `A[i][j]` → (A's declaration id, [i, j]).
-pub(crate) fn subscript_chain(v: &Value) -> Option<(String, Vec<Value>)> {
-    let v = bare(v);
-    if kind(v) != "ArraySubscriptExpr" {
-        return None;
-    }
-    let [base, index] = inner(v) else { return None };
-    let (array, mut subs) = match decl_ref(base) {
-        Some((id, _, _)) => (id.to_string(), vec![]),
-        None => subscript_chain(base)?,
-    };
-    subs.push(index.clone());
-    Some((array, subs))
 }
 
 fn descendants(t: &LoopTree, id: usize) -> impl Iterator<Item = usize> + '_ {

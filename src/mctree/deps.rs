@@ -25,7 +25,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::mctree::ast::{bare, decl_ref, header, inner, kind, literal, subscript_chain};
+use crate::mctree::ast::{
+    assigns, bare, decl_ref, header, inner, kind, literal, text_of, Function,
+};
+use crate::mctree::memory::{Memory, Place, Subscript};
+use crate::problem::mold::line_col;
 
 /// The direction of a dependence on one loop: the source's iteration is before (`Lt`), the
 /// same as (`Eq`) or after (`Gt`) the sink's.
@@ -87,6 +91,10 @@ pub struct Dependences {
     pub private: BTreeMap<usize, Vec<String>>,
     /// Why the analysis gave up on the whole kernel (then nothing is proved).
     pub unanalysable: Option<String>,
+    /// The accesses in loops the test could not model (`` `expr` at line:col: why ``): each
+    /// is assumed to depend on others in every direction.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmodelled: Vec<String>,
 }
 
 /// Loops nested deeper than this in one pair are not enumerated (3^8 direction vectors).
@@ -151,9 +159,15 @@ struct Access {
 }
 
 /// The walk that lists the accesses of the kernel's body.
-struct Collector {
+struct Collector<'k> {
+    memory: &'k Memory,
+    text: &'k str,
     /// Induction variable declaration id → loop id.
     ivs: HashMap<String, usize>,
+    /// Loop id → its step, for the loops whose induction variable is in `ivs`.
+    steps: HashMap<usize, i64>,
+    /// Why accesses could not be modelled (`` `expr` at line:col: why ``).
+    unmodelled: BTreeSet<String>,
     /// Scalars assigned anywhere in the kernel (not invariants).
     assigned: HashSet<String>,
     next_loop: usize,
@@ -166,7 +180,7 @@ struct Collector {
     accesses: Vec<Access>,
 }
 
-impl Collector {
+impl Collector<'_> {
     fn push(&mut self, target: Target, name: &str, subs: Vec<Option<Affine>>, write: bool) {
         self.accesses.push(Access {
             target,
@@ -202,20 +216,53 @@ impl Collector {
         self.direct = was;
     }
 
+    /// A loop: its header's expressions (the initial value before it, the condition in it;
+    /// all of a header that is not canonical), then its body. Only a canonical loop whose
+    /// body leaves its counter alone gets an induction variable and a step; subscripts in the
+    /// counter of any other loop are not affine.
     fn for_stmt(&mut self, v: &Value) {
         let id = self.next_loop;
         self.next_loop += 1;
         self.parent.insert(id, self.stack.last().copied());
-        if let Some(h) = header(v) {
-            self.ivs.insert(h.iv_id, id);
+        let parts = inner(v);
+        let h = header(v).filter(|h| !assigns(parts.get(4), &h.iv_id));
+        match &h {
+            Some(h) => self.expr(&h.lower),
+            None => parts.first().into_iter().for_each(|i| self.stmt(i)),
+        }
+        if let Some(h) = &h {
+            self.ivs.insert(h.iv_id.clone(), id);
+            self.steps.insert(id, h.step);
         }
         self.stack.push(id);
         let was = std::mem::replace(&mut self.direct, true);
-        if let Some(body) = inner(v).get(4) {
+        parts.get(2).into_iter().for_each(|c| self.expr(c));
+        if h.is_none() {
+            parts.get(3).into_iter().for_each(|c| self.expr(c));
+        }
+        if let Some(body) = parts.get(4) {
             self.stmt(body);
         }
         self.direct = was;
         self.stack.pop();
+    }
+
+    /// Records why the access `v` cannot be modelled (inside a loop only: elsewhere it
+    /// carries nothing).
+    fn note(&mut self, v: &Value, why: &str) {
+        if self.stack.is_empty() {
+            return;
+        }
+        let at = v.get("range").and_then(|r| r.get("begin"));
+        let at = at.and_then(|l| l.get("expansionLoc").or(Some(l)));
+        let offset = at.and_then(|l| l.get("offset")).and_then(Value::as_u64);
+        let (line, col) = line_col(
+            self.text,
+            (offset.unwrap_or(0) as usize).min(self.text.len()),
+        );
+        let what = text_of(v, self.text);
+        self.unmodelled
+            .insert(format!("`{what}` at {line}:{col}: {why}"));
     }
 
     fn declaration(&mut self, d: &Value) {
@@ -256,12 +303,19 @@ impl Collector {
             ("BinaryOperator", Some("&&" | "||")) | ("ConditionalOperator", _) => {
                 self.conditional(v)
             }
-            ("UnaryOperator", Some("*")) | ("MemberExpr", _) => {
+            ("MemberExpr", _) => {
+                self.note(v, "a member of a struct or union: any memory");
                 self.push(Target::Memory, "memory", vec![], false);
                 inner(v).iter().for_each(|c| self.expr(c));
             }
+            ("UnaryOperator", Some("&")) => self.address(v),
+            ("ImplicitCastExpr", _)
+                if v.get("castKind").and_then(Value::as_str) == Some("ArrayToPointerDecay") =>
+            {
+                self.address(v)
+            }
             ("CallExpr", _) => self.call(v),
-            ("ArraySubscriptExpr", _) => self.array(v, false),
+            ("ArraySubscriptExpr", _) | ("UnaryOperator", Some("*")) => self.access(v, false),
             ("DeclRefExpr", _) => self.scalar(v, false),
             _ => inner(v).iter().for_each(|c| self.expr(c)),
         }
@@ -271,6 +325,11 @@ impl Collector {
         let kids = inner(v);
         let callee = kids.first().and_then(decl_ref).map(|(_, n, _)| n);
         if !callee.is_some_and(|c| PURE.contains(&c)) {
+            let name = callee.unwrap_or("through a pointer");
+            self.note(
+                v,
+                &format!("a call of `{name}`, which may write any memory"),
+            );
             self.push(Target::Memory, "memory", vec![], true);
         }
         kids.iter().skip(1).for_each(|c| self.expr(c));
@@ -280,10 +339,13 @@ impl Collector {
     fn lvalue(&mut self, v: &Value, defines: bool) {
         let b = bare(v);
         let before = self.accesses.len();
+        let deref = b.get("opcode").and_then(Value::as_str) == Some("*");
         match kind(b) {
-            "ArraySubscriptExpr" => self.array(b, true),
+            "ArraySubscriptExpr" => self.access(b, true),
+            "UnaryOperator" if deref => self.access(b, true),
             "DeclRefExpr" => self.scalar(b, true),
             _ => {
+                self.note(b, "a write the test does not follow: any memory");
                 self.push(Target::Memory, "memory", vec![], true);
                 inner(b).iter().for_each(|c| self.expr(c));
             }
@@ -305,22 +367,61 @@ impl Collector {
         self.push(Target::Scalar(id.into()), name, vec![], write);
     }
 
-    fn array(&mut self, v: &Value, write: bool) {
-        let Some((array, subs)) = subscript_chain(v) else {
-            self.push(Target::Memory, "memory", vec![], write);
-            inner(v).iter().for_each(|c| self.expr(c));
-            return;
-        };
-        let name = array_name(v).unwrap_or("?".into());
-        let affine: Vec<Option<Affine>> = subs.iter().map(|s| self.affine(s)).collect();
-        // A pointer the kernel moves is not one array.
-        let target = if self.assigned.contains(&array) {
-            Target::Memory
-        } else {
-            Target::Array(array)
-        };
-        self.push(target, &name, affine, write);
-        subs.iter().for_each(|s| self.expr(s));
+    /// An element access (`A[i][j]`, `p[i]`, `*p`): the place [`Memory`] finds, then the
+    /// reads in its address.
+    fn access(&mut self, v: &Value, write: bool) {
+        match self.memory.lvalue(v) {
+            Ok(place) => {
+                let name = self.memory.spelling(&place.root).to_string();
+                let subs = self.path(&place);
+                if subs.iter().any(Option::is_none) {
+                    let why = "an element the test cannot place (a subscript not affine in the loop counters and invariants, or a pointer reinterpreting the array)";
+                    self.note(v, why);
+                }
+                self.push(Target::Array(place.root), &name, subs, write);
+            }
+            Err(why) => {
+                self.note(v, &format!("through {why}: any memory"));
+                self.push(Target::Memory, "memory", vec![], write);
+            }
+        }
+        self.address(v);
+    }
+
+    /// The subscripts of `place`, per dimension of its array (one unknown subscript when the
+    /// place does not take as many as the array has dimensions).
+    fn path(&self, place: &Place) -> Vec<Option<Affine>> {
+        match (&place.path, self.memory.rank(&place.root)) {
+            (Some(path), Some(rank)) if path.len() == rank => {
+                path.iter().map(|s| self.subscript(s)).collect()
+            }
+            _ => vec![None],
+        }
+    }
+
+    fn subscript(&self, s: &Subscript) -> Option<Affine> {
+        (s.iter()).try_fold(Affine::default(), |sum, (sign, e)| {
+            sum.plus(self.affine(e)?.scaled(*sign)?)
+        })
+    }
+
+    /// The reads an address computation makes (subscripts, pointer values), not counting
+    /// the element it addresses.
+    fn address(&mut self, v: &Value) {
+        let op = v.get("opcode").and_then(Value::as_str);
+        let cast = v.get("castKind").and_then(Value::as_str);
+        match (kind(v), op, cast, inner(v)) {
+            ("ArraySubscriptExpr", _, _, [base, index]) => {
+                self.address(base);
+                self.expr(index);
+            }
+            ("ParenExpr", _, _, [x]) => self.address(x),
+            (_, _, Some("ArrayToPointerDecay" | "NoOp"), [x]) => self.address(x),
+            ("UnaryOperator", Some("&"), _, [x]) => self.address(x),
+            ("UnaryOperator", Some("*"), _, [x]) => self.expr(x),
+            ("DeclRefExpr", _, _, _) => {}
+            _ => self.expr(v),
+        }
     }
 
     fn affine(&self, e: &Value) -> Option<Affine> {
@@ -359,16 +460,6 @@ impl Collector {
     }
 }
 
-/// The name of the array an `A[i][j]` indexes.
-fn array_name(v: &Value) -> Option<String> {
-    let v = bare(v);
-    match decl_ref(v) {
-        Some((_, name, _)) => Some(name.to_string()),
-        None if kind(v) == "ArraySubscriptExpr" => array_name(inner(v).first()?),
-        None => None,
-    }
-}
-
 /// Scalars the kernel assigns (`=`, `op=`, `++`, `--`) and the ones declared in its loops.
 fn assigned(v: &Value, in_loop: bool, out: &mut HashSet<String>) {
     let op = v.get("opcode").and_then(Value::as_str);
@@ -396,11 +487,16 @@ fn assigned(v: &Value, in_loop: bool, out: &mut HashSet<String>) {
 
 /// The dependences of the kernel whose body is `body` (loop ids in preorder, as
 /// [`super::ast::loop_tree`] numbers them).
-pub fn analyse(body: &Value) -> Dependences {
+pub fn analyse(kernel: &Function, memory: &Memory, text: &str) -> Dependences {
+    let body = &kernel.body;
     let mut set = HashSet::new();
     assigned(body, false, &mut set);
     let mut c = Collector {
+        memory,
+        text,
         ivs: HashMap::new(),
+        steps: HashMap::new(),
+        unmodelled: BTreeSet::new(),
         assigned: set,
         next_loop: 0,
         stack: vec![],
@@ -410,13 +506,13 @@ pub fn analyse(body: &Value) -> Dependences {
         accesses: vec![],
     };
     c.stmt(body);
-    let private_at = privatisable(&c.accesses);
+    let private_at = privatisable(&c.accesses, &locals(kernel));
     let mut found = BTreeSet::new();
     let mut unanalysable = None;
     let acc = &c.accesses;
     for i in 0..acc.len() {
         for j in i..acc.len() {
-            match pair(&acc[i], &acc[j], i == j, &private_at) {
+            match pair(&acc[i], &acc[j], i == j, &private_at, &c.steps) {
                 Ok(deps) => found.extend(deps),
                 Err(why) => unanalysable = Some(why),
             }
@@ -426,12 +522,31 @@ pub fn analyse(body: &Value) -> Dependences {
         deps: found.into_iter().collect(),
         private: private_lists(&c, &private_at),
         unanalysable,
+        unmodelled: c.unmodelled.into_iter().collect(),
     }
+}
+
+/// The kernel's own variables: its parameters and the non-`static` variables of its body.
+/// Only these may be private to a loop: any other scalar (a global, a `static`) keeps its
+/// last value after the kernel returns, which a reordered loop would change.
+fn locals(kernel: &Function) -> HashSet<String> {
+    fn walk(v: &Value, out: &mut HashSet<String>) {
+        let is_static = v.get("storageClass").and_then(Value::as_str) == Some("static");
+        if kind(v) == "VarDecl" && !is_static {
+            out.extend(v.get("id").and_then(Value::as_str).map(String::from));
+        }
+        inner(v).iter().for_each(|c| walk(c, out));
+    }
+    let mut out = HashSet::new();
+    walk(&kernel.body, &mut out);
+    let params = kernel.params.iter().filter_map(|p| p.get("id")?.as_str());
+    out.extend(params.map(String::from));
+    out
 }
 
 /// Per scalar, the loop whose every iteration writes it before any read, when all its
 /// accesses lie in that loop.
-fn privatisable(accesses: &[Access]) -> HashMap<String, usize> {
+fn privatisable(accesses: &[Access], locals: &HashSet<String>) -> HashMap<String, usize> {
     let mut first: HashMap<&str, &Access> = HashMap::new();
     let mut all: HashMap<&str, Vec<&Access>> = HashMap::new();
     for a in accesses {
@@ -443,7 +558,11 @@ fn privatisable(accesses: &[Access]) -> HashMap<String, usize> {
     let mut out = HashMap::new();
     for (id, f) in first {
         let Some(&m) = f.loops.last() else { continue };
-        if f.write && f.defines && all[id].iter().all(|a| a.loops.contains(&m)) {
+        if locals.contains(id)
+            && f.write
+            && f.defines
+            && all[id].iter().all(|a| a.loops.contains(&m))
+        {
             out.insert(id.to_string(), m);
         }
     }
@@ -482,12 +601,14 @@ fn private_lists(
 }
 
 /// The loop-carried dependences between accesses `a` and `b` (`same`: one access with
-/// itself), lexicographically positive.
+/// itself), lexicographically positive in the order the iterations run (`steps`: each
+/// loop's step; a loop without one has no affine subscripts).
 fn pair(
     a: &Access,
     b: &Access,
     same: bool,
     private_at: &HashMap<String, usize>,
+    steps: &HashMap<usize, i64>,
 ) -> Result<Vec<Dependence>, String> {
     let conflict = match (&a.target, &b.target) {
         (Target::Memory, _) | (_, Target::Memory) => true,
@@ -526,9 +647,18 @@ fn pair(
     } else {
         &a.name
     };
+    let steps: Vec<i64> = common
+        .iter()
+        .map(|l| steps.get(l).copied().unwrap_or(1))
+        .collect();
     let mut out = vec![];
     for dirs in vectors(common.len()) {
-        if dirs[..fixed].iter().any(|&d| d != Dir::Eq) || !feasible(a, b, &common, &dirs) {
+        let nest = Nest {
+            loops: &common,
+            steps: &steps,
+            dirs: &dirs,
+        };
+        if dirs[..fixed].iter().any(|&d| d != Dir::Eq) || !feasible(a, b, &nest) {
             continue;
         }
         let dirs = match dirs.iter().find(|&&d| d != Dir::Eq) {
@@ -563,34 +693,46 @@ fn vectors(m: usize) -> Vec<Vec<Dir>> {
     out
 }
 
-/// Whether `a` in one iteration and `b` in another, related by `dirs` on `common`, can
-/// touch the same element: every dimension's subscripts can be equal.
-fn feasible(a: &Access, b: &Access, common: &[usize], dirs: &[Dir]) -> bool {
+/// The loops two accesses share, each loop's step, and a direction on each: `Lt` when the
+/// first access's iteration runs before the second's.
+struct Nest<'n> {
+    loops: &'n [usize],
+    steps: &'n [i64],
+    dirs: &'n [Dir],
+}
+
+/// Whether `a` in one iteration and `b` in another, related as `nest` says, can touch the
+/// same element: every dimension's subscripts can be equal.
+fn feasible(a: &Access, b: &Access, nest: &Nest) -> bool {
     if a.subs.len() != b.subs.len() {
         return true;
     }
     (a.subs.iter().zip(&b.subs)).all(|(x, y)| match (x, y) {
-        (Some(x), Some(y)) => dimension(x, y, common, dirs),
+        (Some(x), Some(y)) => dimension(x, y, nest),
         _ => true,
     })
 }
 
-/// Whether `x(i) = y(i')` has an integer solution with `i` and `i'` related by `dirs` on
-/// `common` (other variables free): the GCD test, with `<` and `>` as distances ≥ 1.
-fn dimension(x: &Affine, y: &Affine, common: &[usize], dirs: &[Dir]) -> bool {
+/// Whether `x(i) = y(i')` has an integer solution with `i` and `i'` related as `nest` says
+/// (other variables free): the GCD test, with `<` and `>` as distances of at least one
+/// iteration — `step` in the counter, so that a loop counting down flips the direction.
+fn dimension(x: &Affine, y: &Affine, nest: &Nest) -> bool {
     let mut free = vec![];
     let mut distance = vec![];
     let coef = |a: &Affine, l: usize| a.loops.get(&l).copied().unwrap_or(0);
-    for (&l, &d) in common.iter().zip(dirs) {
+    let common = nest.loops;
+    for ((&l, &d), &s) in common.iter().zip(nest.dirs).zip(nest.steps) {
         let (alpha, beta) = (coef(x, l), coef(y, l));
         free.push(alpha - beta);
-        match d {
-            Dir::Eq => {}
-            // i' = i + d: α·i − β·(i + d)
-            Dir::Lt => distance.push(-beta),
-            // i = i' + d: α·(i' + d) − β·i'
-            Dir::Gt => distance.push(alpha),
-        }
+        let term = match d {
+            Dir::Eq => continue,
+            // i' = i + s·d: α·i − β·(i + s·d)
+            Dir::Lt => beta.checked_mul(-s),
+            // i = i' + s·d: α·(i' + s·d) − β·i'
+            Dir::Gt => alpha.checked_mul(s),
+        };
+        let Some(term) = term else { return true };
+        distance.push(term);
     }
     for (l, &v) in &x.loops {
         if !common.contains(l) {
@@ -654,25 +796,59 @@ mod tests {
         }
     }
 
+    /// `dimension` on one loop with step `s` and direction `d`.
+    fn one(x: &Affine, y: &Affine, s: i64, d: Dir) -> bool {
+        let nest = Nest {
+            loops: &[0],
+            steps: &[s],
+            dirs: &[d],
+        };
+        dimension(x, y, &nest)
+    }
+
     #[test]
     fn the_gcd_test_with_directions() {
         use Dir::*;
         // A[i] written, A[i] read: only the same iteration.
         let (w, r) = (aff(&[(0, 1)], 0), aff(&[(0, 1)], 0));
-        assert!(dimension(&w, &r, &[0], &[Eq]));
-        assert!(!dimension(&w, &r, &[0], &[Lt]));
-        assert!(!dimension(&w, &r, &[0], &[Gt]));
+        assert!(one(&w, &r, 1, Eq));
+        assert!(!one(&w, &r, 1, Lt));
+        assert!(!one(&w, &r, 1, Gt));
         // A[i] written, A[i-1] read: the write comes first (distance 1).
         let r = aff(&[(0, 1)], -1);
-        assert!(dimension(&w, &r, &[0], &[Lt]));
-        assert!(!dimension(&w, &r, &[0], &[Eq]));
-        assert!(!dimension(&w, &r, &[0], &[Gt]));
+        assert!(one(&w, &r, 1, Lt));
+        assert!(!one(&w, &r, 1, Eq));
+        assert!(!one(&w, &r, 1, Gt));
         // A[2i] and A[2i+1] never meet.
         let (e, o) = (aff(&[(0, 2)], 0), aff(&[(0, 2)], 1));
-        assert!(Dir::ALL.iter().all(|&d| !dimension(&e, &o, &[0], &[d])));
+        assert!(Dir::ALL.iter().all(|&d| !one(&e, &o, 1, d)));
         // A[i] and A[j] (j an inner loop): any direction on i.
         let (x, y) = (aff(&[(0, 1)], 0), aff(&[(1, 1)], 0));
-        assert!(Dir::ALL.iter().all(|&d| dimension(&x, &y, &[0], &[d])));
+        assert!(Dir::ALL.iter().all(|&d| one(&x, &y, 1, d)));
+    }
+
+    #[test]
+    fn a_loop_counting_down_flips_the_direction() {
+        use Dir::*;
+        // for (i = n; i >= 1; i--): A[i] written, A[i-1] read. The read's iteration i-1
+        // runs after the write's, so the write still comes first: `<` in execution order.
+        let (w, r) = (aff(&[(0, 1)], 0), aff(&[(0, 1)], -1));
+        assert!(!one(&w, &r, -1, Lt));
+        assert!(
+            one(&w, &r, -1, Gt),
+            "the read (sink) runs first in counter order"
+        );
+        // A[i] written, A[i+1] read, counting down: i+1 ran before i wrote A[i]... the
+        // read of A[i+1] at iteration i meets the write of iteration i+1, which ran first.
+        let r = aff(&[(0, 1)], 1);
+        assert!(one(&w, &r, -1, Lt));
+        assert!(!one(&w, &r, -1, Gt));
+        // Step -2: A[i] and A[i-1] never meet (i keeps its parity).
+        let r = aff(&[(0, 1)], -1);
+        assert!(Dir::ALL.iter().all(|&d| !one(&w, &r, -2, d)));
+        // Step -2: A[i] written, A[i-2] read: iteration i-2 runs next and reads it.
+        let r = aff(&[(0, 1)], -2);
+        assert!(one(&w, &r, -2, Gt) && !one(&w, &r, -2, Lt));
     }
 
     #[test]

@@ -161,7 +161,10 @@ impl LoopTree {
                 "dependences: not analysed ({why}); only `unroll partial` is proved legal\n"
             );
         }
-        let mut out = format!("{} loop-carried dependences\n", d.deps.len());
+        let mut out = format!(
+            "{} loop-carried dependences (directions in the order the iterations run)\n",
+            d.deps.len()
+        );
         for dep in d.deps.iter().take(SHOWN_DEPS) {
             out.push_str(&format!("  {}\n", crate::mctree::legality::describe(dep)));
         }
@@ -170,6 +173,18 @@ impl LoopTree {
                 "  … {} more (`--list --json`)\n",
                 d.deps.len() - SHOWN_DEPS
             ));
+        }
+        if !d.unmodelled.is_empty() {
+            out.push_str(
+                "accesses the test cannot model (dependences assumed in every direction):\n",
+            );
+        }
+        for why in d.unmodelled.iter().take(SHOWN_DEPS) {
+            out.push_str(&format!("  {why}\n"));
+        }
+        if d.unmodelled.len() > SHOWN_DEPS {
+            let more = d.unmodelled.len() - SHOWN_DEPS;
+            out.push_str(&format!("  … {more} more (`--list --json`)\n"));
         }
         for (l, vars) in &d.private {
             out.push_str(&format!(

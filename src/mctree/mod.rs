@@ -10,6 +10,7 @@ pub mod deps;
 pub mod emit;
 pub mod legality;
 pub mod looptree;
+pub mod memory;
 pub mod search;
 pub mod setup;
 pub mod transform;
@@ -186,22 +187,15 @@ fn read_source(file: &Path) -> Result<String, Error> {
 /// The kernel's loop tree, from the AST of the file parsed with the user's flags.
 fn discover(r: &Recorded, text: &str) -> Result<LoopTree, Error> {
     let tu = ast::dump(&r.compiler, &r.file, &r.parse_flags())?;
-    let fns = ast::functions(&tu, text);
-    let k = ast::choose(
-        &fns,
-        Some(&r.kernel)
-            .filter(|k| !k.is_empty())
-            .map(String::as_str),
+    let wanted = Some(&r.kernel).filter(|k| !k.is_empty());
+    let whole_program = r.sources.is_empty();
+    ast::kernel_tree(
+        &tu,
         text,
         &r.file,
-    )?;
-    let callers = ast::callers(&fns, &k.name);
-    Ok(ast::loop_tree(
-        k,
-        text,
-        &r.file.display().to_string(),
-        callers,
-    ))
+        wanted.map(String::as_str),
+        whole_program,
+    )
 }
 
 fn load_config(path: Option<&Path>) -> Result<ConfigFile, Error> {

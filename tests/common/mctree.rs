@@ -47,10 +47,7 @@ pub fn recorded(file: &Path, kernel: &str, flags: &[&str]) -> Recorded {
 pub fn loop_tree(r: &Recorded) -> (String, LoopTree) {
     let text = std::fs::read_to_string(&r.file).unwrap();
     let tu = ast::dump("clang-22", &r.file, &r.parse_flags()).unwrap();
-    let fns = ast::functions(&tu, &text);
     let wanted = (!r.kernel.is_empty()).then_some(r.kernel.as_str());
-    let k = ast::choose(&fns, wanted, &text, &r.file).unwrap();
-    let callers = ast::callers(&fns, &k.name);
-    let t = ast::loop_tree(k, &text, &r.file.display().to_string(), callers);
+    let t = ast::kernel_tree(&tu, &text, &r.file, wanted, r.sources.is_empty()).unwrap();
     (text, t)
 }

@@ -1,8 +1,9 @@
 /* A kernel the dependence analysis cannot read in full: the second loop writes through an
-   index array (A[idx[i]]), so whether its iterations touch the same element is unknown. */
+   index array (A[idx[i]]), so whether its iterations touch the same element is unknown. The
+   arrays are `restrict`: the file has no caller that would show they do not overlap. */
 #define N 64
 
-void kernel_indirect(int n, double A[N], int idx[N], double B[N][N]) {
+void kernel_indirect(int n, double *restrict A, int *restrict idx, double (*restrict B)[N]) {
   int i, j;
   for (i = 0; i < n; i++)
     for (j = 0; j < n; j++)

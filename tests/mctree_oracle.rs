@@ -1,0 +1,288 @@
+//! The independent oracle of mctree's proofs. Every directive stack the dependence test proves
+//! legal (every child of the root, and children of those) on the adversarial kernels of
+//! `tests/mctree/adversarial/` and on the PolyBench kernels of `polybench/` is built with
+//! clang-22 and run against the untransformed program on random inputs (`PB_INPUT=random`,
+//! three seeds, four OpenMP threads): a proved stack whose output differs fails the test.
+//!
+//! The other way round, the transformations the adversarial kernels were written to break
+//! must not be proved — and, where they are deterministic, built anyway (as
+//! `--trust-output-check` would) they must change the output: the oracle can see a wrong
+//! answer. On the main of 2026-11-25 (before the dependence test followed loop direction,
+//! pointer views and live-out scalars) these were proved legal.
+//!
+//! What the oracle cannot see: a race that does not show in three runs, a dependence the
+//! inputs never exercise (the kernels vary every input they read).
+
+mod common;
+use common::mctree::{loop_tree, recorded};
+use common::{describe, have_clang};
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use moldtune::evaluate::check::compare;
+use moldtune::mctree::legality::Legality;
+use moldtune::mctree::setup;
+use moldtune::mctree::transform::Options;
+use moldtune::mctree::tree::Tree;
+use moldtune::problem::space::{Config, OpenValues};
+use moldtune::rng::Rng;
+
+const SEEDS: [u32; 3] = [1, 2, 3];
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn adversarial(name: &str) -> PathBuf {
+    root().join("tests/mctree/adversarial").join(name)
+}
+
+/// A kernel's program, ready to build variants of.
+struct Subject {
+    file: PathBuf,
+    flags: Vec<String>,
+    tree: Tree,
+    problem: moldtune::problem::Problem,
+    labels: OpenValues,
+    /// The untransformed program's dump per seed.
+    reference: Vec<Vec<u8>>,
+}
+
+impl Subject {
+    fn new(file: PathBuf, flags: &[&str], trust: bool, dir: &Path) -> Subject {
+        let r = recorded(&file, "", flags);
+        let (text, loops) = loop_tree(&r);
+        let labels = OpenValues::default();
+        let problem = setup::problem(&r, &text, &loops, &labels).unwrap();
+        let o = Options {
+            trust_output_check: trust,
+            ..Options::default()
+        };
+        let mut s = Subject {
+            file,
+            flags: flags.iter().map(|f| f.to_string()).collect(),
+            tree: Tree::new(loops, o),
+            problem,
+            labels,
+            reference: vec![],
+        };
+        s.reference = s.outputs(0, dir).expect("the untransformed program builds");
+        s
+    }
+
+    /// Builds node `n` and runs it on every seed: the dumps, or why it did not build.
+    fn outputs(&self, n: usize, dir: &Path) -> Result<Vec<Vec<u8>>, String> {
+        let node = &self.tree.nodes[n];
+        let config = Config(vec![self.labels.intern(&node.text), 0.0, 0.0]);
+        let source = self.problem.mold.render(&self.problem.space, &config);
+        let c = dir.join("variant.c");
+        let exe = dir.join("variant");
+        std::fs::write(&c, &source).unwrap();
+        let include = format!("-I{}", self.file.parent().unwrap().display());
+        let o = Command::new("clang-22")
+            .args(["-O1", "-fopenmp", "-fno-crash-diagnostics"])
+            .args(&self.flags)
+            .arg(include)
+            .arg(&c)
+            .arg("-o")
+            .arg(&exe)
+            .arg("-lm")
+            .output()
+            .unwrap();
+        if !o.status.success() {
+            return Err(describe(&o));
+        }
+        let run = |seed: u32| {
+            let o = Command::new("timeout")
+                .arg("60")
+                .arg(&exe)
+                .envs([
+                    ("PB_DUMP", "1"),
+                    ("PB_INPUT", "random"),
+                    ("OMP_NUM_THREADS", "4"),
+                ])
+                .env("PB_SEED", seed.to_string())
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}: {}", node.text, describe(&o));
+            o.stderr
+        };
+        Ok(SEEDS.iter().map(|&s| run(s)).collect())
+    }
+
+    /// Whether node `n`'s outputs differ from the reference on some seed (`Err`: it does not
+    /// build).
+    fn differs(&self, n: usize, dir: &Path) -> Result<Option<String>, String> {
+        let out = self.outputs(n, dir)?;
+        let diff = (self.reference.iter().zip(&out))
+            .zip(SEEDS)
+            .find_map(|((r, o), seed)| compare(r, o, 1e-9, 0.0).err().map(|e| (seed, e)));
+        Ok(diff.map(|(seed, e)| format!("seed {seed}: {e}")))
+    }
+
+    /// The nodes of depth 1, and up to `deep` of depth 2 (seeded), with a transformation.
+    fn nodes(&mut self, deep: usize) -> Vec<usize> {
+        let first = self.tree.children(0);
+        let mut second = vec![];
+        for &c in &first {
+            second.extend(self.tree.children(c));
+        }
+        let mut rng = Rng::new(11);
+        while second.len() > deep {
+            second.swap_remove(rng.below(second.len()));
+        }
+        let with_text = |&n: &usize| !self.tree.nodes[n].text.is_empty();
+        let mut all: Vec<usize> = first.into_iter().chain(second).filter(with_text).collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+}
+
+/// Builds every proved node of `file` (all of depth 1, `deep` of depth 2) and returns the
+/// ones whose output differs, with why.
+fn proved_but_wrong(file: PathBuf, flags: &[&str], deep: usize) -> (usize, Vec<String>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = Subject::new(file, flags, false, tmp.path());
+    let nodes = s.nodes(deep);
+    let mut wrong = vec![];
+    for &n in &nodes {
+        let node = &s.tree.nodes[n];
+        assert_eq!(node.legality, Legality::Proved, "{}", node.text);
+        match s.differs(n, tmp.path()) {
+            Ok(None) => {}
+            Ok(Some(why)) => wrong.push(format!("{}: `{}`: {why}", s.file.display(), node.text)),
+            Err(e) => panic!("{}: `{}` does not build: {e}", s.file.display(), node.text),
+        }
+    }
+    (nodes.len(), wrong)
+}
+
+#[test]
+fn every_stack_proved_on_the_adversarial_kernels_keeps_the_output() {
+    if !have_clang() {
+        return;
+    }
+    let mut wrong = vec![];
+    let mut built = 0;
+    for f in [
+        "down.c",
+        "strided.c",
+        "pview.c",
+        "alias.c",
+        "scalars.c",
+        "shapes.c",
+    ] {
+        let (n, w) = proved_but_wrong(adversarial(f), &[], 60);
+        built += n;
+        wrong.extend(w);
+    }
+    assert!(
+        built > 40,
+        "only {built} stacks proved: the test proves too little to judge"
+    );
+    assert!(
+        wrong.is_empty(),
+        "proved legal, changed the output:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn every_stack_proved_on_the_polybench_kernels_keeps_the_output() {
+    if !have_clang() {
+        return;
+    }
+    let mut wrong = vec![];
+    for k in common::KERNELS {
+        let file = root().join(format!("polybench/{k}/{k}.c"));
+        let (_, w) = proved_but_wrong(file, &["-DMINI_DATASET"], 12);
+        wrong.extend(w);
+    }
+    assert!(
+        wrong.is_empty(),
+        "proved legal, changed the output:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// The transformations each adversarial kernel was written to break, and whether a wrong
+/// build of it changes the output deterministically (a race may not show).
+const ILLEGAL: &[(&str, &str, bool)] = &[
+    ("down.c", "L0: interchange permutation(2,1)", true),
+    ("down.c", "L0: tile sizes(4,4)", true),
+    ("strided.c", "L0: interchange permutation(2,1)", true),
+    ("strided.c", "L2: reverse", true),
+    ("strided.c", "L2: parallel for", false),
+    ("pview.c", "L0: reverse", true),
+    ("pview.c", "L1: reverse", true),
+    ("pview.c", "L2: reverse", true),
+    ("alias.c", "L0: reverse", true),
+    ("alias.c", "L1: reverse", true),
+    ("scalars.c", "L0: reverse", true),
+    ("scalars.c", "L1: reverse", true),
+    ("scalars.c", "L1: parallel for", false),
+    ("shapes.c", "L2: interchange permutation(2,1)", true),
+];
+
+#[test]
+fn what_the_adversarial_kernels_break_is_not_proved_and_does_change_the_output() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    for &(f, stack, deterministic) in ILLEGAL {
+        let mut proved = Subject::new(adversarial(f), &[], false, tmp.path());
+        let texts: Vec<String> = (proved.nodes(usize::MAX).iter())
+            .map(|&n| proved.tree.nodes[n].text.clone())
+            .collect();
+        assert!(
+            !texts.iter().any(|t| t.starts_with(stack)),
+            "{f}: `{stack}` is proposed as proved"
+        );
+        let mut trusted = Subject::new(adversarial(f), &[], true, tmp.path());
+        let nodes = trusted.nodes(0);
+        let n = (nodes.iter().copied())
+            .find(|&n| trusted.tree.nodes[n].text.starts_with(stack))
+            .unwrap_or_else(|| panic!("{f}: `{stack}` is not even proposed under trust"));
+        assert_eq!(trusted.tree.nodes[n].legality, Legality::OutputChecked);
+        if deterministic {
+            let diff = trusted.differs(n, tmp.path()).unwrap();
+            assert!(
+                diff.is_some(),
+                "{f}: `{stack}` keeps the output: the oracle is blind"
+            );
+        }
+    }
+}
+
+#[test]
+fn directions_are_listed_in_the_order_iterations_run() {
+    if !have_clang() {
+        return;
+    }
+    let r = recorded(&adversarial("down.c"), "", &[]);
+    let (_, t) = loop_tree(&r);
+    let v: Vec<String> = t.deps.deps.iter().map(|d| d.vector()).collect();
+    assert_eq!(v, ["(<,>)"]);
+    let r = recorded(&adversarial("alias.c"), "", &[]);
+    let (_, t) = loop_tree(&r);
+    let why = t.deps.unmodelled.join("\n");
+    assert!(
+        why.contains("`g[i]`") && why.contains("global pointer"),
+        "{why}"
+    );
+    assert!(
+        why.contains("`x[i]`") && why.contains("same array"),
+        "{why}"
+    );
+    let r = recorded(&adversarial("shapes.c"), "", &[]);
+    let (_, t) = loop_tree(&r);
+    let moved = t.loops.iter().find(|l| l.line == 23).unwrap();
+    assert!(moved
+        .untouchable
+        .as_deref()
+        .unwrap()
+        .contains("assigns the induction variable"));
+}
