@@ -782,3 +782,41 @@ fn mctree_counts_instructions_with_code_valgrind_can_decode() {
         csv.column("status")
     );
 }
+
+#[test]
+fn an_output_that_varies_between_runs_is_named_and_infinities_pass_their_own_check() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("varies");
+    let f = fixture("varies.c");
+    let o = moldtune(&[
+        "mctree",
+        f.to_str().unwrap(),
+        "--max-evals",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_code(&o, 2);
+    let err = common::text(&o.stderr);
+    assert!(err.contains("different output each time it runs"), "{err}");
+    assert!(err.contains("line 201: `elapsed"), "{err}");
+    assert!(err.contains("the untransformed `"), "{err}");
+    assert!(
+        !err.contains("the mold at its default configuration"),
+        "{err}"
+    );
+    let out = tmp.path().join("infinite");
+    let f = fixture("infinite.c");
+    let o = moldtune(&[
+        "mctree",
+        f.to_str().unwrap(),
+        "--max-evals",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_code(&o, 0);
+}

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use crate::error::Error;
 use crate::evaluate::ahead::Slots;
 use crate::evaluate::build::build;
-use crate::evaluate::check::{check_output, checked_stream};
+use crate::evaluate::check::{check_output, checked_stream, compare_files};
 use crate::evaluate::child::{self, Exit};
 use crate::evaluate::environment;
 use crate::evaluate::interleave::{self, Remeasured, Rounds};
@@ -370,7 +370,8 @@ pub fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result
         ),
         None => (
             problem.mold.render(&problem.space, &config),
-            "the mold at its default configuration".to_string(),
+            (problem.check.reference_name.clone())
+                .unwrap_or_else(|| "the mold at its default configuration".into()),
         ),
     };
     let mut v = Variant::render(problem, &config, dir).map_err(|u| Error::Reference {
@@ -421,7 +422,50 @@ pub fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result
             "{what} printed nothing on {stream} in the check run, so no variant could be checked"
         )));
     }
+    same_twice(&v, &got, &what).map_err(failed)?;
     Ok(got)
+}
+
+/// Runs the reference's check a second time: an output that differs between two runs of one
+/// program (a printed time, an address) would fail every variant, the reference included.
+fn same_twice(v: &Variant, got: &Path, what: &str) -> Result<(), String> {
+    let first = got.with_extension("first-run");
+    std::fs::copy(got, &first).map_err(|e| format!("cannot keep the reference output: {e}"))?;
+    let problem = v.problem;
+    let Some(again) = v.run_check(problem.run_timeout_s) else {
+        return Ok(());
+    };
+    if !again.finished.success() {
+        let why = describe_exit(&again.finished, &again.stderr, "the program");
+        return Err(format!("{what} failed on its second run: {why}"));
+    }
+    let (rtol, atol) = (problem.check.rtol, problem.check.atol);
+    match compare_files(&first, checked_stream(v, &again), rtol, atol) {
+        Ok(()) => Ok(()),
+        Err(why) => Err(format!(
+            "{what} prints a different output each time it runs ({why}{}), so no variant can be checked against it; print what varies (a time, an address) on the other stream, or turn the output check off",
+            first_difference(&first, checked_stream(v, &again))
+        )),
+    }
+}
+
+/// `; first at line N: `a` then `b`` for two texts that differ.
+fn first_difference(a: &Path, b: &Path) -> String {
+    let (Ok(a), Ok(b)) = (std::fs::read(a), std::fs::read(b)) else {
+        return String::new();
+    };
+    let (a, b) = (String::from_utf8_lossy(&a), String::from_utf8_lossy(&b));
+    let clip = |s: &str| s.chars().take(80).collect::<String>();
+    let mut lines = a.lines().zip(b.lines()).enumerate();
+    match lines.find(|(_, (x, y))| x != y) {
+        Some((n, (x, y))) => format!(
+            "; first at line {}: `{}` then `{}`",
+            n + 1,
+            clip(x),
+            clip(y)
+        ),
+        None => String::new(),
+    }
 }
 
 #[cfg(test)]

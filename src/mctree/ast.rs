@@ -7,7 +7,7 @@
 //! its name is found at its location's offset in the file.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -577,21 +577,29 @@ fn trip(lower: &Bound, upper: &Bound, inclusive: bool, step: i64) -> Option<i64>
 }
 
 /// The loop tree of the kernel (`wanted`, or the one [`choose`] finds) in the translation
-/// unit `tu` of the file `file` (its text `text`); `whole_program`: no other source is linked
-/// in, so the calls in the file are all the kernel's callers.
+/// unit `tu` of the file `file` (its text `text`), linked with the extra sources `others`.
 pub fn kernel_tree(
     tu: &Value,
     text: &str,
     file: &Path,
     wanted: Option<&str>,
-    whole_program: bool,
+    others: &[PathBuf],
 ) -> Result<LoopTree, Error> {
     let fns = functions(tu, text);
     let k = choose(&fns, wanted, text, file)?;
-    let memory = Memory::of(tu, &fns, k, whole_program);
+    let memory = Memory::of(tu, &fns, k, !named_in(others, &k.name));
     let callers = callers(&fns, &k.name);
     let name = file.display().to_string();
     Ok(loop_tree(k, text, &name, callers, &memory))
+}
+
+/// Whether one of the extra sources may call `name`: a C file that mentions it, or an object
+/// or archive (not read).
+fn named_in(others: &[PathBuf], name: &str) -> bool {
+    others.iter().any(|p| {
+        let c = p.extension().is_some_and(|e| e == "c");
+        !c || std::fs::read_to_string(p).map_or(true, |t| t.contains(name))
+    })
 }
 
 /// The loop tree of `kernel`, with nests, rectangularity and the variables a `parallel

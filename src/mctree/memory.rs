@@ -382,7 +382,7 @@ impl Callers {
         let unseen = if escapes {
             Some("the kernel's address is taken, so its callers are not all seen".to_string())
         } else if !kernel.is_static && !whole_program {
-            Some("the kernel is not static and other sources are linked in: callers outside the file are not seen".into())
+            Some("the kernel is not static and an extra source may call it (it names it, or is an object file)".into())
         } else if calls.is_empty() {
             Some("no call of the kernel in the file shows what its callers pass".into())
         } else {

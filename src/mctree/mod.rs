@@ -188,14 +188,7 @@ fn read_source(file: &Path) -> Result<String, Error> {
 fn discover(r: &Recorded, text: &str) -> Result<LoopTree, Error> {
     let tu = ast::dump(&r.compiler, &r.file, &r.parse_flags())?;
     let wanted = Some(&r.kernel).filter(|k| !k.is_empty());
-    let whole_program = r.sources.is_empty();
-    ast::kernel_tree(
-        &tu,
-        text,
-        &r.file,
-        wanted.map(String::as_str),
-        whole_program,
-    )
+    ast::kernel_tree(&tu, text, &r.file, wanted.map(String::as_str), &r.sources)
 }
 
 fn load_config(path: Option<&Path>) -> Result<ConfigFile, Error> {

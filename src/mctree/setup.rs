@@ -357,6 +357,7 @@ pub fn problem(
             rtol: r.rtol,
             atol: 1e-12,
             reference: None,
+            reference_name: Some(format!("the untransformed `{}`", r.file.display())),
             compile_extra: r.check_build_flags.clone(),
         },
         search: SearchDefaults::default(),

@@ -46,6 +46,9 @@ pub struct Check {
     pub rtol: f64,
     pub atol: f64,
     pub reference: Option<PathBuf>,
+    /// How messages name the reference when it is the mold at its default configuration
+    /// (mctree: the untransformed C file); `None`: "the mold at its default configuration".
+    pub reference_name: Option<String>,
     /// Arguments appended to the compile command for a separate, untimed *check build*
     /// (e.g. `-DPOLYBENCH_DUMP_ARRAYS`); empty: the timed binary is also checked.
     pub compile_extra: Vec<String>,
@@ -620,6 +623,7 @@ impl Ctx<'_> {
             rtol: tolerance(c.rtol.as_ref(), "check.rtol", 1e-6)?,
             atol: tolerance(c.atol.as_ref(), "check.atol", 1e-9)?,
             reference,
+            reference_name: None,
             compile_extra: (c.compile_extra.as_ref())
                 .map(|x| x.text().split_whitespace().map(str::to_string).collect())
                 .unwrap_or_default(),
