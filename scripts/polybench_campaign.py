@@ -24,7 +24,12 @@ end (`--report-only` rewrites the Markdown from the JSON; `--continue` skips ker
 already holds for that seed). Run directories go to `--work` (default /tmp/moldtune-campaign).
 
 Usage: python3 scripts/polybench_campaign.py [--evals 60] [--seeds 0] [--rounds 10]
-                                            [--kernels 2mm,lu] [--continue] [--report-only]
+                                            [--kernels 2mm,lu] [--binary PATH] [--polybench DIR]
+                                            [--work DIR] [--continue] [--report-only]
+  --kernels   comma-separated kernel names as in benchmark_list's file names (default: all 30)
+  --binary    the moldtune to run (default: this checkout's target/release/moldtune, built
+              first with `cargo build --release`; any other path is used as it is)
+  (`--help` lists every option.)
 """
 
 import argparse
@@ -40,8 +45,11 @@ import time
 
 REPO = "https://github.com/MatthiasJReisinger/PolyBenchC-4.2.1"
 COMMIT = "3e872547cef7e5c9909422ef1e6af03cf4e56072"
-OUT_JSON = "results/mctree/polybench-4.2.1.json"
-OUT_MD = "results/mctree/polybench-4.2.1.md"
+# The checkout this script belongs to: results land there whatever the current directory.
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT_JSON = os.path.join(ROOT, "results/mctree/polybench-4.2.1.json")
+OUT_MD = os.path.join(ROOT, "results/mctree/polybench-4.2.1.md")
+DEFAULT_BINARY = os.path.join(ROOT, "target/release/moldtune")
 
 
 def fetch(dest):
@@ -339,16 +347,20 @@ def summary_lines(rows):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--evals", type=int, default=60)
-    ap.add_argument("--seeds", default="0")
-    ap.add_argument("--rounds", type=int, default=10)
-    ap.add_argument("--kernels", default="")
-    ap.add_argument("--polybench", default="")
-    ap.add_argument("--work", default="/tmp/moldtune-campaign")
-    ap.add_argument("--binary", default="target/release/moldtune")
-    ap.add_argument("--continue", dest="cont", action="store_true")
-    ap.add_argument("--report-only", action="store_true")
+    ap = argparse.ArgumentParser(description="mctree on every kernel of PolyBench/C 4.2.1; "
+                                 f"writes {OUT_JSON} and {OUT_MD}")
+    ap.add_argument("--evals", type=int, default=60, help="mctree's --max-evals per kernel")
+    ap.add_argument("--seeds", default="0", help="comma-separated seeds, one mctree run each")
+    ap.add_argument("--rounds", type=int, default=10, help="interleaved timing rounds")
+    ap.add_argument("--kernels", default="",
+                    help="comma-separated kernel names (e.g. 2mm,lu); default: all 30")
+    ap.add_argument("--polybench", default="", help="a PolyBench/C 4.2.1 checkout (default: fetched into the cache)")
+    ap.add_argument("--work", default="/tmp/moldtune-campaign", help="where run directories go")
+    ap.add_argument("--binary", default=DEFAULT_BINARY,
+                    help="the moldtune binary (default: this checkout's release build, built first)")
+    ap.add_argument("--continue", dest="cont", action="store_true",
+                    help="skip kernels the JSON already holds for that seed")
+    ap.add_argument("--report-only", action="store_true", help="rewrite the Markdown from the JSON")
     a = ap.parse_args()
     data = load()
     if a.report_only:
@@ -357,8 +369,8 @@ def main():
     cache = os.environ.get("MOLDTUNE_CACHE", os.path.expanduser("~/.cache/moldtune"))
     pb = os.path.abspath(a.polybench or fetch(os.path.join(cache, "polybench-c-4.2.1")))
     binary = os.path.abspath(a.binary)
-    if a.binary == "target/release/moldtune":
-        subprocess.run(["cargo", "build", "--release", "--quiet"], check=True)
+    if binary == DEFAULT_BINARY:
+        subprocess.run(["cargo", "build", "--release", "--quiet"], check=True, cwd=ROOT)
     data["machine"] = open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0].strip(" :\t")
     data["compiler"] = subprocess.run(["clang-22", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     wanted = [k for k in a.kernels.split(",") if k]
