@@ -117,8 +117,9 @@ def argv_of(e, run_dir, source, exe):
     return argv
 
 
-def plain_argv(best_argv, source, exe, polly):
-    """mctree's root flags: the winner's argv without its Polly flags (and with `polly`)."""
+def plain_argv(best_argv, source, exe, polly, extra_sources=("polybench.c",)):
+    """mctree's root flags: the winner's argv without its Polly flags (and with `polly`);
+    `source` in place of the winner's file, the `extra_sources` (base names) kept."""
     out, skip = [], False
     for i, w in enumerate(best_argv):
         if skip:
@@ -128,7 +129,8 @@ def plain_argv(best_argv, source, exe, polly):
         if w == "-mllvm" and nxt.startswith("-polly"):
             skip = True
             continue
-        out.append(source if w.endswith(".c") and "polybench.c" not in w else w)
+        extra = os.path.basename(w) in extra_sources
+        out.append(source if w.endswith(".c") and not extra else w)
     out[out.index("-o") + 1] = exe
     return out[:1] + (["-mllvm", "-polly"] if polly else []) + out[1:]
 

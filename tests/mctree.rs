@@ -783,22 +783,21 @@ fn mctree_counts_instructions_with_code_valgrind_can_decode() {
     );
 }
 
+/// `moldtune mctree FIXTURE --max-evals 2 --out DIR/NAME` (the fixture's stem as NAME).
+fn mctree_fixture(name: &str, dir: &Path) -> std::process::Output {
+    let f = fixture(name);
+    let out = dir.join(Path::new(name).file_stem().unwrap());
+    let (f, out) = (f.to_str().unwrap(), out.to_str().unwrap());
+    moldtune(&["mctree", f, "--max-evals", "2", "--out", out])
+}
+
 #[test]
 fn an_output_that_varies_between_runs_is_named_and_infinities_pass_their_own_check() {
     if !have_clang() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("varies");
-    let f = fixture("varies.c");
-    let o = moldtune(&[
-        "mctree",
-        f.to_str().unwrap(),
-        "--max-evals",
-        "2",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = mctree_fixture("varies.c", tmp.path());
     assert_code(&o, 2);
     let err = common::text(&o.stderr);
     assert!(err.contains("different output each time it runs"), "{err}");
@@ -808,15 +807,28 @@ fn an_output_that_varies_between_runs_is_named_and_infinities_pass_their_own_che
         !err.contains("the mold at its default configuration"),
         "{err}"
     );
-    let out = tmp.path().join("infinite");
-    let f = fixture("infinite.c");
-    let o = moldtune(&[
-        "mctree",
-        f.to_str().unwrap(),
-        "--max-evals",
-        "2",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    assert_code(&mctree_fixture("infinite.c", tmp.path()), 0);
+}
+
+#[test]
+fn the_polly_knobs_are_not_tried_where_polly_finds_no_scop() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let o = mctree_fixture("noscop.c", tmp.path());
     assert_code(&o, 0);
+    let err = common::text(&o.stderr);
+    assert!(
+        err.contains("Polly finds no SCoP in `kernel_noscop`"),
+        "{err}"
+    );
+    let results = read_json(&tmp.path().join("noscop/results.json"));
+    let evals = results["evaluations"].as_array().unwrap();
+    let polly = |e: &serde_json::Value| e["config"]["polly"].as_str().unwrap_or("").to_string();
+    assert!(evals.iter().all(|e| polly(e).is_empty()), "{evals:?}");
+    // Where Polly does find one (gemm), its knobs are tried as before.
+    let o = mctree_fixture("../../polybench/gemm/gemm.c", tmp.path());
+    assert_code(&o, 0);
+    assert!(!common::text(&o.stderr).contains("Polly finds no SCoP"));
 }

@@ -30,6 +30,31 @@ use moldtune::rng::Rng;
 
 const SEEDS: [u32; 3] = [1, 2, 3];
 
+/// One input of a program: extra compile flags (a dataset) and environment (a seed).
+#[derive(Clone)]
+struct Input {
+    flags: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+/// moldtune's harness: three random inputs of one build.
+fn random_inputs() -> Vec<Input> {
+    let env = |seed: u32| {
+        let pairs = [
+            ("PB_DUMP", "1".into()),
+            ("PB_INPUT", "random".into()),
+            ("PB_SEED", seed.to_string()),
+        ];
+        pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    };
+    (SEEDS.iter())
+        .map(|&s| Input {
+            flags: vec![],
+            env: env(s),
+        })
+        .collect()
+}
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -42,6 +67,7 @@ fn adversarial(name: &str) -> PathBuf {
 struct Subject {
     file: PathBuf,
     flags: Vec<String>,
+    inputs: Vec<Input>,
     tree: Tree,
     problem: moldtune::problem::Problem,
     labels: OpenValues,
@@ -51,6 +77,16 @@ struct Subject {
 
 impl Subject {
     fn new(file: PathBuf, flags: &[&str], trust: bool, dir: &Path) -> Subject {
+        Subject::with_inputs(file, flags, random_inputs(), trust, dir)
+    }
+
+    fn with_inputs(
+        file: PathBuf,
+        flags: &[&str],
+        inputs: Vec<Input>,
+        trust: bool,
+        dir: &Path,
+    ) -> Subject {
         let r = recorded(&file, "", flags);
         let (text, loops) = loop_tree(&r);
         let labels = OpenValues::default();
@@ -62,6 +98,7 @@ impl Subject {
         let mut s = Subject {
             file,
             flags: flags.iter().map(|f| f.to_string()).collect(),
+            inputs,
             tree: Tree::new(loops, o),
             problem,
             labels,
@@ -71,7 +108,7 @@ impl Subject {
         s
     }
 
-    /// Builds node `n` and runs it on every seed: the dumps, or why it did not build.
+    /// Builds node `n` and runs it on every input: the dumps, or why it did not build.
     fn outputs(&self, n: usize, dir: &Path) -> Result<Vec<Vec<u8>>, String> {
         let node = &self.tree.nodes[n];
         let config = Config(vec![self.labels.intern(&node.text), 0.0, 0.0]);
@@ -79,36 +116,43 @@ impl Subject {
         let c = dir.join("variant.c");
         let exe = dir.join("variant");
         std::fs::write(&c, &source).unwrap();
+        let mut built: Option<&[String]> = None;
+        let mut out = vec![];
+        for input in &self.inputs {
+            if built != Some(&input.flags) {
+                self.build(&c, &exe, &input.flags)?;
+                built = Some(&input.flags);
+            }
+            let o = Command::new("timeout")
+                .arg("60")
+                .arg(&exe)
+                .env("OMP_NUM_THREADS", "4")
+                .envs(input.env.iter().map(|(k, v)| (k, v)))
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}: {}", node.text, describe(&o));
+            out.push(o.stderr);
+        }
+        Ok(out)
+    }
+
+    fn build(&self, c: &Path, exe: &Path, extra: &[String]) -> Result<(), String> {
         let include = format!("-I{}", self.file.parent().unwrap().display());
         let o = Command::new("clang-22")
             .args(["-O1", "-fopenmp", "-fno-crash-diagnostics"])
             .args(&self.flags)
+            .args(extra)
             .arg(include)
-            .arg(&c)
+            .arg(c)
             .arg("-o")
-            .arg(&exe)
+            .arg(exe)
             .arg("-lm")
             .output()
             .unwrap();
-        if !o.status.success() {
-            return Err(describe(&o));
+        match o.status.success() {
+            true => Ok(()),
+            false => Err(describe(&o)),
         }
-        let run = |seed: u32| {
-            let o = Command::new("timeout")
-                .arg("60")
-                .arg(&exe)
-                .envs([
-                    ("PB_DUMP", "1"),
-                    ("PB_INPUT", "random"),
-                    ("OMP_NUM_THREADS", "4"),
-                ])
-                .env("PB_SEED", seed.to_string())
-                .output()
-                .unwrap();
-            assert!(o.status.success(), "{}: {}", node.text, describe(&o));
-            o.stderr
-        };
-        Ok(SEEDS.iter().map(|&s| run(s)).collect())
     }
 
     /// Whether node `n`'s outputs differ from the reference on some seed (`Err`: it does not
@@ -116,9 +160,9 @@ impl Subject {
     fn differs(&self, n: usize, dir: &Path) -> Result<Option<String>, String> {
         let out = self.outputs(n, dir)?;
         let diff = (self.reference.iter().zip(&out))
-            .zip(SEEDS)
-            .find_map(|((r, o), seed)| compare(r, o, 1e-9, 0.0).err().map(|e| (seed, e)));
-        Ok(diff.map(|(seed, e)| format!("seed {seed}: {e}")))
+            .enumerate()
+            .find_map(|(k, (r, o))| compare(r, o, 1e-9, 0.0).err().map(|e| (k, e)));
+        Ok(diff.map(|(k, e)| format!("input {k}: {e}")))
     }
 
     /// The nodes of depth 1, and up to `deep` of depth 2 (seeded), with a transformation.
@@ -141,10 +185,15 @@ impl Subject {
 }
 
 /// Builds every proved node of `file` (all of depth 1, `deep` of depth 2) and returns the
-/// ones whose output differs, with why.
-fn proved_but_wrong(file: PathBuf, flags: &[&str], deep: usize) -> (usize, Vec<String>) {
+/// ones whose output differs on one of `inputs`, with why.
+fn proved_but_wrong(
+    file: PathBuf,
+    flags: &[&str],
+    inputs: Vec<Input>,
+    deep: usize,
+) -> (usize, Vec<String>) {
     let tmp = tempfile::tempdir().unwrap();
-    let mut s = Subject::new(file, flags, false, tmp.path());
+    let mut s = Subject::with_inputs(file, flags, inputs, false, tmp.path());
     let nodes = s.nodes(deep);
     let mut wrong = vec![];
     for &n in &nodes {
@@ -174,7 +223,7 @@ fn every_stack_proved_on_the_adversarial_kernels_keeps_the_output() {
         "scalars.c",
         "shapes.c",
     ] {
-        let (n, w) = proved_but_wrong(adversarial(f), &[], 60);
+        let (n, w) = proved_but_wrong(adversarial(f), &[], random_inputs(), 60);
         built += n;
         wrong.extend(w);
     }
@@ -197,7 +246,7 @@ fn every_stack_proved_on_the_polybench_kernels_keeps_the_output() {
     let mut wrong = vec![];
     for k in common::KERNELS {
         let file = root().join(format!("polybench/{k}/{k}.c"));
-        let (_, w) = proved_but_wrong(file, &["-DMINI_DATASET"], 12);
+        let (_, w) = proved_but_wrong(file, &["-DMINI_DATASET"], random_inputs(), 12);
         wrong.extend(w);
     }
     assert!(
@@ -285,4 +334,47 @@ fn directions_are_listed_in_the_order_iterations_run() {
         .as_deref()
         .unwrap()
         .contains("assigns the induction variable"));
+}
+
+/// PolyBench/C 4.2.1 as published, when `$MOLDTUNE_ORACLE_POLYBENCH` names a checkout (the
+/// campaign's cache, `~/.cache/moldtune/polybench-c-4.2.1`): its inputs cannot be varied at
+/// run time, so the two inputs are two datasets (MINI and SMALL: other sizes, other values).
+/// Every proved stack of depth 1 and 4 of depth 2 per kernel.
+#[test]
+fn every_stack_proved_on_polybench_4_2_1_keeps_the_output() {
+    let Ok(pb) = std::env::var("MOLDTUNE_ORACLE_POLYBENCH") else {
+        eprintln!("MOLDTUNE_ORACLE_POLYBENCH is not set: PolyBench/C 4.2.1 not checked");
+        return;
+    };
+    if !have_clang() {
+        return;
+    }
+    let pb = PathBuf::from(pb);
+    let list = std::fs::read_to_string(pb.join("utilities/benchmark_list")).unwrap();
+    let utilities = pb.join("utilities");
+    let include = format!("-I{}", utilities.display());
+    let polybench_c = utilities.join("polybench.c").display().to_string();
+    let dataset = |d: &str| Input {
+        flags: vec![format!("-D{d}_DATASET"), polybench_c.clone()],
+        env: vec![],
+    };
+    let inputs = vec![dataset("MINI"), dataset("SMALL")];
+    let mut wrong = vec![];
+    let mut built = 0;
+    for f in list.lines().filter(|l| !l.trim().is_empty()) {
+        let file = pb.join(f.trim().trim_start_matches("./"));
+        let flags = [include.as_str(), "-DPOLYBENCH_DUMP_ARRAYS"];
+        let (n, w) = proved_but_wrong(file, &flags, inputs.clone(), 4);
+        built += n;
+        wrong.extend(w);
+    }
+    eprintln!(
+        "PolyBench/C 4.2.1: {built} proved stacks built, {} changed the output",
+        wrong.len()
+    );
+    assert!(
+        wrong.is_empty(),
+        "proved legal, changed the output:\n{}",
+        wrong.join("\n")
+    );
 }
