@@ -641,3 +641,46 @@ fn instructions_in_the_kernel_are_counted_the_same_run_after_run() {
         "cycles weigh the misses: {cycles:?} vs {once:?}"
     );
 }
+
+/// `moldtune run` of the slow-once problem (1 evaluation) with `MOLDTUNE_LOADAVG` as the
+/// machine's load: the first evaluation's status and its results.json record.
+fn slow_once(load: &str) -> (String, serde_json::Value) {
+    let problem = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/slow_once/slow_once.yaml");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = Command::new(BIN)
+        .args([
+            "run",
+            problem.to_str().unwrap(),
+            "--max-evals",
+            "1",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&out)
+        .env("SLOW_ONCE", tmp.path().join("ran-once"))
+        .env("MOLDTUNE_LOADAVG", load)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.join("results.json").is_file(), "{}", describe(&o));
+    let csv = Csv::read(&out);
+    let status = csv.get(&csv.rows[0], "status").to_string();
+    let results = read_json(&out.join("results.json"));
+    (status, results["evaluations"][0].clone())
+}
+
+#[test]
+fn a_run_timeout_on_a_busy_machine_is_retried_once_and_recorded() {
+    if !have_clang() {
+        return;
+    }
+    let (status, eval) = slow_once("8.00 4.00 2.00 1/100 1");
+    assert_eq!(status, "ok", "{eval}");
+    let retried = eval["retried"].as_str().unwrap_or("");
+    assert!(retried.contains("busy (load 8.00 on"), "{eval}");
+    // On a quiet machine the timeout stands: it is the program's.
+    let (status, eval) = slow_once("0.00 0.00 0.00 1/100 1");
+    assert_eq!(status, "run_timeout", "{eval}");
+    assert!(eval.get("retried").is_none(), "{eval}");
+}

@@ -9,6 +9,24 @@
 use std::io::Write;
 use std::path::Path;
 
+/// Whether the machine is busy enough that a run's timeout may be its fault rather than the
+/// program's: the one-minute load average at least the number of cores (`Some`: "load 2.31
+/// on 2 cores").
+/// `MOLDTUNE_LOADAVG`, when set, is the load average believed instead of the machine's (for
+/// tests: a busy machine cannot be made on demand).
+pub fn busy() -> Option<String> {
+    let text = std::env::var("MOLDTUNE_LOADAVG")
+        .or_else(|_| std::fs::read_to_string("/proc/loadavg"))
+        .ok()?;
+    let load: f64 = text.split_whitespace().next()?.parse().ok()?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    busy_at(load, cores)
+}
+
+fn busy_at(load: f64, cores: usize) -> Option<String> {
+    (load >= cores as f64).then(|| format!("load {load:.2} on {cores} cores"))
+}
+
 /// Bytes the probe writes: a file system that cannot take this much is full.
 const PROBE_BYTES: usize = 64 * 1024;
 
@@ -34,4 +52,16 @@ pub fn describe(dir: &Path, e: &std::io::Error) -> String {
         _ => "fix the machine",
     };
     format!("cannot write in `{}`: {e}; {hint}", dir.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busy_means_a_load_of_at_least_one_per_core() {
+        assert_eq!(busy_at(2.5, 2).as_deref(), Some("load 2.50 on 2 cores"));
+        assert_eq!(busy_at(2.0, 2).as_deref(), Some("load 2.00 on 2 cores"));
+        assert!(busy_at(1.9, 2).is_none());
+    }
 }

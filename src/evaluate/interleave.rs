@@ -142,7 +142,7 @@ fn outcome<T>(step: Step<T>) -> Result<Result<T, Failed>, Stop> {
 /// One timed run of round `round`: its metric.
 fn one_run(v: &Variant, round: usize) -> Result<Result<f64, Failed>, Stop> {
     let timed = sample(v, &format!("verify{round}"), v.problem.run_timeout_s);
-    Ok(outcome(timed)?.map(|(x, _wall)| x))
+    Ok(outcome(timed)?.map(|s| s.x))
 }
 
 fn cause(m: crate::evaluate::outcome::Measurement) -> Failed {

@@ -116,6 +116,7 @@ impl Evaluator for MockEvaluator {
             reused_from: None,
             commands: None,
             node: None,
+            retried: None,
         })
     }
 }

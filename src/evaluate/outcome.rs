@@ -149,6 +149,9 @@ pub struct Measurement {
     /// The node it was built and timed on, when it ran elsewhere (`--executor slurm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
+    /// Why a timed run was run twice (its first try timed out while the machine was busy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retried: Option<String>,
 }
 
 /// What an evaluation ran: argv (and the environment moldtune added) of each child, with
@@ -182,6 +185,7 @@ impl Measurement {
             reused_from: None,
             commands: None,
             node: None,
+            retried: None,
         }
     }
 
@@ -200,6 +204,7 @@ impl Measurement {
             reused_from: None,
             commands: None,
             node: None,
+            retried: None,
         }
     }
 }

@@ -31,13 +31,15 @@ pub fn time(
     let problem = v.problem;
     let mut samples = Vec::new();
     let mut run_s = 0.0;
+    let mut retried = None;
     let mut planned = problem.repeats;
     let mut r = 0;
     while r < planned {
         match sample(v, &format!("run{r}"), timeout_s) {
-            Step::Ok((x, wall_s)) => {
-                samples.push(x);
-                run_s += wall_s;
+            Step::Ok(s) => {
+                samples.push(s.x);
+                run_s += s.wall_s;
+                retried = retried.or(s.retried);
             }
             Step::Fail(mut m) => {
                 m.compile_s = build.compile_s;
@@ -51,7 +53,15 @@ pub fn time(
             planned += EXTRA_REPEATS_FACTOR * problem.repeats;
         }
     }
-    Step::Ok(measured(samples, build.compile_s, run_s, problem))
+    let m = measured(samples, build.compile_s, run_s, problem);
+    Step::Ok(Measurement { retried, ..m })
+}
+
+/// One timed run's metric and wall time, and why it was run twice if it was.
+pub struct Sample {
+    pub x: f64,
+    pub wall_s: f64,
+    pub retried: Option<String>,
 }
 
 /// Whether the first samples would make a new best but spread too much to trust.
@@ -65,9 +75,13 @@ fn needs_confirmation(v: &Variant, samples: &[f64], incumbent: Option<f64>) -> b
 
 /// One timed run: its metric and wall time, or the failure it is recorded as (with this
 /// run's wall time as `run_s` and no compile time).
-pub fn sample(v: &Variant, tag: &str, timeout_s: f64) -> Step<(f64, f64)> {
+pub fn sample(v: &Variant, tag: &str, timeout_s: f64) -> Step<Sample> {
     let ran = v.run_timed(tag, timeout_s);
     let wall_s = ran.finished.wall_s;
+    let done = |x| {
+        let retried = ran.retried.clone();
+        Step::Ok(Sample { x, wall_s, retried })
+    };
     let simulated = cachegrind::simulated(v.problem.metric.kind);
     if !ran.finished.success() {
         return match (run_failure(&ran, 0.0, wall_s, timeout_s), simulated) {
@@ -80,7 +94,7 @@ pub fn sample(v: &Variant, tag: &str, timeout_s: f64) -> Step<(f64, f64)> {
         let counted = cachegrind::read(&v.counts(tag), m.kind, m.function.as_ref());
         let _ = std::fs::remove_file(v.counts(tag));
         return match counted {
-            Ok(x) => Step::Ok((x, wall_s)),
+            Ok(x) => done(x),
             Err(cause) => Step::Fail(Measurement::failed(
                 Status::InvalidMetric,
                 0.0,
@@ -92,7 +106,7 @@ pub fn sample(v: &Variant, tag: &str, timeout_s: f64) -> Step<(f64, f64)> {
     let tail = ran.stdout_tail();
     let stdout = String::from_utf8_lossy(&tail);
     match metric(v, &stdout, wall_s, ran.finished.cpu_s) {
-        Some(x) => Step::Ok((x, wall_s)),
+        Some(x) => done(x),
         None => {
             let last: Vec<&str> = stdout.lines().rev().take(3).collect();
             let cause = format!(

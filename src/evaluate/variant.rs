@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::evaluate::cachegrind;
 use crate::evaluate::child::{self, Command, Exit, Finished};
+use crate::evaluate::environment;
 use crate::evaluate::outcome::{Commands, Measurement, Status, Stop};
 use crate::problem::space::Config;
 use crate::problem::template::{self, Builtins};
@@ -42,6 +43,9 @@ pub struct Ran {
     pub finished: Finished,
     pub stdout: PathBuf,
     pub stderr: PathBuf,
+    /// Why the run was run a second time: its first try timed out while the machine was
+    /// busy (`finished` is the second try).
+    pub retried: Option<String>,
 }
 
 impl Ran {
@@ -266,11 +270,24 @@ impl<'a> Variant<'a> {
         self.run(self.timed_command(tag), timeout_s)
     }
 
+    /// Runs `cmd`; a run that times out while the machine is busy is run once more (the
+    /// load, not the program, may have made it slow), and the retry is recorded.
     fn run(&self, cmd: Command, timeout_s: f64) -> Ran {
+        let mut finished = self.execute(&cmd, timeout_s);
+        let mut retried = None;
+        if matches!(finished.exit, Exit::Timeout) {
+            if let Some(busy) = environment::busy() {
+                retried = Some(format!(
+                    "its first try timed out while the machine was busy ({busy})"
+                ));
+                finished = self.execute(&cmd, timeout_s);
+            }
+        }
         Ran {
-            finished: self.execute(&cmd, timeout_s),
+            finished,
             stdout: cmd.stdout,
             stderr: cmd.stderr,
+            retried,
         }
     }
 }
@@ -405,7 +422,10 @@ pub fn run_failure<T>(ran: &Ran, compile_s: f64, run_s: f64, timeout_s: f64) -> 
             Status::RunTimeout,
             compile_s,
             run_s,
-            format!("the run exceeded its timeout of {timeout_s} s"),
+            match &ran.retried {
+                Some(why) => format!("the run exceeded its timeout of {timeout_s} s twice ({why})"),
+                None => format!("the run exceeded its timeout of {timeout_s} s"),
+            },
         )),
         _ => Step::Fail(Measurement::failed(
             Status::RunError,
