@@ -29,6 +29,7 @@ kernel, results/mctree/tsvc.md at the end (`--report-only` rewrites it).
 
 Usage: python3 scripts/tsvc_campaign.py [--kernels s000,s112] [--evals 12] [--iterations 100]
                                         [--rounds 7] [--binary PATH] [--continue] [--report-only]
+       python3 scripts/tsvc_campaign.py --drivers-only [--kernels s112]   # drivers and commands only
 """
 
 import argparse
@@ -339,6 +340,26 @@ def summary(rows):
     ]
 
 
+def write_driver(drivers, name, parsed):
+    """Writes kernel `name`'s driver into `drivers`; its path."""
+    globals_text, helpers, kernels, args = parsed
+    path = os.path.join(drivers, f"{name}.c")
+    with open(path, "w") as f:
+        f.write(driver(name, globals_text, helpers, kernels[name], args.get(name, "NULL")))
+    return path
+
+
+def write_drivers(src, drivers, a):
+    """Writes every (or every `--kernels`) driver and prints how to tune it."""
+    os.makedirs(drivers, exist_ok=True)
+    parsed = parse(os.path.join(src, "tsvc.c"))
+    wanted = [k for k in a.kernels.split(",") if k]
+    fl = " ".join(flags(src, a.iterations))
+    for name in parsed[2]:
+        if not wanted or name in wanted:
+            print(f"moldtune mctree {write_driver(drivers, name, parsed)} --kernel {name} -- {fl}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=f"mctree on TSVC_2; writes {OUT_JSON} and {OUT_MD}")
     ap.add_argument("--kernels", default="", help="comma-separated kernel names (default: all)")
@@ -351,6 +372,8 @@ def main():
     ap.add_argument("--work", default="", help="where drivers' run directories go (default: the cache)")
     ap.add_argument("--continue", dest="cont", action="store_true", help="skip kernels already in the JSON")
     ap.add_argument("--report-only", action="store_true", help="rewrite the Markdown from the JSON")
+    ap.add_argument("--drivers-only", action="store_true",
+                    help="write the drivers and print each one's mctree command; tune nothing")
     a = ap.parse_args()
     data = load()
     if a.report_only:
@@ -360,23 +383,24 @@ def main():
     tsvc = os.path.abspath(a.tsvc or fetch(os.path.join(cache, "tsvc_2")))
     src = os.path.join(tsvc, "src")
     binary = os.path.abspath(a.binary)
+    if a.drivers_only:
+        write_drivers(src, os.path.join(cache, "tsvc-drivers"), a)
+        return
     if binary == pc.DEFAULT_BINARY:
         subprocess.run(["cargo", "build", "--release", "--quiet"], check=True, cwd=ROOT)
     drivers = os.path.join(cache, "tsvc-drivers")
     work_root = a.work or os.path.join(cache, "tsvc-runs")
     os.makedirs(drivers, exist_ok=True)
-    globals_text, helpers, kernels, args = parse(os.path.join(src, "tsvc.c"))
+    parsed = parse(os.path.join(src, "tsvc.c"))
     data["settings"] = {"evals": a.evals, "iterations": a.iterations, "rounds": a.rounds}
     data["machine"] = open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0].strip(" :\t")
     data["compiler"] = subprocess.run(["clang-22", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     wanted = [k for k in a.kernels.split(",") if k]
     fl = flags(src, a.iterations)
-    for name, text in kernels.items():
+    for name in parsed[2]:
         if (wanted and name not in wanted) or (a.cont and any(r["kernel"] == name for r in data["runs"])):
             continue
-        path = os.path.join(drivers, f"{name}.c")
-        with open(path, "w") as f:
-            f.write(driver(name, globals_text, helpers, text, args.get(name, "NULL")))
+        path = write_driver(drivers, name, parsed)
         work = os.path.join(work_root, name)
         os.makedirs(work, exist_ok=True)
         row = {"kernel": name, "list": listing(binary, path, name, fl)}
