@@ -10,7 +10,8 @@ the suite's array definitions and helper functions, the kernel's own text unchan
 (`PB_SEED`: every real array scaled by 1 + u/2, u uniform in [0, 1), after the kernel's own
 `initialise_arrays`, so signs and zeros stay what the kernel expects) and, under `PB_DUMP=1`,
 writes on stderr the checksum and per-64-element weighted sums (sum of (k+1)*v_k) of every
-global array. `iterations` becomes `TSVC_ITERATIONS` (default here `--iterations 100`).
+global array. `iterations` becomes `TSVC_ITERATIONS` (default here `--iterations 1000`: at least 256, since
+some kernels repeat `iterations/LEN_2D` times).
 
 Then, per kernel, one after the other (two shared cores):
   1. `moldtune mctree DRIVER --list --json --kernel sNNN -- -Isrc -DTSVC_ITERATIONS=N
@@ -27,7 +28,7 @@ TSVC_2 is fetched (git clone) into the cache (`$MOLDTUNE_CACHE` or ~/.cache/mold
 nothing of it is written into this repository. Results: results/mctree/tsvc.json after every
 kernel, results/mctree/tsvc.md at the end (`--report-only` rewrites it).
 
-Usage: python3 scripts/tsvc_campaign.py [--kernels s000,s112] [--evals 12] [--iterations 100]
+Usage: python3 scripts/tsvc_campaign.py [--kernels s000,s112] [--evals 12] [--iterations 1000]
                                         [--rounds 7] [--binary PATH] [--continue] [--report-only]
        python3 scripts/tsvc_campaign.py --drivers-only [--kernels s112]   # drivers and commands only
 """
@@ -117,7 +118,7 @@ def driver(name, globals_text, helpers, kernel_text, arg):
 
 #undef iterations
 #ifndef TSVC_ITERATIONS
-#define TSVC_ITERATIONS 100
+#define TSVC_ITERATIONS 1000
 #endif
 #define iterations TSVC_ITERATIONS
 
@@ -293,8 +294,8 @@ def report(data):
         "intervals: 95% bootstrap of the ratio of medians, measured interleaved in one run.",
         "",
         "| kernel | loops (transformable / carrying) | accesses not modelled | proved / output-checked / refused "
-        "| exp./valid | -O3 s | mctree vs -O3 | mctree vs Polly | Polly vs -O3 | best stack | second input |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| exp./valid | -O3 s | mctree vs -O3 | mctree vs Polly | Polly vs -O3 | best stack | second input | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         ls, mc, m = r.get("list", {}), r.get("mctree", {}), r.get("measured") or {}
@@ -313,7 +314,8 @@ def report(data):
             f"| {r['kernel']} | {loops} | {ls.get('unmodelled', '?')} | {leg.get('proved', 0)} / "
             f"{leg.get('output_checked', 0)} / {leg.get('refused', 0)} | {per:.2f} | "
             f"{m.get('median_s', {}).get('O3', 0):.5f} | {pc.fmt_ci(m.get('speedup_over_O3'))} | "
-            f"{pc.fmt_ci(m.get('speedup_over_polly'))} | {pc.fmt_ci(m.get('polly_over_O3'))} | `{stack}` | {si_text} |")
+            f"{pc.fmt_ci(m.get('speedup_over_polly'))} | {pc.fmt_ci(m.get('polly_over_O3'))} | `{stack}` | {si_text} "
+            f"| {r['load'][0]:.1f}–{r['load'][1]:.1f} |")
     lines += ["", *summary(rows)]
     with open(OUT_MD, "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -364,7 +366,8 @@ def main():
     ap = argparse.ArgumentParser(description=f"mctree on TSVC_2; writes {OUT_JSON} and {OUT_MD}")
     ap.add_argument("--kernels", default="", help="comma-separated kernel names (default: all)")
     ap.add_argument("--evals", type=int, default=12, help="mctree's --max-evals per kernel")
-    ap.add_argument("--iterations", type=int, default=100, help="TSVC's repeat count (suite: 100000)")
+    ap.add_argument("--iterations", type=int, default=1000,
+                    help="TSVC's repeat count (suite: 100000; at least 256: some kernels repeat iterations/256 times)")
     ap.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds")
     ap.add_argument("--tsvc", default="", help="a TSVC_2 checkout (default: fetched into the cache)")
     ap.add_argument("--binary", default=pc.DEFAULT_BINARY,
@@ -403,11 +406,13 @@ def main():
         path = write_driver(drivers, name, parsed)
         work = os.path.join(work_root, name)
         os.makedirs(work, exist_ok=True)
+        load0 = os.getloadavg()[0]
         row = {"kernel": name, "list": listing(binary, path, name, fl)}
         if row["list"]["exit"] == 0:
             row["mctree"] = tune(binary, path, name, fl, a.evals, os.path.join(work, "run"))
             if row["mctree"]["exit"] == 0:
                 row["measured"] = measure(path, os.path.join(work, "run"), work, a.rounds, 0, src)
+        row["load"] = [load0, os.getloadavg()[0]]
         data["runs"] = [r for r in data["runs"] if r["kernel"] != name] + [row]
         save(data)
         sp = (row.get("measured") or {}).get("speedup_over_O3")

@@ -222,6 +222,7 @@ fn every_stack_proved_on_the_adversarial_kernels_keeps_the_output() {
         "alias.c",
         "scalars.c",
         "shapes.c",
+        "bounds.c",
     ] {
         let (n, w) = proved_but_wrong(adversarial(f), &[], random_inputs(), 60);
         built += n;
@@ -334,6 +335,18 @@ fn directions_are_listed_in_the_order_iterations_run() {
         .as_deref()
         .unwrap()
         .contains("assigns the induction variable"));
+    // A bound the body changes (a strip-mined `i < n` with `n--` inside runs the wrong
+    // iterations): not transformable, with or without --trust-output-check.
+    let r = recorded(&adversarial("bounds.c"), "", &[]);
+    let (_, t) = loop_tree(&r);
+    for l in &t.loops {
+        let why = l.untouchable.as_deref().unwrap_or("");
+        assert!(
+            why.contains("changes what its bound reads"),
+            "L{}: {why}",
+            l.id
+        );
+    }
 }
 
 /// PolyBench/C 4.2.1 as published, when `$MOLDTUNE_ORACLE_POLYBENCH` names a checkout (the

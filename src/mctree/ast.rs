@@ -398,6 +398,43 @@ fn assigned_step(e: &Value, iv: &str) -> Option<i64> {
     }
 }
 
+/// Why the bound `upper` may change while the loop runs (OpenMP computes the trip count
+/// once): the body assigns a variable it reads or an array it reads, or it calls a function.
+fn moving_bound(upper: &Value, body: Option<&Value>) -> Option<String> {
+    let mut ids = BTreeSet::new();
+    refs(upper, &mut ids);
+    let mut call = false;
+    find_kind(Some(upper), &["CallExpr"], &mut call);
+    if call {
+        return Some("its bound calls a function, which may change while it runs".into());
+    }
+    let assigned = (ids.iter()).find(|id| assigns(body, id) || writes_array(body, id));
+    assigned.map(|_| "its body changes what its bound reads (OpenMP needs it fixed)".to_string())
+}
+
+/// Whether anything below `v` writes an element of the array `id` (`id[..] = `, `op=`, `++`).
+fn writes_array(v: Option<&Value>, id: &str) -> bool {
+    let Some(v) = v else { return false };
+    let op = v.get("opcode").and_then(Value::as_str);
+    let writes = match kind(v) {
+        "BinaryOperator" => op == Some("="),
+        "CompoundAssignOperator" => true,
+        "UnaryOperator" => matches!(op, Some("++" | "--")),
+        _ => false,
+    };
+    let target = inner(v).first().and_then(array_base);
+    (writes && target == Some(id)) || inner(v).iter().any(|c| writes_array(Some(c), id))
+}
+
+/// The declaration an element access `A[i][j]` indexes.
+fn array_base(v: &Value) -> Option<&str> {
+    let v = bare(v);
+    match kind(v) {
+        "ArraySubscriptExpr" => array_base(inner(v).first()?),
+        _ => decl_ref(v).map(|(id, _, _)| id),
+    }
+}
+
 /// Whether anything below `v` assigns the variable `id` (`=`, `op=`, `++`, `--`) or takes
 /// its address.
 pub(crate) fn assigns(v: Option<&Value>, id: &str) -> bool {
@@ -504,6 +541,9 @@ impl Walk<'_> {
                 "its body assigns the induction variable `{}`",
                 l.iv
             ));
+        }
+        if let Some(why) = header(v).and_then(|h| moving_bound(&h.upper, inner(v).get(4))) {
+            return Some(why);
         }
         let mut breaks = false;
         find_kind(
