@@ -267,17 +267,18 @@ def second_input(pb, original, best_c, best_argv, o3_argv, work, env):
     return {"checked": True, "correct": correct, "values": len(res["ref"][1].split())}
 
 
-def load():
-    if os.path.exists(OUT_JSON):
-        return json.load(open(OUT_JSON))
+def load(path=OUT_JSON):
+    if os.path.exists(path):
+        return json.load(open(path))
     return {"runs": []}
 
 
-def save(data):
-    tmp = OUT_JSON + ".tmp"
+def save(data, path=OUT_JSON):
+    """Writes the campaign's JSON atomically (a kill leaves the previous one)."""
+    tmp = path + ".tmp"
     with open(tmp, "w") as f:
         json.dump(data, f, indent=1)
-    os.replace(tmp, OUT_JSON)
+    os.replace(tmp, path)
 
 
 def fmt_ci(c):
@@ -310,11 +311,7 @@ def report(data):
             continue
         med = m.get("median_s", {})
         leg = mc.get("legality") or {}
-        best = m.get("best", {})
-        stack = "; ".join(x for x in (best.get("polly", ""), best.get("transformations", "")) if x) or "untransformed"
-        si = m.get("second_input", {})
-        si_text = ("yes" if si.get("correct") else "**NO**") if si.get("checked") else f"n/a ({si.get('why', '')})"
-        per = mc["experiments"] / max(mc["valid"], 1)
+        stack, si_text, per = stack_text(m), second_input_text(m), per_valid(mc)
         lines.append(
             f"| {r['kernel']} | {r['seed']} | {med.get('O3', 0):.5f} | {med.get('polly', 0):.5f} | "
             f"{med.get('mctree', 0):.5f} | {fmt_ci(m.get('speedup_over_O3'))} | "
@@ -324,6 +321,25 @@ def report(data):
     lines += ["", *summary_lines(rows)]
     with open(OUT_MD, "w") as f:
         f.write("\n".join(lines) + "\n")
+
+
+def stack_text(m):
+    """The measured best's Polly knob and directives, as one cell."""
+    best = m.get("best", {})
+    return "; ".join(x for x in (best.get("polly", ""), best.get("transformations", "")) if x) or "untransformed"
+
+
+def second_input_text(m):
+    """Whether the best was right on the second input, as one cell."""
+    si = m.get("second_input", {})
+    if si.get("checked"):
+        return "yes" if si.get("correct") else "**NO**"
+    return f"n/a ({si.get('why', m.get('error', ''))})"
+
+
+def per_valid(mc):
+    """Experiments per valid evaluation of an mctree summary."""
+    return mc["experiments"] / max(mc["valid"], 1)
 
 
 def summary_lines(rows):

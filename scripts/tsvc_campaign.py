@@ -268,19 +268,6 @@ def second_input(work, env):
     return {"checked": True, "correct": True, "values": len(ref[1].split())}
 
 
-def load():
-    if os.path.exists(OUT_JSON):
-        return json.load(open(OUT_JSON))
-    return {"runs": []}
-
-
-def save(data):
-    tmp = OUT_JSON + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(data, f, indent=1)
-    os.replace(tmp, OUT_JSON)
-
-
 def report(data):
     rows = sorted(data["runs"], key=lambda r: r["kernel"])
     s = data.get("settings", {})
@@ -305,11 +292,7 @@ def report(data):
             lines.append(f"| {r['kernel']} | {loops} | | | | | exit {mc.get('exit', ls.get('exit'))}: {why} | | | | |")
             continue
         leg = mc.get("legality") or {}
-        best = m.get("best", {})
-        stack = "; ".join(x for x in (best.get("polly", ""), best.get("transformations", "")) if x) or "untransformed"
-        si = m.get("second_input", {})
-        si_text = ("yes" if si.get("correct") else "**NO**") if si.get("checked") else f"n/a ({si.get('why', m.get('error', ''))})"
-        per = mc["experiments"] / max(mc["valid"], 1)
+        stack, si_text, per = pc.stack_text(m), pc.second_input_text(m), pc.per_valid(mc)
         lines.append(
             f"| {r['kernel']} | {loops} | {ls.get('unmodelled', '?')} | {leg.get('proved', 0)} / "
             f"{leg.get('output_checked', 0)} / {leg.get('refused', 0)} | {per:.2f} | "
@@ -329,7 +312,7 @@ def summary(rows):
     below = [r["kernel"] for r in done
              if (r["measured"].get("polly_over_O3") or [0, 0, 0])[1] > 1.0
              and (r["measured"].get("speedup_over_polly") or [1, 1, 1])[2] < 1.0]
-    pers = [r["mctree"]["experiments"] / max(r["mctree"]["valid"], 1) for r in done]
+    pers = [pc.per_valid(r["mctree"]) for r in done]
     med = f"{statistics.median(pers):.2f} ({min(pers):.2f}–{max(pers):.2f})" if pers else "—"
     return [
         "## Summary",
@@ -378,7 +361,7 @@ def main():
     ap.add_argument("--drivers-only", action="store_true",
                     help="write the drivers and print each one's mctree command; tune nothing")
     a = ap.parse_args()
-    data = load()
+    data = pc.load(OUT_JSON)
     if a.report_only:
         report(data)
         return
@@ -414,7 +397,7 @@ def main():
                 row["measured"] = measure(path, os.path.join(work, "run"), work, a.rounds, 0, src)
         row["load"] = [load0, os.getloadavg()[0]]
         data["runs"] = [r for r in data["runs"] if r["kernel"] != name] + [row]
-        save(data)
+        pc.save(data, OUT_JSON)
         sp = (row.get("measured") or {}).get("speedup_over_O3")
         print(f"{name}: list exit {row['list']['exit']}, mctree exit {row.get('mctree', {}).get('exit')}, "
               f"vs -O3 {pc.fmt_ci(sp)}", file=sys.stderr)

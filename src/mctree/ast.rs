@@ -415,15 +415,19 @@ fn moving_bound(upper: &Value, body: Option<&Value>) -> Option<String> {
 /// Whether anything below `v` writes an element of the array `id` (`id[..] = `, `op=`, `++`).
 fn writes_array(v: Option<&Value>, id: &str) -> bool {
     let Some(v) = v else { return false };
+    let target = inner(v).first().and_then(array_base);
+    (is_write(v) && target == Some(id)) || inner(v).iter().any(|c| writes_array(Some(c), id))
+}
+
+/// Whether `v` writes its first operand: `=`, `op=`, `++` or `--`.
+pub(crate) fn is_write(v: &Value) -> bool {
     let op = v.get("opcode").and_then(Value::as_str);
-    let writes = match kind(v) {
+    match kind(v) {
         "BinaryOperator" => op == Some("="),
         "CompoundAssignOperator" => true,
         "UnaryOperator" => matches!(op, Some("++" | "--")),
         _ => false,
-    };
-    let target = inner(v).first().and_then(array_base);
-    (writes && target == Some(id)) || inner(v).iter().any(|c| writes_array(Some(c), id))
+    }
 }
 
 /// The declaration an element access `A[i][j]` indexes.
@@ -439,13 +443,8 @@ fn array_base(v: &Value) -> Option<&str> {
 /// its address.
 pub(crate) fn assigns(v: Option<&Value>, id: &str) -> bool {
     let Some(v) = v else { return false };
-    let op = v.get("opcode").and_then(Value::as_str);
-    let writes = match kind(v) {
-        "BinaryOperator" => op == Some("="),
-        "CompoundAssignOperator" => true,
-        "UnaryOperator" => matches!(op, Some("++" | "--" | "&")),
-        _ => false,
-    };
+    let address = v.get("opcode").and_then(Value::as_str) == Some("&");
+    let writes = is_write(v) || (kind(v) == "UnaryOperator" && address);
     let target = inner(v).first().and_then(decl_ref);
     (writes && target.is_some_and(|(t, _, _)| t == id))
         || inner(v).iter().any(|c| assigns(Some(c), id))
@@ -777,16 +776,7 @@ fn declarations(v: Option<&Value>, out: &mut BTreeSet<String>) {
 /// Scalars (not array elements) assigned, compound-assigned, incremented or decremented.
 fn assigned(v: Option<&Value>, out: &mut BTreeSet<(String, String)>) {
     let Some(v) = v else { return };
-    let writes = match kind(v) {
-        "BinaryOperator" => v.get("opcode").and_then(Value::as_str) == Some("="),
-        "CompoundAssignOperator" => true,
-        "UnaryOperator" => matches!(
-            v.get("opcode").and_then(Value::as_str),
-            Some("++") | Some("--")
-        ),
-        _ => false,
-    };
-    if writes {
+    if is_write(v) {
         if let Some((id, name, _)) = inner(v).first().and_then(decl_ref) {
             out.insert((id.into(), name.into()));
         }

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::mctree::ast::{
-    assigns, bare, decl_ref, header, inner, kind, literal, text_of, Function,
+    assigns, bare, decl_ref, header, inner, is_write, kind, literal, text_of, Function,
 };
 use crate::mctree::memory::{Memory, Place, Subscript};
 use crate::problem::mold::line_col;
@@ -462,14 +462,7 @@ impl Collector<'_> {
 
 /// Scalars the kernel assigns (`=`, `op=`, `++`, `--`) and the ones declared in its loops.
 fn assigned(v: &Value, in_loop: bool, out: &mut HashSet<String>) {
-    let op = v.get("opcode").and_then(Value::as_str);
-    let writes = match kind(v) {
-        "BinaryOperator" => op == Some("="),
-        "CompoundAssignOperator" => true,
-        "UnaryOperator" => matches!(op, Some("++" | "--")),
-        _ => false,
-    };
-    if writes {
+    if is_write(v) {
         if let Some((id, _, _)) = inner(v).first().and_then(decl_ref) {
             out.insert(id.into());
         }
