@@ -408,3 +408,202 @@ fn every_stack_proved_on_polybench_4_2_1_keeps_the_output() {
         wrong.join("\n")
     );
 }
+
+/// A loop of Polly's AST: its depth (by indentation), and whether Polly found a dependence
+/// it carries (`#pragma minimal dependence distance`).
+struct PollyLoop {
+    indent: usize,
+    carries: bool,
+}
+
+/// Polly's view of `file`, its loops left as written (`-O1 -fno-unroll-loops -fno-inline`,
+/// Polly early, no rescheduling or tiling): the source lines of every SCoP Polly kept (from
+/// `-Rpass-analysis`, in order), and the loops of each AST it printed for `function`.
+fn polly_scops(
+    file: &Path,
+    flags: &[String],
+    function: &str,
+) -> (Vec<(u32, u32)>, Vec<Vec<PollyLoop>>) {
+    let mllvm = [
+        "-polly",
+        "-polly-position=early",
+        "-polly-reschedule=0",
+        "-polly-postopts=0",
+        "-polly-tiling=0",
+        "-polly-process-unprofitable",
+        "-polly-print-ast",
+        "-polly-ast-detect-parallel",
+    ];
+    let o = Command::new("clang-22")
+        .args(["-O1", "-fno-unroll-loops", "-fno-inline", "-fopenmp"])
+        .arg("-Rpass-analysis=polly-scops")
+        .args(mllvm.iter().flat_map(|m| ["-mllvm", m]))
+        .args(flags)
+        .arg("-c")
+        .arg(file)
+        .args(["-o", "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", describe(&o));
+    let name = file.display().to_string();
+    let mut ranges = vec![];
+    let mut begin = None;
+    for l in common::text(&o.stderr).lines() {
+        let Some(rest) = l.strip_prefix(&*name) else {
+            continue;
+        };
+        let line: Option<u32> = rest.split(':').nth(1).and_then(|n| n.parse().ok());
+        if l.contains("remark: SCoP begins here.") {
+            begin = line;
+        } else if l.contains("remark: SCoP ends here.") {
+            ranges.extend(begin.take().zip(line));
+        } else if l.contains("remark: SCoP ends here but was dismissed") {
+            begin = None;
+        }
+    }
+    let mut asts: Vec<Vec<PollyLoop>> = vec![];
+    let (mut carries, mut ours) = (false, false);
+    for l in common::text(&o.stdout).lines() {
+        let t = l.trim_start();
+        if t.starts_with("Printing analysis") {
+            ours = t.ends_with(&format!("in function '{function}':"));
+            if ours {
+                asts.push(vec![]);
+            }
+        } else if t.starts_with("#pragma minimal dependence distance") {
+            carries = true;
+        } else if t.starts_with("for (") {
+            // A pragma belongs to the `for` after it, in whichever function.
+            let indent = l.len() - t.len();
+            if ours {
+                asts.last_mut().unwrap().push(PollyLoop { indent, carries });
+            }
+            carries = false;
+        }
+    }
+    (ranges, asts)
+}
+
+/// Compares the loops mctree calls independent with Polly's dependences on `file`: a loop
+/// mctree proves carries nothing (so `reverse` and `parallel for` on it are proposed) that
+/// Polly says carries a dependence is a disagreement. Only SCoPs whose loops match the
+/// source's one to one (count and nesting) are compared. Returns (loops compared,
+/// loops Polly finds carrying a dependence, disagreements).
+fn polly_disagreements(file: &Path, flags: &[&str]) -> (usize, usize, Vec<String>) {
+    let r = recorded(file, "", flags);
+    let (_, t) = loop_tree(&r);
+    let (mut compared, mut carried) = (0, 0);
+    let mut wrong = vec![];
+    let (ranges, asts) = polly_scops(file, &r.parse_flags(), &t.kernel);
+    let first = t.loops.iter().map(|l| l.line).min().unwrap_or(0);
+    let last = t.loops.iter().map(|l| l.line).max().unwrap_or(0);
+    let kernels = ranges.into_iter().filter(|&(b, e)| e >= first && b <= last);
+    for ((begin, end), polly) in kernels.zip(asts) {
+        let ours: Vec<_> = (t.loops.iter())
+            .filter(|l| l.line >= begin && l.line <= end)
+            .collect();
+        let depth = |l: &moldtune::mctree::looptree::Loop| {
+            std::iter::successors(l.parent, |&p| t.loops[p].parent)
+                .filter(|&p| t.loops[p].line >= begin)
+                .count()
+        };
+        let mut indents: Vec<usize> = polly.iter().map(|p| p.indent).collect();
+        indents.sort_unstable();
+        indents.dedup();
+        let polly_depth = |p: &PollyLoop| indents.iter().position(|&i| i == p.indent).unwrap();
+        let same_shape = ours.len() == polly.len()
+            && (ours.iter().zip(&polly)).all(|(o, p)| depth(o) == polly_depth(p));
+        if !same_shape {
+            continue;
+        }
+        for (o, p) in ours.iter().zip(&polly) {
+            // Loops whose scalars mctree privatises: Polly, which does not privatise, may
+            // see a dependence on them that `private(..)` removes.
+            if o.untouchable.is_some() || !t.deps.private.get(&o.id).is_none_or(Vec::is_empty) {
+                continue;
+            }
+            compared += 1;
+            carried += p.carries as usize;
+            if o.independent && p.carries {
+                wrong.push(format!(
+                    "{}: L{} (line {}) is proved independent; Polly finds a dependence it carries",
+                    file.display(),
+                    o.id,
+                    o.line
+                ));
+            }
+        }
+    }
+    (compared, carried, wrong)
+}
+
+#[test]
+fn polly_finds_no_dependence_on_a_loop_proved_independent() {
+    if !have_clang() {
+        return;
+    }
+    let (mut compared, mut carried) = (0, 0);
+    let mut wrong = vec![];
+    let adversarial_files = [
+        "down.c",
+        "strided.c",
+        "pview.c",
+        "alias.c",
+        "scalars.c",
+        "shapes.c",
+    ];
+    let polybench = common::KERNELS.map(|k| root().join(format!("polybench/{k}/{k}.c")));
+    let files = (adversarial_files.iter().map(|f| (adversarial(f), vec![])))
+        .chain(polybench.into_iter().map(|f| (f, vec!["-DMINI_DATASET"])));
+    for (file, flags) in files {
+        let (n, c, w) = polly_disagreements(&file, &flags);
+        compared += n;
+        carried += c;
+        wrong.extend(w);
+    }
+    eprintln!(
+        "Polly: {compared} loops compared, {carried} of them carry a dependence in Polly's view"
+    );
+    assert!(
+        compared >= 40,
+        "only {compared} loops compared: Polly's SCoPs do not match the source's loops"
+    );
+    assert!(
+        carried >= 10,
+        "Polly sees only {carried} carried dependences: the comparison proves little"
+    );
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The comparison with Polly on PolyBench/C 4.2.1 as published (`$MOLDTUNE_ORACLE_POLYBENCH`),
+/// its loop bounds the array extents (`-DPOLYBENCH_USE_SCALAR_LB`): with the run-time bounds
+/// (`j < nj` over `double C[NI][NJ]`) Polly cannot rule out that `j` runs past a row and
+/// reports dependences between rows that C's rule for subscripts excludes — the one
+/// assumption mctree's test makes.
+#[test]
+fn polly_finds_no_dependence_on_a_loop_proved_independent_in_polybench_4_2_1() {
+    let Ok(pb) = std::env::var("MOLDTUNE_ORACLE_POLYBENCH") else {
+        return;
+    };
+    if !have_clang() {
+        return;
+    }
+    let pb = PathBuf::from(pb);
+    let list = std::fs::read_to_string(pb.join("utilities/benchmark_list")).unwrap();
+    let include = format!("-I{}", pb.join("utilities").display());
+    let (mut compared, mut carried) = (0, 0);
+    let mut wrong = vec![];
+    for f in list.lines().filter(|l| !l.trim().is_empty()) {
+        let file = pb.join(f.trim().trim_start_matches("./"));
+        let flags = [&include, "-DMINI_DATASET", "-DPOLYBENCH_USE_SCALAR_LB"];
+        let (n, c, w) = polly_disagreements(&file, &flags);
+        eprintln!("Polly: {}: {n} loops compared, {c} carried", f.trim());
+        compared += n;
+        carried += c;
+        wrong.extend(w);
+    }
+    eprintln!(
+        "Polly, PolyBench/C 4.2.1: {compared} loops compared, {carried} carried in Polly's view"
+    );
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
