@@ -809,26 +809,3 @@ fn an_output_that_varies_between_runs_is_named_and_infinities_pass_their_own_che
     );
     assert_code(&mctree_fixture("infinite.c", tmp.path()), 0);
 }
-
-#[test]
-fn the_polly_knobs_are_not_tried_where_polly_finds_no_scop() {
-    if !have_clang() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let o = mctree_fixture("noscop.c", tmp.path());
-    assert_code(&o, 0);
-    let err = common::text(&o.stderr);
-    assert!(
-        err.contains("Polly finds no SCoP in `kernel_noscop`"),
-        "{err}"
-    );
-    let results = read_json(&tmp.path().join("noscop/results.json"));
-    let evals = results["evaluations"].as_array().unwrap();
-    let polly = |e: &serde_json::Value| e["config"]["polly"].as_str().unwrap_or("").to_string();
-    assert!(evals.iter().all(|e| polly(e).is_empty()), "{evals:?}");
-    // Where Polly does find one (gemm), its knobs are tried as before.
-    let o = mctree_fixture("../../polybench/gemm/gemm.c", tmp.path());
-    assert_code(&o, 0);
-    assert!(!common::text(&o.stderr).contains("Polly finds no SCoP"));
-}

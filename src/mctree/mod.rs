@@ -11,7 +11,6 @@ pub mod emit;
 pub mod legality;
 pub mod looptree;
 pub mod memory;
-pub mod polly;
 pub mod search;
 pub mod setup;
 pub mod transform;
@@ -413,9 +412,7 @@ fn tune(
     let out = (opts.run_dir()).unwrap_or_else(|| driver::default_out(&problem));
     opts.out = Some(out.clone());
     keep_discovered(&out, opts.resuming(), &text, &loops)?;
-    let mut options = r.options();
-    options.polly = o.shared.mock || polly_sees_the_kernel(&r, &loops, o.shared.quiet);
-    let mut search = TreeSearch::new(Tree::new(loops, options), kind, s.seed, labels);
+    let mut search = TreeSearch::new(Tree::new(loops, r.options()), kind, s.seed, labels);
     search.records_legality = r.records_legality;
     let launch = Launch {
         problem: &problem,
@@ -446,20 +443,6 @@ fn tune(
         emitted,
         legality,
     })))
-}
-
-/// Whether Polly finds a SCoP in the kernel (saying so when it does not: its knobs are then
-/// left out).
-fn polly_sees_the_kernel(r: &Recorded, loops: &LoopTree, quiet: bool) -> bool {
-    let lines = polly::scop_lines(r);
-    let sees = polly::sees_the_kernel(lines.as_deref(), loops);
-    if !sees && !quiet {
-        eprintln!(
-            "mctree: Polly finds no SCoP in `{}` (its report, -Rpass-analysis=polly-scops): the Polly knobs cannot change it and are not tried",
-            loops.kernel
-        );
-    }
-    sees
 }
 
 /// Says on stderr what mctree found and where Polly acts.

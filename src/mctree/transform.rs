@@ -136,9 +136,6 @@ pub struct Options {
     /// Propose directives the dependence analysis does not prove legal (the output check
     /// is then their only guard).
     pub trust_output_check: bool,
-    /// Propose the Polly knobs (not when Polly finds no SCoP in the kernel:
-    /// [`crate::mctree::polly`]).
-    pub polly: bool,
 }
 
 impl Default for Options {
@@ -149,7 +146,6 @@ impl Default for Options {
             depth: 4,
             max_tile: 3,
             trust_output_check: false,
-            polly: true,
         }
     }
 }
@@ -226,7 +222,7 @@ impl Stacks {
             return (vec![], vec![]);
         }
         let mut out = Vec::new();
-        if self.polly == Polly::Off && o.polly {
+        if self.polly == Polly::Off {
             for p in [Polly::On, Polly::NoReschedule, Polly::Parallel] {
                 let c = Stacks {
                     polly: p,
