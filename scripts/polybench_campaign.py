@@ -80,12 +80,21 @@ def run_mctree(binary, pb, path, seed, evals, out):
     r = {"command": " ".join(cmd[:1] + ["mctree"] + cmd[2:]).replace(binary, "moldtune"),
          "exit": p.returncode, "wall_s": round(time.time() - t0, 1)}
     if p.returncode != 0:
-        lines = [l for l in p.stderr.splitlines() if l.strip()]
-        r["why"] = next((l for l in lines if l.startswith("error")), lines[0] if lines else "")
+        r["why"] = error_text(p.stderr)
         return r, None
     summary = json.loads(p.stdout)
     r.update({k: summary.get(k) for k in ("experiments", "valid", "legality", "verification")})
     return r, summary
+
+
+def error_text(stderr):
+    """moldtune's error on one line: the `error:` line and the indented lines under it (no hint)."""
+    lines = [l for l in stderr.splitlines() if l.strip()]
+    if not lines:
+        return ""
+    at = next((i for i, l in enumerate(lines) if l.startswith("error")), 0)
+    rest = [l.strip() for l in lines[at + 1:] if l.startswith("  ") and not l.strip().startswith("hint")]
+    return " ".join([lines[at], *rest])
 
 
 def best_eval(run_dir):

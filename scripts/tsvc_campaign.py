@@ -196,7 +196,7 @@ def listing(binary, path, name, fl):
     p = subprocess.run([binary, "mctree", path, "--kernel", name, "--list", "--json", "--", *fl],
                        capture_output=True, text=True)
     if p.returncode != 0:
-        return {"exit": p.returncode, "why": (p.stderr.strip().splitlines() or [""])[0]}
+        return {"exit": p.returncode, "why": pc.error_text(p.stderr)}
     t = json.loads(p.stdout)
     loops = t["loops"]
     return {"exit": 0, "loops": len(loops),
@@ -213,8 +213,7 @@ def tune(binary, path, name, fl, evals, out):
     p = subprocess.run(cmd, capture_output=True, text=True)
     r = {"exit": p.returncode, "wall_s": round(time.time() - t0, 1)}
     if p.returncode != 0:
-        lines = [l for l in p.stderr.splitlines() if l.strip()]
-        r["why"] = next((l for l in lines if l.startswith("error")), lines[0] if lines else "")
+        r["why"] = pc.error_text(p.stderr)
         return r
     summary = json.loads(p.stdout)
     r.update({k: summary.get(k) for k in ("experiments", "valid", "legality", "verification")})
