@@ -30,6 +30,17 @@ use moldtune::rng::Rng;
 
 const SEEDS: [u32; 3] = [1, 2, 3];
 
+/// The kernels of `tests/mctree/adversarial/`.
+const ADVERSARIAL: [&str; 7] = [
+    "down.c",
+    "strided.c",
+    "pview.c",
+    "alias.c",
+    "scalars.c",
+    "shapes.c",
+    "bounds.c",
+];
+
 /// One input of a program: extra compile flags (a dataset) and environment (a seed).
 #[derive(Clone)]
 struct Input {
@@ -221,15 +232,7 @@ fn every_stack_proved_on_the_adversarial_kernels_keeps_the_output() {
     }
     let mut wrong = vec![];
     let mut built = 0;
-    for f in [
-        "down.c",
-        "strided.c",
-        "pview.c",
-        "alias.c",
-        "scalars.c",
-        "shapes.c",
-        "bounds.c",
-    ] {
+    for f in ADVERSARIAL {
         let (n, w) = proved_but_wrong(adversarial(f), &[], random_inputs(), 60);
         built += n;
         wrong.extend(w);
@@ -544,16 +547,8 @@ fn polly_finds_no_dependence_on_a_loop_proved_independent() {
     }
     let (mut compared, mut carried) = (0, 0);
     let mut wrong = vec![];
-    let adversarial_files = [
-        "down.c",
-        "strided.c",
-        "pview.c",
-        "alias.c",
-        "scalars.c",
-        "shapes.c",
-    ];
     let polybench = common::KERNELS.map(|k| root().join(format!("polybench/{k}/{k}.c")));
-    let files = (adversarial_files.iter().map(|f| (adversarial(f), vec![])))
+    let files = (ADVERSARIAL.iter().map(|f| (adversarial(f), vec![])))
         .chain(polybench.into_iter().map(|f| (f, vec!["-DMINI_DATASET"])));
     for (file, flags) in files {
         let (n, c, w) = polly_disagreements(&file, &flags);
