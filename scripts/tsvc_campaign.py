@@ -298,12 +298,12 @@ def report(data):
             f"{m.get('median_s', {}).get('O3', 0):.5f} | {pc.fmt_ci(m.get('speedup_over_O3'))} | "
             f"{pc.fmt_ci(m.get('speedup_over_polly'))} | {pc.fmt_ci(m.get('polly_over_O3'))} | `{stack}` | {si_text} "
             f"| {r['load'][0]:.1f}–{r['load'][1]:.1f} |")
-    lines += ["", *summary(rows)]
+    lines += ["", *summary(rows, data.get("total", "?"))]
     with open(OUT_MD, "w") as f:
         f.write("\n".join(lines) + "\n")
 
 
-def summary(rows):
+def summary(rows, total):
     done = [r for r in rows if r.get("mctree", {}).get("exit") == 0 and (r.get("measured") or {}).get("median_s")]
     refused = [r for r in rows if r.get("mctree", {}).get("exit", 0) != 0 or r.get("list", {}).get("exit", 0) != 0]
     wrong = [r["kernel"] for r in done if r["measured"].get("second_input", {}).get("checked")
@@ -316,7 +316,8 @@ def summary(rows):
     return [
         "## Summary",
         "",
-        f"- kernels: {len(rows)}; tuned and measured: {len(done)}; not tuned (exit with one line): {len(refused)}",
+        f"- kernels: {len(rows)} of TSVC_2's {total}; tuned and measured: {len(done)}; not tuned (exit 2, "
+        f"why in the table): {len(refused)}" + ("" if len(rows) == total else " (the rest: `--continue`)"),
         f"- verified bests wrong on the second input: {len(wrong)} {wrong if wrong else ''}",
         f"- experiments per valid evaluation, median (range): {med}",
         f"- kernels where Polly beat -O3 and mctree's best is slower than Polly beyond the interval: "
@@ -378,6 +379,7 @@ def main():
     os.makedirs(drivers, exist_ok=True)
     parsed = parse(os.path.join(src, "tsvc.c"))
     data["settings"] = {"evals": a.evals, "iterations": a.iterations, "rounds": a.rounds}
+    data["total"] = len(parsed[2])
     data["machine"] = open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0].strip(" :\t")
     data["compiler"] = subprocess.run(["clang-22", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     wanted = [k for k in a.kernels.split(",") if k]

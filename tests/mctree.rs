@@ -809,3 +809,32 @@ fn an_output_that_varies_between_runs_is_named_and_infinities_pass_their_own_che
     );
     assert_code(&mctree_fixture("infinite.c", tmp.path()), 0);
 }
+
+#[test]
+fn where_polly_finds_no_scop_only_its_plain_knob_is_tried() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let o = mctree_fixture("noscop.c", tmp.path());
+    assert_code(&o, 0);
+    let err = common::text(&o.stderr);
+    assert!(
+        err.contains("Polly finds no SCoP in `kernel_noscop`"),
+        "{err}"
+    );
+    let results = read_json(&tmp.path().join("noscop/results.json"));
+    let evals = results["evaluations"].as_array().unwrap();
+    let polly: Vec<&str> = (evals.iter())
+        .map(|e| e["config"]["polly"].as_str().unwrap_or(""))
+        .collect();
+    assert!(
+        polly.iter().all(|p| p.is_empty() || *p == "-mllvm -polly"),
+        "{polly:?}"
+    );
+    assert!(polly.contains(&"-mllvm -polly"), "{polly:?}");
+    // Where Polly does find one (gemm), all its knobs are tried as before.
+    let o = mctree_fixture("../../polybench/gemm/gemm.c", tmp.path());
+    assert_code(&o, 0);
+    assert!(!common::text(&o.stderr).contains("Polly finds no SCoP"));
+}

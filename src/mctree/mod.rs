@@ -11,6 +11,7 @@ pub mod emit;
 pub mod legality;
 pub mod looptree;
 pub mod memory;
+pub mod polly;
 pub mod search;
 pub mod setup;
 pub mod transform;
@@ -412,7 +413,11 @@ fn tune(
     let out = (opts.run_dir()).unwrap_or_else(|| driver::default_out(&problem));
     opts.out = Some(out.clone());
     keep_discovered(&out, opts.resuming(), &text, &loops)?;
-    let mut search = TreeSearch::new(Tree::new(loops, r.options()), kind, s.seed, labels);
+    let mut options = r.options();
+    if !o.shared.mock {
+        options.polly = polly_knobs(&r, &loops, o.shared.quiet);
+    }
+    let mut search = TreeSearch::new(Tree::new(loops, options), kind, s.seed, labels);
     search.records_legality = r.records_legality;
     let launch = Launch {
         problem: &problem,
@@ -443,6 +448,18 @@ fn tune(
         emitted,
         legality,
     })))
+}
+
+/// The Polly knobs worth a build, saying so when Polly finds no SCoP in the kernel.
+fn polly_knobs(r: &Recorded, loops: &LoopTree, quiet: bool) -> Vec<transform::Polly> {
+    let knobs = polly::knobs(r, loops);
+    if knobs.len() == 1 && !quiet {
+        eprintln!(
+            "mctree: Polly finds no SCoP in `{}` (-Rpass-analysis=polly-scops): only `-mllvm -polly` is tried (its other knobs schedule SCoPs; they would build the same program)",
+            loops.kernel
+        );
+    }
+    knobs
 }
 
 /// Says on stderr what mctree found and where Polly acts.

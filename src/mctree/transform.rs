@@ -136,6 +136,8 @@ pub struct Options {
     /// Propose directives the dependence analysis does not prove legal (the output check
     /// is then their only guard).
     pub trust_output_check: bool,
+    /// The Polly knobs to propose ([`crate::mctree::polly::knobs`]).
+    pub polly: Vec<Polly>,
 }
 
 impl Default for Options {
@@ -146,6 +148,7 @@ impl Default for Options {
             depth: 4,
             max_tile: 3,
             trust_output_check: false,
+            polly: vec![Polly::On, Polly::NoReschedule, Polly::Parallel],
         }
     }
 }
@@ -223,7 +226,7 @@ impl Stacks {
         }
         let mut out = Vec::new();
         if self.polly == Polly::Off {
-            for p in [Polly::On, Polly::NoReschedule, Polly::Parallel] {
+            for &p in &o.polly {
                 let c = Stacks {
                     polly: p,
                     ..self.clone()
