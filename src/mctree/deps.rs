@@ -27,9 +27,8 @@ use serde_json::Value;
 
 pub use crate::mctree::affine::Dir;
 use crate::mctree::affine::{dimension, Affine, Nest};
-use crate::mctree::ast::{
-    assigns, bare, decl_ref, header, inner, is_write, kind, literal, text_of, Function,
-};
+use crate::mctree::ast::{bare, decl_ref, inner, kind, literal, text_of, Function};
+use crate::mctree::header::{assigns, header, is_write};
 use crate::mctree::memory::{Memory, Place, Subscript};
 use crate::problem::mold::line_col;
 

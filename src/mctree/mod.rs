@@ -9,6 +9,7 @@ pub mod affine;
 pub mod ast;
 pub mod deps;
 pub mod emit;
+pub mod header;
 pub mod legality;
 pub mod looptree;
 pub mod memory;
