@@ -10,14 +10,17 @@ the suite's array definitions and helper functions, the kernel's own text unchan
 (`PB_SEED`: every real array scaled by 1 + u/2, u uniform in [0, 1), after the kernel's own
 `initialise_arrays`, so signs and zeros stay what the kernel expects) and, under `PB_DUMP=1`,
 writes on stderr the checksum and per-64-element weighted sums (sum of (k+1)*v_k) of every
-global array. `iterations` becomes `TSVC_ITERATIONS` (default here `--iterations 1000`: at least 256, since
-some kernels repeat `iterations/LEN_2D` times).
+global array. `iterations` becomes `TSVC_ITERATIONS`: `--iterations` (default 1000), raised for a kernel
+whose text divides it (`iterations/LEN_1D`: s176 would repeat 1000/32000 = 0 times) to the largest divisor.
 
 Then, per kernel, one after the other (two shared cores):
   1. `moldtune mctree DRIVER --list --json --kernel sNNN -- -Isrc -DTSVC_ITERATIONS=N
      src/common.c src/dummy.c -lm`: loops, transformable, carried, accesses not modelled;
   2. `moldtune mctree DRIVER --kernel sNNN --strategy rf --max-evals E --seed 0 -- ...`
      (a kernel it cannot tune exits 2 with one line: counted, not hidden);
+     Every variant mctree builds is output-checked against the untransformed driver on random
+     input; a proved one that fails ('proved, wrong output' in the table) is the oracle
+     disagreeing with the dependence test;
   3. mctree's verified best checked against the untransformed driver on two more inputs
      (PB_SEED 101 and 102, built as the best was) — 'second input' in the table;
   4. plain -O3, -O3 -mllvm -polly and the best timed interleaved (`--rounds`), medians and
@@ -187,6 +190,24 @@ int main(void) {{
 """
 
 
+def constants(src):
+    """The suite's `#define NAME NUMBER`s (LEN_1D, LEN_2D, ...)."""
+    out = {}
+    for h in sorted(os.listdir(src)):
+        if h.endswith(".h"):
+            with open(os.path.join(src, h)) as f:
+                for m in re.finditer(r"^#define\s+(\w+)\s+\(?(\d+)\)?\s*$", f.read(), re.M):
+                    out[m[1]] = int(m[2])
+    return out
+
+
+def iterations_for(kernel_text, default, consts):
+    """`default`, or the largest N of `iterations/N` in the kernel if larger (else it runs 0 times)."""
+    divisors = [int(d) if d.isdigit() else consts.get(d, 0)
+                for d in re.findall(r"iterations\s*/\s*\(?\s*(\w+)", kernel_text)]
+    return max([default, *divisors])
+
+
 def flags(src, iterations):
     return [f"-I{src}", f"-DTSVC_ITERATIONS={iterations}",
             os.path.join(src, "common.c"), os.path.join(src, "dummy.c"), "-lm"]
@@ -196,7 +217,7 @@ def listing(binary, path, name, fl):
     p = subprocess.run([binary, "mctree", path, "--kernel", name, "--list", "--json", "--", *fl],
                        capture_output=True, text=True)
     if p.returncode != 0:
-        return {"exit": p.returncode, "why": pc.error_text(p.stderr)}
+        return {"exit": p.returncode, "why": pc.error_text(p.stderr).replace(os.path.dirname(path) + "/", "")}
     t = json.loads(p.stdout)
     loops = t["loops"]
     return {"exit": 0, "loops": len(loops),
@@ -213,11 +234,20 @@ def tune(binary, path, name, fl, evals, out):
     p = subprocess.run(cmd, capture_output=True, text=True)
     r = {"exit": p.returncode, "wall_s": round(time.time() - t0, 1)}
     if p.returncode != 0:
-        r["why"] = pc.error_text(p.stderr)
+        r["why"] = pc.error_text(p.stderr).replace(os.path.dirname(path) + "/", "")
         return r
     summary = json.loads(p.stdout)
     r.update({k: summary.get(k) for k in ("experiments", "valid", "legality", "verification")})
+    r["proved_wrong"] = proved_wrong(out)
     return r
+
+
+def proved_wrong(run_dir):
+    """The evaluations mctree proved legal whose output differed from the untransformed program's."""
+    with open(os.path.join(run_dir, "results.json")) as f:
+        evals = json.load(f)["evaluations"]
+    return [e["config"].get("transformations") for e in evals
+            if e["config"].get("legality") == "proved" and e["status"] == "wrong_output"]
 
 
 def measure(path, run_dir, work, rounds, seed, src):
@@ -280,21 +310,24 @@ def report(data):
         "intervals: 95% bootstrap of the ratio of medians, measured interleaved in one run.",
         "",
         "| kernel | loops (transformable / carrying) | accesses not modelled | proved / output-checked / refused "
-        "| exp./valid | -O3 s | mctree vs -O3 | mctree vs Polly | Polly vs -O3 | best stack | second input | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| proved, wrong output | exp./valid | -O3 s | mctree vs -O3 | mctree vs Polly | Polly vs -O3 | best stack "
+        "| second input | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         ls, mc, m = r.get("list", {}), r.get("mctree", {}), r.get("measured") or {}
+        name = r["kernel"] + ("" if r.get("iterations", s.get("iterations")) == s.get("iterations")
+                              else f" (iterations {r['iterations']})")
         loops = f"{ls.get('loops', '?')} ({ls.get('transformable', '?')} / {ls.get('carrying', '?')})"
         if mc.get("exit", 0) != 0 or ls.get("exit", 0) != 0:
             why = mc.get("why") or ls.get("why", "")
-            lines.append(f"| {r['kernel']} | {loops} | | | | | exit {mc.get('exit', ls.get('exit'))}: {why} | | | | |")
+            lines.append(f"| {name} | {loops} | | | | | | exit {mc.get('exit', ls.get('exit'))}: {why} | | | | |")
             continue
         leg = mc.get("legality") or {}
         stack, si_text, per = pc.stack_text(m), pc.second_input_text(m), pc.per_valid(mc)
         lines.append(
-            f"| {r['kernel']} | {loops} | {ls.get('unmodelled', '?')} | {leg.get('proved', 0)} / "
-            f"{leg.get('output_checked', 0)} / {leg.get('refused', 0)} | {per:.2f} | "
+            f"| {name} | {loops} | {ls.get('unmodelled', '?')} | {leg.get('proved', 0)} / "
+            f"{leg.get('output_checked', 0)} / {leg.get('refused', 0)} | {len(mc.get('proved_wrong', []))} | {per:.2f} | "
             f"{m.get('median_s', {}).get('O3', 0):.5f} | {pc.fmt_ci(m.get('speedup_over_O3'))} | "
             f"{pc.fmt_ci(m.get('speedup_over_polly'))} | {pc.fmt_ci(m.get('polly_over_O3'))} | `{stack}` | {si_text} "
             f"| {r['load'][0]:.1f}–{r['load'][1]:.1f} |")
@@ -312,12 +345,16 @@ def summary(rows, total):
              if (r["measured"].get("polly_over_O3") or [0, 0, 0])[1] > 1.0
              and (r["measured"].get("speedup_over_polly") or [1, 1, 1])[2] < 1.0]
     pers = [pc.per_valid(r["mctree"]) for r in done]
+    oracle = [(r["kernel"], w) for r in done for w in r["mctree"].get("proved_wrong", [])]
+    evaluated = sum(r["mctree"].get("experiments", 0) for r in done)
     med = f"{statistics.median(pers):.2f} ({min(pers):.2f}–{max(pers):.2f})" if pers else "—"
     return [
         "## Summary",
         "",
         f"- kernels: {len(rows)} of TSVC_2's {total}; tuned and measured: {len(done)}; not tuned (exit 2, "
         f"why in the table): {len(refused)}" + ("" if len(rows) == total else " (the rest: `--continue`)"),
+        f"- variants proved legal whose output differed from the untransformed program's (random input; "
+        f"{evaluated} experiments): {len(oracle)} {oracle if oracle else ''}",
         f"- verified bests wrong on the second input: {len(wrong)} {wrong if wrong else ''}",
         f"- experiments per valid evaluation, median (range): {med}",
         f"- kernels where Polly beat -O3 and mctree's best is slower than Polly beyond the interval: "
@@ -339,9 +376,10 @@ def write_drivers(src, drivers, a):
     os.makedirs(drivers, exist_ok=True)
     parsed = parse(os.path.join(src, "tsvc.c"))
     wanted = [k for k in a.kernels.split(",") if k]
-    fl = " ".join(flags(src, a.iterations))
+    consts = constants(src)
     for name in parsed[2]:
         if not wanted or name in wanted:
+            fl = " ".join(flags(src, iterations_for(parsed[2][name], a.iterations, consts)))
             print(f"moldtune mctree {write_driver(drivers, name, parsed)} --kernel {name} -- {fl}")
 
 
@@ -383,7 +421,7 @@ def main():
     data["machine"] = open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0].strip(" :\t")
     data["compiler"] = subprocess.run(["clang-22", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     wanted = [k for k in a.kernels.split(",") if k]
-    fl = flags(src, a.iterations)
+    consts = constants(src)
     for name in parsed[2]:
         if (wanted and name not in wanted) or (a.cont and any(r["kernel"] == name for r in data["runs"])):
             continue
@@ -391,7 +429,9 @@ def main():
         work = os.path.join(work_root, name)
         os.makedirs(work, exist_ok=True)
         load0 = os.getloadavg()[0]
-        row = {"kernel": name, "list": listing(binary, path, name, fl)}
+        iterations = iterations_for(parsed[2][name], a.iterations, consts)
+        fl = flags(src, iterations)
+        row = {"kernel": name, "iterations": iterations, "list": listing(binary, path, name, fl)}
         if row["list"]["exit"] == 0:
             row["mctree"] = tune(binary, path, name, fl, a.evals, os.path.join(work, "run"))
             if row["mctree"]["exit"] == 0:

@@ -810,12 +810,41 @@ fn an_output_that_varies_between_runs_is_named_and_infinities_pass_their_own_che
     assert_code(&mctree_fixture("infinite.c", tmp.path()), 0);
 }
 
+/// The disassembly of `function` in `file` compiled alone with moldtune's default flags plus
+/// `knob`, addresses dropped: the test's own reading, independent of moldtune's.
+fn kernel_disassembly(file: &Path, function: &str, knob: &[&str], dir: &Path) -> String {
+    let obj = dir.join(format!("oracle{}.o", knob.len()));
+    let st = Command::new("clang-22")
+        .args(["-O3", "-march=native", "-fopenmp", "-DPOLYBENCH_TIME", "-c"])
+        .args(knob)
+        .arg(file)
+        .arg("-o")
+        .arg(&obj)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = Command::new("llvm-objdump-22")
+        .args(["-d", "--no-show-raw-insn", "--no-leading-addr"])
+        .arg(&obj)
+        .output()
+        .unwrap();
+    let text = common::text(&out.stdout);
+    let body = text.split(&format!("<{function}>:\n")).nth(1).unwrap_or("");
+    let body = body.split("\n\n").next().unwrap_or("");
+    (body.split_whitespace())
+        .filter(|w| !w.contains("0x"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[test]
-fn where_polly_finds_no_scop_only_its_plain_knob_is_tried() {
+fn polly_knobs_that_cannot_change_the_kernel_are_not_built() {
     if !have_clang() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
+    // No SCoP in noscop.c: `-mllvm -polly` is the only candidate, and it is built only if
+    // it changes the kernel's code — which the test's own two compiles decide.
     let o = mctree_fixture("noscop.c", tmp.path());
     assert_code(&o, 0);
     let err = common::text(&o.stderr);
@@ -832,9 +861,69 @@ fn where_polly_finds_no_scop_only_its_plain_knob_is_tried() {
         polly.iter().all(|p| p.is_empty() || *p == "-mllvm -polly"),
         "{polly:?}"
     );
-    assert!(polly.contains(&"-mllvm -polly"), "{polly:?}");
-    // Where Polly does find one (gemm), all its knobs are tried as before.
+    let f = fixture("noscop.c");
+    let plain = kernel_disassembly(&f, "kernel_noscop", &[], tmp.path());
+    let on = kernel_disassembly(&f, "kernel_noscop", &["-mllvm", "-polly"], tmp.path());
+    assert!(!plain.is_empty());
+    let dropped = err.contains(
+        "`-mllvm -polly` is not tried: the kernel's machine code it builds is the plain build's",
+    );
+    assert_eq!(dropped, plain == on, "{err}");
+    assert_eq!(dropped, !polly.contains(&"-mllvm -polly"), "{polly:?}");
+    // Where Polly does find one and changes the kernel (gemm), `-mllvm -polly` is tried.
     let o = mctree_fixture("../../polybench/gemm/gemm.c", tmp.path());
     assert_code(&o, 0);
-    assert!(!common::text(&o.stderr).contains("Polly finds no SCoP"));
+    let err = common::text(&o.stderr);
+    assert!(!err.contains("Polly finds no SCoP"), "{err}");
+    assert!(!err.contains("`-mllvm -polly` is not tried"), "{err}");
+}
+
+#[test]
+fn extra_sources_are_compiled_once_and_linked_into_every_variant() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (f, fill) = (fixture("extra/scale.c"), fixture("extra/fill.c"));
+    let out = tmp.path().join("run");
+    let args = [
+        f.to_str().unwrap(),
+        "--max-evals",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = moldtune(&[&["mctree"][..], &args, &["--", fill.to_str().unwrap()]].concat());
+    assert_code(&o, 0);
+    let object = out.join("work/objects/0-fill.o");
+    assert!(object.is_file(), "{}", describe(&o));
+    let results = read_json(&out.join("results.json"));
+    let evals = results["evaluations"].as_array().unwrap();
+    assert!(evals.len() >= 2);
+    for e in evals {
+        let words: Vec<&str> = (e["commands"]["compile"].as_array().unwrap().iter())
+            .map(|w| w.as_str().unwrap())
+            .collect();
+        assert!(words.contains(&object.to_str().unwrap()), "{words:?}");
+        assert!(!words.iter().any(|w| w.ends_with("fill.c")), "{words:?}");
+        assert_eq!(e["status"], "ok", "{e}");
+    }
+    // Resumed, the run links the same objects (compiled again: the same build keys).
+    let more = [
+        f.to_str().unwrap(),
+        "--max-evals",
+        "4",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = moldtune(
+        &[
+            &["mctree"][..],
+            &more,
+            &["--resume", "--", fill.to_str().unwrap()],
+        ]
+        .concat(),
+    );
+    assert_code(&o, 0);
+    assert!(object.is_file());
 }

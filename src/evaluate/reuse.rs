@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use crate::evaluate::outcome::{Measurement, Status};
 use crate::evaluate::variant::Variant;
+use crate::problem::CodeIdentity;
 use crate::rng::hex_hash;
 
 #[derive(Default)]
@@ -22,12 +23,19 @@ pub fn binary_key(v: &Variant, exe: &[u8]) -> String {
 
 /// The machine code of the problem's [`CodeIdentity`] functions (the kernel and the
 /// functions clang may inline it into) and of the functions outlined from them
-/// (`kernel.omp_outlined`), addresses stripped, plus how it is run: programs that differ
+/// (`kernel.omp_outlined`, `kernel_polly_subfn`), addresses stripped, plus how it is run: programs that differ
 /// only elsewhere (an OpenMP source location string, a shifted line) are the same, programs
 /// whose kernel code differs wherever it ended up are not. `None` when the program has none
 /// of those functions or cannot be disassembled (within [`HELPER_TIMEOUT`]).
 pub fn code_key(v: &Variant, exe: &std::path::Path) -> Option<String> {
-    let id = v.problem.code_identity.as_ref()?;
+    let code = kernel_code_of(v.problem.code_identity.as_ref()?, exe)?;
+    let key = hex_hash(format!("{}{}", hex_hash(code.as_bytes()), v.run_key).as_bytes());
+    Some(format!("{CODE_KEY}{key}"))
+}
+
+/// The machine code of `id`'s functions (and what was outlined from them) in the program or
+/// object file `path`, addresses stripped; `None` when there is none or it cannot be read.
+pub fn kernel_code_of(id: &CodeIdentity, path: &std::path::Path) -> Option<String> {
     let argv: Vec<String> = [
         &id.disassembler,
         "-d",
@@ -36,15 +44,14 @@ pub fn code_key(v: &Variant, exe: &std::path::Path) -> Option<String> {
     ]
     .iter()
     .map(|s| s.to_string())
-    .chain([exe.display().to_string()])
+    .chain([path.display().to_string()])
     .collect();
     let out = crate::evaluate::child::output(&argv, HELPER_TIMEOUT, 1 << 30);
     if !out.finished.success() {
         return None;
     }
     let code = kernel_code(&String::from_utf8_lossy(&out.stdout), &id.functions);
-    let key = hex_hash(format!("{}{}", hex_hash(code.as_bytes()), v.run_key).as_bytes());
-    (!code.is_empty()).then(|| format!("{CODE_KEY}{key}"))
+    (!code.is_empty()).then_some(code)
 }
 
 /// How long a helper command (disassembler, AST dump, `--version`) may take.
@@ -58,9 +65,8 @@ fn kernel_code(disassembly: &str, functions: &[String]) -> String {
     let ours = |name: &str| {
         (functions.iter()).any(|f| {
             name == f
-                || name
-                    .strip_prefix(f.as_str())
-                    .is_some_and(|r| r.starts_with('.'))
+                || (name.strip_prefix(f.as_str()))
+                    .is_some_and(|r| r.starts_with('.') || r.starts_with("_polly_subfn"))
         })
     };
     let mut code = String::new();

@@ -13,6 +13,7 @@ pub mod header;
 pub mod legality;
 pub mod looptree;
 pub mod memory;
+pub mod objects;
 pub mod polly;
 pub mod search;
 pub mod setup;
@@ -416,8 +417,11 @@ fn tune(
     opts.out = Some(out.clone());
     keep_discovered(&out, opts.resuming(), &text, &loops)?;
     let mut options = r.options();
+    if !o.shared.mock && (opts.resuming() || !log::has_rows(&out)) {
+        objects::link_compiled(&r, &mut problem, &out.join("work").join("objects"));
+    }
     if !o.shared.mock {
-        options.polly = polly_knobs(&r, &loops, o.shared.quiet);
+        options.polly = polly_knobs(&r, &loops, &problem, &out, o.shared.quiet);
     }
     let mut search = TreeSearch::new(Tree::new(loops, options), kind, s.seed, labels);
     search.records_legality = r.records_legality;
@@ -452,16 +456,36 @@ fn tune(
     })))
 }
 
-/// The Polly knobs worth a build, saying so when Polly finds no SCoP in the kernel.
-fn polly_knobs(r: &Recorded, loops: &LoopTree, quiet: bool) -> Vec<transform::Polly> {
-    let knobs = polly::knobs(r, loops);
-    if knobs.len() == 1 && !quiet {
+/// The Polly knobs worth a build, saying which are not and why.
+fn polly_knobs(
+    r: &Recorded,
+    loops: &LoopTree,
+    problem: &Problem,
+    out: &Path,
+    quiet: bool,
+) -> Vec<transform::Polly> {
+    let id = problem.code_identity.as_ref();
+    let k = polly::knobs(r, loops, id, &out.join("work").join("polly-knobs"));
+    if quiet {
+        return k.kept;
+    }
+    if k.no_scop {
         eprintln!(
-            "mctree: Polly finds no SCoP in `{}` (-Rpass-analysis=polly-scops): only `-mllvm -polly` is tried (its other knobs schedule SCoPs; they would build the same program)",
+            "mctree: Polly finds no SCoP in `{}` (-Rpass-analysis=polly-scops): only `-mllvm -polly` is a candidate (its other knobs schedule SCoPs)",
             loops.kernel
         );
     }
-    knobs
+    for (knob, same) in &k.same {
+        let other = match same {
+            transform::Polly::Off => "the plain build's".to_string(),
+            s => format!("`{}`'s", s.flags()),
+        };
+        eprintln!(
+            "mctree: `{}` is not tried: the kernel's machine code it builds is {other} (the file compiled alone, before the search)",
+            knob.flags()
+        );
+    }
+    k.kept
 }
 
 /// Says on stderr what mctree found and where Polly acts.

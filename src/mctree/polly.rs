@@ -1,32 +1,50 @@
-//! What Polly sees of the kernel, asked before anything is built: Polly's own report
-//! (`-Rpass-analysis=polly-scops`) of the untransformed file compiled as the root is. Where no
-//! SCoP begins in the kernel (a call Polly cannot handle, a loop it cannot model), Polly's
-//! knobs differ only in how they schedule and parallelise SCoPs, so they build one program:
-//! only `-mllvm -polly` is tried. (Not none: Polly's canonicalisation passes still change the
-//! kernel's code — TSVC_2's s291 has no SCoP and ran 0.047 s at `-O3`, 0.014–0.027 s with it.)
+//! What Polly does to the kernel, asked before anything is built into a program. Polly's own
+//! report (`-Rpass-analysis=polly-scops`) of the untransformed file compiled as the root is:
+//! where no SCoP begins in the kernel (a call Polly cannot handle, a loop it cannot model),
+//! Polly's knobs differ only in how they schedule and parallelise SCoPs, so they build one
+//! program and only `-mllvm -polly` is a candidate. (Not none: Polly's canonicalisation passes
+//! can still change the kernel's code — TSVC_2's s291 has no SCoP and ran 0.047 s at `-O3`,
+//! 0.014–0.027 s with it.) Then each candidate knob is compiled once, the file alone to an
+//! object (not linked, not run), and a knob whose kernel machine code equals the plain
+//! build's or an earlier knob's is not proposed: it cannot change the program.
 
 use std::path::Path;
 
 use crate::evaluate::child::{self, Exit};
-use crate::evaluate::reuse::HELPER_TIMEOUT;
+use crate::evaluate::reuse::{kernel_code_of, HELPER_TIMEOUT};
 use crate::mctree::looptree::LoopTree;
 use crate::mctree::setup::Recorded;
 use crate::mctree::transform::Polly;
+use crate::problem::CodeIdentity;
 
-/// The lines of `file` where Polly's report says a SCoP begins (`None`: the report could not
-/// be had — a compile that fails or takes too long says nothing either way).
-pub fn scop_lines(r: &Recorded) -> Option<Vec<u32>> {
+/// The Polly knobs to propose and why the others are not.
+#[derive(Debug, Default)]
+pub struct Knobs {
+    pub kept: Vec<Polly>,
+    /// Polly's report finds no SCoP in the kernel (only `-mllvm -polly` was a candidate).
+    pub no_scop: bool,
+    /// Knobs that build the kernel another does (`Polly::Off`: the plain build).
+    pub same: Vec<(Polly, Polly)>,
+}
+
+/// Compiles `r.file` alone to the object `obj` with `knob` (plus Polly's SCoP report when
+/// `report`); its stderr, or `None` if the compile fails or takes too long.
+fn compile(r: &Recorded, knob: Polly, obj: &Path, report: bool) -> Option<String> {
     let mut argv = vec![r.compiler.clone()];
     argv.extend(r.parse_flags());
-    argv.extend(["-fopenmp", "-mllvm", "-polly", "-mllvm"].map(String::from));
-    argv.push(format!("-polly-only-func={}", r.polly_scope()));
-    argv.extend(["-Rpass-analysis=polly-scops", "-c", "-o", "/dev/null"].map(String::from));
+    argv.push("-fopenmp".into());
+    argv.extend(knob.flags().split_whitespace().map(String::from));
+    argv.extend([
+        "-mllvm".into(),
+        format!("-polly-only-func={}", r.polly_scope()),
+    ]);
+    if report {
+        argv.push("-Rpass-analysis=polly-scops".into());
+    }
+    argv.extend(["-c".into(), "-o".into(), obj.display().to_string()]);
     argv.push(r.file.display().to_string());
     let out = child::output(&argv, HELPER_TIMEOUT, 1 << 26);
-    if !matches!(out.finished.exit, Exit::Code(0)) {
-        return None;
-    }
-    Some(begins(&String::from_utf8_lossy(&out.stderr), &r.file))
+    matches!(out.finished.exit, Exit::Code(0)).then(|| String::from_utf8_lossy(&out.stderr).into())
 }
 
 /// The lines of `file` in `FILE:LINE:COL: remark: SCoP begins here.` remarks.
@@ -44,13 +62,50 @@ fn begins(report: &str, file: &Path) -> Vec<u32> {
         .collect()
 }
 
-/// The Polly knobs worth a build: all of them where a SCoP begins in the kernel (or where
-/// Polly's report could not be had), else `-mllvm -polly` alone.
-pub fn knobs(r: &Recorded, tree: &LoopTree) -> Vec<Polly> {
-    match sees_the_kernel(scop_lines(r).as_deref(), tree) {
-        true => vec![Polly::On, Polly::NoReschedule, Polly::Parallel],
-        false => vec![Polly::On],
+/// The Polly knobs worth a build (see the module's doc); `dir` holds the objects meanwhile.
+/// A knob whose kernel code cannot be had (a failing compile, no disassembler) is kept.
+pub fn knobs(r: &Recorded, tree: &LoopTree, id: Option<&CodeIdentity>, dir: &Path) -> Knobs {
+    let _ = std::fs::create_dir_all(dir);
+    let code = |knob: Polly, report: bool| {
+        let obj = dir.join(format!("{knob:?}.o"));
+        let stderr = compile(r, knob, &obj, report);
+        let code = id
+            .zip(stderr.as_ref())
+            .and_then(|(id, _)| kernel_code_of(id, &obj));
+        (stderr, code)
+    };
+    let (report, on) = code(Polly::On, true);
+    let lines = report.map(|s| begins(&s, &r.file));
+    let no_scop = !sees_the_kernel(lines.as_deref(), tree);
+    let mut seen: Vec<(Polly, String)> = code(Polly::Off, false)
+        .1
+        .map(|c| (Polly::Off, c))
+        .into_iter()
+        .collect();
+    let mut k = Knobs {
+        no_scop,
+        ..Knobs::default()
+    };
+    let candidates = match no_scop {
+        true => vec![Polly::On],
+        false => vec![Polly::On, Polly::NoReschedule, Polly::Parallel],
+    };
+    for knob in candidates {
+        let c = if knob == Polly::On {
+            on.clone()
+        } else {
+            code(knob, false).1
+        };
+        match c.as_ref().and_then(|c| seen.iter().find(|(_, s)| s == c)) {
+            Some((same, _)) => k.same.push((knob, *same)),
+            None => {
+                seen.extend(c.map(|c| (knob, c)));
+                k.kept.push(knob);
+            }
+        }
     }
+    let _ = std::fs::remove_dir_all(dir);
+    k
 }
 
 /// Whether a SCoP begins in the kernel: between its first line and its last loop's header
