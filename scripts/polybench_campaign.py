@@ -21,7 +21,7 @@ PolyBench/C 4.2.1 is fetched (git clone) into a cache outside the repository
 
 Writes results/mctree/polybench-4.2.1.json after every kernel and polybench-4.2.1.md at the
 end (`--report-only` rewrites the Markdown from the JSON; `--continue` skips kernels the JSON
-already holds for that seed). Run directories go to `--work` (default /tmp/moldtune-campaign).
+already holds for that seed). Run directories go to `--work` (default `<cache>/polybench-runs`).
 
 Usage: python3 scripts/polybench_campaign.py [--evals 60] [--seeds 0] [--rounds 10]
                                             [--kernels 2mm,lu] [--binary PATH] [--polybench DIR]
@@ -84,7 +84,17 @@ def run_mctree(binary, pb, path, seed, evals, out):
         return r, None
     summary = json.loads(p.stdout)
     r.update({k: summary.get(k) for k in ("experiments", "valid", "legality", "verification")})
+    r["proved_wrong"] = proved_wrong(out)
     return r, summary
+
+
+def proved_wrong(run_dir):
+    """The evaluations mctree proved legal whose output differed from the untransformed
+    program's (every variant is output-checked): the oracle disagreeing with the proof."""
+    with open(os.path.join(run_dir, "results.json")) as f:
+        evals = json.load(f)["evaluations"]
+    return [e["config"].get("transformations") for e in evals
+            if e["config"].get("legality") == "proved" and e["status"] == "wrong_output"]
 
 
 def error_text(stderr):
@@ -362,11 +372,15 @@ def summary_lines(rows):
         pv, sp = m.get("polly_over_O3"), m.get("speedup_over_polly")
         if pv and sp and pv[1] > 1.0 and sp[2] < 1.0:
             below.append(r["kernel"])
-    pers = [r["mctree"]["experiments"] / max(r["mctree"]["valid"], 1) for r in done]
+    pers = [per_valid(r["mctree"]) for r in done]
+    oracle = [(r["kernel"], w) for r in done for w in r["mctree"].get("proved_wrong", [])]
+    evaluated = sum(r["mctree"].get("experiments", 0) for r in done)
     return [
         "## Acceptance",
         "",
         f"- kernels run: {len(rows)} ({len(done)} tuned and measured, {len(refused)} refused by mctree with exit 2 or failed)",
+        f"- variants proved legal whose output differed from the untransformed program's ({evaluated} "
+        f"experiments, each output-checked): {len(oracle)} {oracle or ''}",
         f"- verified bests wrong on the second input: {len(illegal)} {illegal or ''}",
         f"- kernels where Polly beat -O3 and mctree's best is slower than Polly beyond the interval: {len(below)} {below or ''}",
         f"- median experiments per valid evaluation: {statistics.median(pers):.2f}" if pers else "- no runs",
@@ -382,7 +396,7 @@ def main():
     ap.add_argument("--kernels", default="",
                     help="comma-separated kernel names (e.g. 2mm,lu); default: all 30")
     ap.add_argument("--polybench", default="", help="a PolyBench/C 4.2.1 checkout (default: fetched into the cache)")
-    ap.add_argument("--work", default="/tmp/moldtune-campaign", help="where run directories go")
+    ap.add_argument("--work", default="", help="where run directories go (default: <cache>/polybench-runs)")
     ap.add_argument("--binary", default=DEFAULT_BINARY,
                     help="the moldtune binary (default: this checkout's release build, built first)")
     ap.add_argument("--continue", dest="cont", action="store_true",
@@ -395,6 +409,7 @@ def main():
         return
     cache = os.environ.get("MOLDTUNE_CACHE", os.path.expanduser("~/.cache/moldtune"))
     pb = os.path.abspath(a.polybench or fetch(os.path.join(cache, "polybench-c-4.2.1")))
+    work_root = a.work or os.path.join(cache, "polybench-runs")
     binary = os.path.abspath(a.binary)
     if binary == DEFAULT_BINARY:
         subprocess.run(["cargo", "build", "--release", "--quiet"], check=True, cwd=ROOT)
@@ -409,7 +424,7 @@ def main():
             if a.cont and any(r["kernel"] == name and r["seed"] == seed for r in data["runs"]):
                 continue
             data["runs"] = [r for r in data["runs"] if not (r["kernel"] == name and r["seed"] == seed)]
-            work = os.path.join(a.work, f"{name}-{seed}")
+            work = os.path.join(work_root, f"{name}-{seed}")
             os.makedirs(work, exist_ok=True)
             load0 = os.getloadavg()[0]
             mc, _ = run_mctree(binary, pb, path, seed, a.evals, os.path.join(work, "run"))

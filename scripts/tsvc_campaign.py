@@ -41,6 +41,7 @@ import json
 import os
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -238,16 +239,9 @@ def tune(binary, path, name, fl, evals, out):
         return r
     summary = json.loads(p.stdout)
     r.update({k: summary.get(k) for k in ("experiments", "valid", "legality", "verification")})
-    r["proved_wrong"] = proved_wrong(out)
+    r["proved_wrong"] = pc.proved_wrong(out)
     return r
 
-
-def proved_wrong(run_dir):
-    """The evaluations mctree proved legal whose output differed from the untransformed program's."""
-    with open(os.path.join(run_dir, "results.json")) as f:
-        evals = json.load(f)["evaluations"]
-    return [e["config"].get("transformations") for e in evals
-            if e["config"].get("legality") == "proved" and e["status"] == "wrong_output"]
 
 
 def measure(path, run_dir, work, rounds, seed, src):
@@ -427,6 +421,7 @@ def main():
             continue
         path = write_driver(drivers, name, parsed)
         work = os.path.join(work_root, name)
+        shutil.rmtree(work, ignore_errors=True)  # this script's own: the row is made anew
         os.makedirs(work, exist_ok=True)
         load0 = os.getloadavg()[0]
         iterations = iterations_for(parsed[2][name], a.iterations, consts)

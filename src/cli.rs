@@ -680,21 +680,47 @@ fn check_command(a: CheckArgs) -> Result<u8, Error> {
     }
     opts.rule.first = a.min_rounds.into();
     opts.rule.cap = usize::from(a.max_rounds).max(opts.rule.first);
+    let reports = check_reports(&a);
+    let inputs = match a.baselines.is_empty() {
+        true => vec![PathBuf::from(crate::check::DEFAULT_BASELINES)],
+        false => a.baselines.clone(),
+    };
+    crate::check::output::check_reports(&reports, &inputs)?;
     let checked = crate::check::check(&a.baselines, &opts)?;
-    if let Some(f) = &a.markdown {
-        crate::check::output::markdown(&checked, f)?;
-    }
-    if let Some(f) = &a.html {
-        crate::check::output::html(&checked, f)?;
-    }
-    if let Some(f) = &a.junit {
-        crate::check::output::junit(&checked, f)?;
-    }
     match a.json {
         true => print_json(&checked),
         false => println!("{}", crate::check::output::table(&checked)),
     }
+    write_reports(&checked, &reports);
     Ok(checked.exit_code())
+}
+
+/// The reports `check` was asked for, with their flags.
+fn check_reports(a: &CheckArgs) -> Vec<(&'static str, &Path)> {
+    [
+        ("--markdown", &a.markdown),
+        ("--html", &a.html),
+        ("--junit", &a.junit),
+    ]
+    .into_iter()
+    .filter_map(|(flag, f)| Some((flag, f.as_deref()?)))
+    .collect()
+}
+
+/// Writes the reports; one that fails is said on stderr and the verdict's exit code stands
+/// (the table is on stdout already).
+fn write_reports(checked: &crate::check::Checked, reports: &[(&str, &Path)]) {
+    use crate::check::output;
+    for (flag, f) in reports {
+        let written = match *flag {
+            "--markdown" => output::markdown(checked, f),
+            "--html" => output::html(checked, f),
+            _ => output::junit(checked, f),
+        };
+        if let Err(e) = written {
+            eprintln!("error: the verdict stands, but `{flag}` was not written: {e}");
+        }
+    }
 }
 
 /// `moldtune measure`.

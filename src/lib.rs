@@ -1,7 +1,7 @@
 //! moldtune: an autotuner for compiled code.
 //!
 //! The folders follow the data's path, one stage each; a stage imports only from earlier
-//! stages and from the leaves at the top ([`error`], [`rng`], [`stats`]):
+//! stages and from the leaves at the top ([`error`], [`rng`], [`stats`], [`scratch`]):
 //!
 //! 1. [`problem`] — the problem file, its parameter space and constraints, the mold, templates;
 //! 2. [`evaluate`] — one configuration rendered, compiled, checked and timed in child
@@ -26,6 +26,7 @@ pub mod problem;
 pub mod report;
 pub mod rng;
 pub mod run;
+pub mod scratch;
 pub mod search;
 pub mod stats;
 

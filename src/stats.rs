@@ -21,6 +21,15 @@ pub fn median(samples: &[f64]) -> Option<f64> {
     })
 }
 
+/// The `q`-quantile (0 ≤ q ≤ 1, linear between the two nearest samples); `None` for no samples.
+pub fn quantile(samples: &[f64], q: f64) -> Option<f64> {
+    let mut s = samples.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let at = q.clamp(0.0, 1.0) * (s.len().checked_sub(1)? as f64);
+    let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
+    Some(s[lo] + (at - lo as f64) * (s[hi] - s[lo]))
+}
+
 /// The least-squares line through points (x, y): it passes through their means.
 pub struct LeastSquares {
     pub x_mean: f64,

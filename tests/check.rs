@@ -365,3 +365,118 @@ fn an_undecided_check_names_the_noisy_side_and_undecided_pass_exits_0() {
     let md = std::fs::read_to_string(tmp.path().join("c.md")).unwrap();
     assert!(md.contains("undecided (passed: --undecided pass)"), "{md}");
 }
+
+/// Report paths are checked before anything is measured: a missing folder or a baseline as
+/// `--markdown` is refused (exit 2, the baseline intact); a report that fails to be written
+/// after the measurement keeps the verdict's exit code and the table.
+#[test]
+fn report_paths_are_checked_first_and_a_failed_report_keeps_the_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = baseline(tmp.path());
+    let before = std::fs::read_to_string(&file).unwrap();
+    let o = moldtune(
+        &["check", "b", "--mock", "--markdown", "b/toy.json"],
+        tmp.path(),
+    );
+    assert_code(&o, 2);
+    assert!(
+        text(&o.stderr).contains("is a baseline this check reads"),
+        "{}",
+        describe(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+    let o = moldtune(
+        &["check", "b", "--mock", "--html", "no/such/folder/c.html"],
+        tmp.path(),
+    );
+    assert_code(&o, 2);
+    assert!(
+        text(&o.stderr).contains("does not exist"),
+        "{}",
+        describe(&o)
+    );
+    assert!(
+        text(&o.stdout).is_empty(),
+        "nothing measured: {}",
+        describe(&o)
+    );
+    let o = moldtune(
+        &["check", "b", "--mock", "--junit", "/dev/full"],
+        tmp.path(),
+    );
+    assert_code(&o, 0);
+    assert!(text(&o.stdout).contains("tuned"), "{}", describe(&o));
+    assert!(
+        text(&o.stderr).contains("`--junit` was not written"),
+        "{}",
+        describe(&o)
+    );
+}
+
+/// `check --update` on a baseline reached through a symlink writes the link's target (the
+/// link stays a link) and keeps the file's mode.
+#[test]
+fn update_writes_through_a_symlinked_baseline_keeping_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let file = baseline(tmp.path());
+    let kept = tmp.path().join("kept.json");
+    std::fs::rename(&file, &kept).unwrap();
+    std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o640)).unwrap();
+    std::os::unix::fs::symlink(&kept, &file).unwrap();
+    let before = std::fs::read_to_string(&kept).unwrap();
+    let o = moldtune(
+        &["check", "--update", "b/toy.json", "--mock", "--rounds", "5"],
+        tmp.path(),
+    );
+    assert_code(&o, 0);
+    assert!(std::fs::symlink_metadata(&file)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_ne!(std::fs::read_to_string(&kept).unwrap(), before);
+    let mode = std::fs::metadata(&kept).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o640);
+}
+
+/// Recorded samples that cannot be times, and thresholds that mean nothing, are refused when
+/// read (exit 2 naming the file, the key and the value).
+#[test]
+fn a_baseline_whose_samples_cannot_be_times_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = baseline(tmp.path());
+    let good = std::fs::read_to_string(&file).unwrap();
+    let refused = |edit: &dyn Fn(&mut serde_json::Value), want: &str| {
+        std::fs::write(&file, &good).unwrap();
+        edit_json(&file, edit);
+        let o = moldtune(&["check", "b", "--mock"], tmp.path());
+        assert_code(&o, 2);
+        assert!(
+            text(&o.stderr).contains(want),
+            "want `{want}`: {}",
+            describe(&o)
+        );
+        assert!(text(&o.stderr).contains("toy.json"), "{}", describe(&o));
+    };
+    refused(
+        &|v| v["reference"]["samples"][0] = (-2.0).into(),
+        "reference.samples[0]",
+    );
+    refused(
+        &|v| {
+            let n = v["reference"]["samples"].as_array().unwrap().len();
+            v["reference"]["samples"] = serde_json::json!(vec![0.0; n]);
+        },
+        "reference.samples[0]",
+    );
+    refused(
+        &|v| v["guards"][0]["samples"][1] = (-1.0).into(),
+        "guards[0].samples[1]",
+    );
+    for bad in [-0.1, 0.0, 1e308] {
+        refused(
+            &|v| v["recorded"]["threshold"] = bad.into(),
+            "recorded.threshold",
+        );
+    }
+}

@@ -914,6 +914,23 @@ fn replay_reports_every_learner_on_a_recorded_run_and_synthetic_tables() {
     }
 }
 
+/// A run with no success has nothing to replay: refused (exit 2), as `--warm-start` refuses it,
+/// not a report of NaN.
+#[test]
+fn replay_refuses_a_run_with_no_successful_evaluation() {
+    let fx = Fixture::base();
+    let out = fx.out("empty");
+    assert_code(&mock_run(&fx, &out, &["--max-evals", "3"]), 0);
+    let csv = out.join("results.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    std::fs::write(&csv, format!("{}\n", text.lines().next().unwrap())).unwrap();
+    let _ = std::fs::remove_file(out.join("results.json"));
+    let o = bin().arg("replay").arg(&out).output().unwrap();
+    assert_code(&o, 2);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("holds no successful evaluation"), "{err}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Values the space or the run cannot hold: refused at their position, nothing created
 // ---------------------------------------------------------------------------------------------

@@ -193,7 +193,12 @@ fn every_proposed_directive_stack_compiles_with_clang_22() {
         let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
         let r = recorded(&file, "", &flags);
         let text = std::fs::read_to_string(&file).unwrap();
-        let tu = match moldtune::mctree::ast::dump("clang-22", &file, &r.parse_flags()) {
+        let tu = match moldtune::mctree::ast::dump(
+            "clang-22",
+            &file,
+            &r.parse_flags(),
+            r.compile_timeout(),
+        ) {
             Ok(tu) => tu,
             Err(_) if external => continue, // a corpus may hold files that are no program
             Err(e) => panic!("{e}"),
@@ -926,4 +931,137 @@ fn extra_sources_are_compiled_once_and_linked_into_every_variant() {
     );
     assert_code(&o, 0);
     assert!(object.is_file());
+}
+
+/// A kernel as deep as clang accepts but deeper than a JSON parser's default limit: a 60-deep
+/// loop nest and a 500-term expression (before: exit 1, "recursion limit exceeded").
+#[test]
+fn a_deep_nest_and_a_long_expression_are_read() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let depth = 60;
+    let mut c = String::from("double a[4], s;\nvoid kernel_deep(void) {\n");
+    for d in 0..depth {
+        c += &format!("for (int i{d} = 0; i{d} < 2; i{d}++)\n");
+    }
+    c += "s += 1.0;\n";
+    let terms: Vec<String> = (0..500).map(|t| format!("a[{}]", t % 4)).collect();
+    c += &format!(
+        "for (int k = 0; k < 4; k++) a[k] = {};\n}}\n",
+        terms.join(" + ")
+    );
+    c += "int main(void) { kernel_deep(); return 0; }\n";
+    let f = tmp.path().join("deep.c");
+    std::fs::write(&f, c).unwrap();
+    let t = list(&f, &[]);
+    assert_eq!(t["loops"].as_array().unwrap().len(), depth + 1, "{t}");
+}
+
+/// A compiler that hangs while the file is parsed is stopped at `--compile-timeout`, and the
+/// error says so (exit 2, not "the machine failed" with a `--resume` hint for a `--list`).
+#[test]
+fn a_compiler_that_hangs_on_the_ast_dump_is_stopped_at_the_compile_timeout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cc = tmp.path().join("hang-cc");
+    std::fs::write(&cc, "#!/bin/sh\nsleep 30\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cfg = tmp.path().join("mctree.yaml");
+    std::fs::write(&cfg, format!("compiler: {}\n", cc.display())).unwrap();
+    let t0 = std::time::Instant::now();
+    let f = fixture("noscop.c");
+    let o = moldtune(&[
+        "mctree",
+        f.to_str().unwrap(),
+        "--list",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--compile-timeout",
+        "1",
+    ]);
+    assert_code(&o, 2);
+    assert!(t0.elapsed().as_secs() < 20, "{:?}", t0.elapsed());
+    let err = common::text(&o.stderr);
+    assert!(err.contains("did not finish parsing"), "{err}");
+    assert!(!err.contains("--resume"), "{err}");
+}
+
+/// Which functions a file defines is said in a few names, however many there are.
+#[test]
+fn a_file_with_many_functions_and_no_kernel_names_a_few() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let many = tmp.path().join("many.c");
+    let text: String = (0..2000)
+        .map(|k| format!("int f{k}(int x) {{ return x + {k}; }}\n"))
+        .collect();
+    std::fs::write(&many, text).unwrap();
+    let o = moldtune(&["mctree", many.to_str().unwrap(), "--list"]);
+    assert_code(&o, 2);
+    let err = common::text(&o.stderr);
+    assert!(err.len() < 2000, "{} bytes: {err}", err.len());
+    assert!(err.contains("2000, the first 10: `f0`"), "{err}");
+    let empty = tmp.path().join("empty.c");
+    std::fs::write(&empty, "").unwrap();
+    let o = moldtune(&["mctree", empty.to_str().unwrap(), "--list"]);
+    assert_code(&o, 2);
+    assert!(common::text(&o.stderr).contains("none (the file defines no function)"));
+}
+
+/// A run resumed by a relative directory keeps run.json's `problem` relative to the run
+/// directory: it resumes again, from there and from anywhere else.
+#[test]
+fn resuming_by_a_relative_directory_keeps_the_run_resumable() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::copy(fixture("noscop.c"), src.join("k.c")).unwrap();
+    let f = src.join("k.c");
+    let start = [
+        "mctree",
+        f.to_str().unwrap(),
+        "--mock",
+        "--quiet",
+        "--verify",
+        "0",
+    ];
+    let o = common::moldtune_in(
+        tmp.path(),
+        &[
+            &start[..],
+            &["--max-evals", "3", "--out", "run"],
+        ]
+        .concat(),
+    );
+    assert_code(&o, 0);
+    for (cwd, dir, evals) in [
+        (tmp.path(), "run", "4"),
+        (tmp.path(), "run", "5"),
+        (&src, "../run", "6"),
+    ] {
+        let o = common::moldtune_in(
+            cwd,
+            &[
+                "mctree",
+                "--resume",
+                dir,
+                "--max-evals",
+                evals,
+                "--quiet",
+                "--verify",
+                "0",
+            ],
+        );
+        assert_code(&o, 0);
+    }
+    let meta = read_json(&tmp.path().join("run/run.json"));
+    assert_eq!(meta["problem"], "../src/k.c", "{meta}");
+    assert!(Csv::read(&tmp.path().join("run")).rows.len() >= 6);
 }

@@ -260,20 +260,56 @@ impl Loaded {
     /// Refuses a baseline whose samples were never recorded (or were deleted).
     pub fn require_samples(&self) -> Result<(), Error> {
         let b = &self.baseline;
-        match std::iter::once(&b.reference)
+        let update = format!(
+            "record them with `moldtune check --update {}`",
+            self.file.display()
+        );
+        if let Some(e) = std::iter::once(&b.reference)
             .chain(&b.guards)
             .find(|e| e.samples.len() < 2)
         {
-            None => Ok(()),
-            Some(e) => Err(in_file(
-                &self.file,
-                format!("`{}` has no recorded samples to compare with", e.name),
-                &format!(
-                    "record them with `moldtune check --update {}`",
-                    self.file.display()
-                ),
-            )),
+            let why = format!("`{}` has no recorded samples to compare with", e.name);
+            return Err(in_file(&self.file, why, &update));
         }
+        if let Some((key, x)) = self.bad_sample() {
+            let why = format!(
+                "`{key}` is {x}: a recorded sample is a time or a count, finite and above 0"
+            );
+            return Err(in_file(&self.file, why, &update));
+        }
+        match b.recorded.threshold {
+            Some(t) if !(t > 0.0 && t < 1.0) => Err(in_file(
+                &self.file,
+                format!("`recorded.threshold` is {t}: a threshold is a fraction between 0 and 1"),
+                &update,
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The first recorded sample that cannot be a time or a count, with its key.
+    fn bad_sample(&self) -> Option<(String, f64)> {
+        let b = &self.baseline;
+        let mut all: Vec<(String, &[f64])> =
+            vec![("reference.samples".into(), &b.reference.samples)];
+        all.extend(
+            (b.guards.iter().enumerate())
+                .map(|(g, e)| (format!("guards[{g}].samples"), &e.samples[..])),
+        );
+        for (k, e) in b.elsewhere.iter().enumerate() {
+            all.push((format!("elsewhere[{k}].reference"), &e.reference));
+            all.extend(
+                (e.guards.iter().enumerate())
+                    .map(|(g, s)| (format!("elsewhere[{k}].guards[{g}]"), &s[..])),
+            );
+        }
+        (all.iter()).find_map(|(key, xs)| {
+            let (i, x) = xs
+                .iter()
+                .enumerate()
+                .find(|(_, x)| !(x.is_finite() && **x > 0.0))?;
+            Some((format!("{key}[{i}]"), *x))
+        })
     }
 }
 
@@ -380,10 +416,25 @@ impl Entry {
 pub fn save(file: &Path, b: &Baseline) -> Result<(), Error> {
     let text = serde_json::to_string_pretty(b)
         .map_err(|e| Error::Internal(format!("cannot serialise a baseline: {e}")))?;
-    let tmp = file.with_extension("json.tmp");
-    std::fs::write(&tmp, text + "\n")
-        .and_then(|()| std::fs::rename(&tmp, file))
+    replace(file, (text + "\n").as_bytes())
         .map_err(|e| Error::io(format!("cannot write `{}`", file.display()), e))
+}
+
+/// Replaces `file`'s contents atomically: through a symlink (its target is what changes, the
+/// link stays), keeping an existing file's permissions.
+fn replace(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let target = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    let folder = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(folder)?;
+    tmp.write_all(bytes)?;
+    if let Ok(meta) = std::fs::metadata(&target) {
+        tmp.as_file().set_permissions(meta.permissions())?;
+    }
+    tmp.persist(&target).map(|_| ()).map_err(|e| e.error)
 }
 
 /// The baseline files named by `paths`: files as they are, folders for their `*.json`.

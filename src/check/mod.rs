@@ -209,23 +209,38 @@ fn notes(l: &Loaded, opts: &Options) -> Vec<String> {
 }
 
 /// A scratch folder for the builds, removed at the end (also on an error).
-pub(crate) struct Scratch(PathBuf);
+pub(crate) struct Scratch(crate::scratch::Scratch);
 
 impl Scratch {
     pub(crate) fn new() -> Result<Scratch, Error> {
-        let dir = std::env::temp_dir().join(format!("moldtune-check-{}", std::process::id()));
-        std::fs::create_dir_all(&dir)
+        let dir = crate::scratch::Scratch::new("check")
             .map_err(|e| Error::io("cannot create a scratch directory", e))?;
         Ok(Scratch(dir))
     }
 
     pub(crate) fn dir(&self, k: usize) -> PathBuf {
-        self.0.join(k.to_string())
+        self.0.path().join(k.to_string())
     }
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A directory planted (as a symlink) at the scratch path `check` once used is not where
+    /// its builds go.
+    #[test]
+    fn builds_never_go_into_a_planted_directory() {
+        let victim = tempfile::tempdir().unwrap();
+        let old = std::env::temp_dir().join(format!("moldtune-check-{}", std::process::id()));
+        let planted = std::os::unix::fs::symlink(victim.path(), &old).is_ok();
+        let s = Scratch::new().unwrap();
+        std::fs::create_dir_all(s.dir(0)).unwrap();
+        std::fs::write(s.dir(0).join("variant"), "built").unwrap();
+        if planted {
+            let _ = std::fs::remove_file(&old);
+        }
+        assert_eq!(std::fs::read_dir(victim.path()).unwrap().count(), 0);
+        assert!(!s.dir(0).starts_with(&old));
     }
 }

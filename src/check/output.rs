@@ -148,6 +148,56 @@ pub fn junit(c: &Checked, file: &Path) -> Result<(), Error> {
     write(file, &templates::render("junit.xml.tera", &context(c))?)
 }
 
+/// Refuses, before anything is measured, a report path (`--markdown`, `--html`, `--junit`,
+/// with its flag) that cannot be written — its folder missing, a folder itself — or that
+/// names an input: a baseline file, or a file of a baseline folder.
+pub fn check_reports(
+    reports: &[(&str, &Path)],
+    inputs: &[std::path::PathBuf],
+) -> Result<(), Error> {
+    let canon = |p: &Path| std::fs::canonicalize(p).ok();
+    let mut read: Vec<std::path::PathBuf> = vec![];
+    for i in inputs {
+        match std::fs::read_dir(i) {
+            Ok(entries) => read.extend(entries.flatten().filter_map(|e| canon(&e.path()))),
+            Err(_) => read.extend(canon(i)),
+        }
+    }
+    for (k, (flag, f)) in reports.iter().enumerate() {
+        let refuse = |why: String| {
+            Error::usage(
+                format!("`{flag} {}` {why}; nothing was measured", f.display()),
+                Some("name a new file in an existing folder"),
+            )
+        };
+        let folder = f
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !folder.is_dir() {
+            return Err(refuse(format!(
+                "cannot be written: its folder `{}` does not exist",
+                folder.display()
+            )));
+        }
+        if f.is_dir() {
+            return Err(refuse("is a folder".into()));
+        }
+        if canon(f).is_some_and(|c| read.contains(&c)) {
+            return Err(refuse(
+                "is a baseline this check reads: it would be overwritten".into(),
+            ));
+        }
+        if reports[..k]
+            .iter()
+            .any(|(_, g)| canon(g).is_some() && canon(g) == canon(f))
+        {
+            return Err(refuse("is also another report's file".into()));
+        }
+    }
+    Ok(())
+}
+
 fn write(file: &Path, text: &str) -> Result<(), Error> {
     std::fs::write(file, text)
         .map_err(|e| Error::io(format!("cannot write `{}`", file.display()), e))

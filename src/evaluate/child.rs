@@ -540,10 +540,10 @@ pub struct Output {
 /// Runs a helper command of moldtune's own like every other child (its own process group,
 /// killed on timeout or Ctrl-C) and reads back all it printed (at most `max_bytes` each).
 pub fn output(argv: &[String], timeout: Duration, max_bytes: u64) -> Output {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, Ordering::SeqCst);
-    let dir = std::env::temp_dir().join(format!("moldtune-helper-{}-{n}", std::process::id()));
-    let made = std::fs::create_dir_all(&dir);
+    let made = crate::scratch::Scratch::new("helper");
+    let dir = made
+        .as_ref()
+        .map_or_else(|_| PathBuf::from("/"), |s| s.path().to_path_buf());
     let cmd = Command {
         argv: argv.to_vec(),
         env: vec![],
@@ -553,18 +553,16 @@ pub fn output(argv: &[String], timeout: Duration, max_bytes: u64) -> Output {
         max_file_bytes: max_bytes,
         pausable: false,
     };
-    let finished = match made {
-        Ok(()) => execute(&cmd, timeout),
-        Err(e) => Finished::spawn_error(format!("cannot create `{}`: {e}", dir.display())),
+    let finished = match &made {
+        Ok(_) => execute(&cmd, timeout),
+        Err(e) => Finished::spawn_error(format!("cannot create a scratch directory: {e}")),
     };
-    let read = |p: &PathBuf| std::fs::read(p).unwrap_or_default();
-    let out = Output {
-        stdout: read(&cmd.stdout),
-        stderr: read(&cmd.stderr),
+    let read = |p: &PathBuf| made.is_ok().then(|| std::fs::read(p).ok()).flatten();
+    Output {
+        stdout: read(&cmd.stdout).unwrap_or_default(),
+        stderr: read(&cmd.stderr).unwrap_or_default(),
         finished,
-    };
-    let _ = std::fs::remove_dir_all(&dir);
-    out
+    }
 }
 
 /// At most the last `max` bytes of a file (all of a shorter one); never more in memory,
@@ -601,6 +599,34 @@ pub fn signal_name(sig: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Another local user's directories and symlinks planted at every name the helper's output
+    /// could once have gone to (`/tmp/moldtune-helper-<pid>-<n>/stdout`) are never written.
+    #[test]
+    fn helper_output_never_goes_through_a_planted_path() {
+        let victim_dir = tempfile::tempdir().unwrap();
+        let victim = victim_dir.path().join("precious");
+        std::fs::write(&victim, "keep me").unwrap();
+        let pid = std::process::id();
+        let planted: Vec<PathBuf> = (0..500)
+            .map(|n| std::env::temp_dir().join(format!("moldtune-helper-{pid}-{n}")))
+            .filter(|d| std::fs::create_dir(d).is_ok())
+            .collect();
+        for d in &planted {
+            let _ = std::os::unix::fs::symlink(&victim, d.join("stdout"));
+            let _ = std::os::unix::fs::symlink(&victim, d.join("stderr"));
+        }
+        let out = output(
+            &["echo".into(), "hello".into()],
+            Duration::from_secs(10),
+            1 << 10,
+        );
+        for d in &planted {
+            let _ = std::fs::remove_dir_all(d);
+        }
+        assert_eq!(out.stdout, b"hello\n");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    }
 
     fn sh(script: &str, dir: &std::path::Path) -> Command {
         Command {

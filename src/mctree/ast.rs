@@ -8,12 +8,12 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::error::Error;
 use crate::evaluate::child::{self, Exit};
-use crate::evaluate::reuse::HELPER_TIMEOUT;
 use crate::mctree::header::{assigns, header, is_write, moving_bound};
 use crate::mctree::looptree::{Bound, Loop, LoopTree};
 use crate::mctree::memory::Memory;
@@ -34,8 +34,8 @@ pub struct Function {
     pub(crate) is_static: bool,
 }
 
-/// The translation unit's AST, parsed with `flags` (the user's -I/-D flags).
-pub fn dump(clang: &str, file: &Path, flags: &[String]) -> Result<Value, Error> {
+/// The translation unit's AST, parsed with `flags` (the user's -I/-D flags) within `timeout`.
+pub fn dump(clang: &str, file: &Path, flags: &[String], timeout: Duration) -> Result<Value, Error> {
     let mut argv: Vec<String> = [
         clang,
         "-fsyntax-only",
@@ -47,7 +47,7 @@ pub fn dump(clang: &str, file: &Path, flags: &[String]) -> Result<Value, Error> 
     .to_vec();
     argv.extend(flags.iter().cloned());
     argv.push(file.display().to_string());
-    let out = child::output(&argv, HELPER_TIMEOUT, 1 << 32);
+    let out = child::output(&argv, timeout, 1 << 32);
     let stderr = String::from_utf8_lossy(&out.stderr);
     match &out.finished.exit {
         Exit::Code(0) => {}
@@ -63,11 +63,14 @@ pub fn dump(clang: &str, file: &Path, flags: &[String]) -> Result<Value, Error> 
             ))
         }
         Exit::Timeout => {
-            return Err(Error::Environment(format!(
-                "`{clang}` did not finish reading `{}` within {} s (killed)",
-                file.display(),
-                HELPER_TIMEOUT.as_secs()
-            )))
+            return Err(Error::usage(
+                format!(
+                    "`{clang}` did not finish parsing `{}` within {} s (killed)",
+                    file.display(),
+                    timeout.as_secs_f64()
+                ),
+                Some("the compile timeout bounds it: raise it with `--compile-timeout SECONDS` if the file is that slow to parse"),
+            ))
         }
         _ => {
             let tail: Vec<&str> = stderr.lines().take(20).collect();
@@ -81,7 +84,11 @@ pub fn dump(clang: &str, file: &Path, flags: &[String]) -> Result<Value, Error> 
             ));
         }
     }
-    serde_json::from_slice(&out.stdout)
+    // As deep as the code is (each nested loop or operand adds levels): no depth limit; the
+    // caller gives discovery a stack to match ([`crate::mctree`]'s `discover`).
+    let mut de = serde_json::Deserializer::from_slice(&out.stdout);
+    de.disable_recursion_limit();
+    serde::Deserialize::deserialize(&mut de)
         .map_err(|e| Error::Internal(format!("clang's JSON AST does not parse: {e}")))
 }
 
@@ -151,11 +158,16 @@ pub fn choose<'f>(
     file: &Path,
 ) -> Result<&'f Function, Error> {
     let names = || {
-        let n: Vec<String> = fns.iter().map(|f| format!("`{}`", f.name)).collect();
-        if n.is_empty() {
-            "none".to_string()
-        } else {
-            n.join(", ")
+        const SHOWN: usize = 10;
+        let n: Vec<String> = fns
+            .iter()
+            .take(SHOWN)
+            .map(|f| format!("`{}`", f.name))
+            .collect();
+        match fns.len() {
+            0 => "none (the file defines no function)".to_string(),
+            k if k <= SHOWN => n.join(", "),
+            k => format!("{k}, the first {SHOWN}: {}", n.join(", ")),
         }
     };
     if let Some(w) = wanted {

@@ -188,11 +188,22 @@ fn read_source(file: &Path) -> Result<String, Error> {
     })
 }
 
-/// The kernel's loop tree, from the AST of the file parsed with the user's flags.
+/// The kernel's loop tree, from the AST of the file parsed with the user's flags. On a thread
+/// of its own with a large stack: the AST is as deep as the code (clang compiles a 60-deep
+/// nest or a 500-term expression), and reading it, walking it and dropping it all recurse.
 fn discover(r: &Recorded, text: &str) -> Result<LoopTree, Error> {
-    let tu = ast::dump(&r.compiler, &r.file, &r.parse_flags())?;
-    let wanted = Some(&r.kernel).filter(|k| !k.is_empty());
-    ast::kernel_tree(&tu, text, &r.file, wanted.map(String::as_str), &r.sources)
+    const STACK: usize = 1 << 30; // reserved, not committed: only the pages touched count
+    std::thread::scope(|s| {
+        let t = std::thread::Builder::new()
+            .stack_size(STACK)
+            .spawn_scoped(s, || {
+                let tu = ast::dump(&r.compiler, &r.file, &r.parse_flags(), r.compile_timeout())?;
+                let wanted = Some(&r.kernel).filter(|k| !k.is_empty());
+                ast::kernel_tree(&tu, text, &r.file, wanted.map(String::as_str), &r.sources)
+            });
+        let t = t.map_err(|e| Error::Internal(format!("cannot start discovery's thread: {e}")))?;
+        (t.join()).unwrap_or_else(|_| Err(Error::Internal("discovery's thread panicked".into())))
+    })
 }
 
 fn load_config(path: Option<&Path>) -> Result<ConfigFile, Error> {
@@ -325,8 +336,9 @@ fn validate(r: &Recorded) -> Result<(), Error> {
 /// error; decides the metric (the kernel time the program prints, else wall time) and the
 /// run timeout (30× this run, 5 s to 10 min).
 fn preflight(r: &mut Recorded, problem: &mut Problem) -> Result<(), Error> {
-    let dir = std::env::temp_dir().join(format!("moldtune-mctree-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let scratch = crate::scratch::Scratch::new("mctree")
+        .map_err(|e| Error::io("cannot create a scratch directory", e))?;
+    let dir = scratch.path().to_path_buf();
     let config = setup::root_config(problem);
     problem.run_timeout_s = if r.run_timeout_s > 0.0 {
         r.run_timeout_s
@@ -349,7 +361,7 @@ fn preflight(r: &mut Recorded, problem: &mut Problem) -> Result<(), Error> {
         }
         Ok(timed)
     });
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(scratch);
     let (wall, kernel) = result?;
     if r.metric == MetricKind::KernelTime && kernel.is_none() {
         r.metric = MetricKind::WallTime;
@@ -405,6 +417,17 @@ fn tune(
     let labels = OpenValues::default();
     let mut problem = setup::problem(&r, &text, &loops, &labels)?;
     if prev.is_none() && !o.shared.mock {
+        if !o.shared.quiet {
+            let run = match r.run_timeout_s > 0.0 {
+                true => format!("{} s", r.run_timeout_s),
+                false => "600 s; then 30× its time".to_string(),
+            };
+            eprintln!(
+                "mctree: building and running the untransformed `{}` (compile timeout {} s, run timeout {run}) ...",
+                r.file.display(),
+                r.compile_timeout_s
+            );
+        }
         preflight(&mut r, &mut problem)?;
     }
     let kind = Kind::parse(&r.strategy).unwrap_or(Kind::Rf);
@@ -496,7 +519,7 @@ fn announce(r: &Recorded, loops: &LoopTree) {
         .filter(|l| l.untouchable.is_none())
         .count();
     eprintln!(
-        "mctree: {} ({}:{}): {} loops, {touchable} transformable; metric {}, run timeout {} s",
+        "mctree: {} ({}:{}): {} loops, {touchable} transformable; metric {}, run timeout {:.2} s",
         loops.kernel,
         r.file.display(),
         loops.line,

@@ -59,8 +59,7 @@ fn compile(r: &Recorded, src: &Path, obj: &Path) -> bool {
     argv.push(format!("-I{}", dir.display()));
     argv.extend(["-c".into(), src.display().to_string()]);
     argv.extend(["-o".into(), obj.display().to_string()]);
-    let timeout = std::time::Duration::from_secs_f64(r.compile_timeout_s.max(1.0));
-    let out = child::output(&argv, timeout, 1 << 20);
+    let out = child::output(&argv, r.compile_timeout(), 1 << 20);
     matches!(out.finished.exit, Exit::Code(0))
 }
 

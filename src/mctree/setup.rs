@@ -145,6 +145,11 @@ impl Recorded {
         }
     }
 
+    /// The compile timeout (which also bounds parsing the file for discovery).
+    pub fn compile_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.compile_timeout_s.max(0.001))
+    }
+
     /// The flags discovery parses the file with: the user's, minus sources and link-only
     /// arguments.
     pub fn parse_flags(&self) -> Vec<String> {

@@ -31,16 +31,16 @@ pub fn measure(
     let mut problem = crate::problem::Problem::load(problem_path)?;
     problem.repeats = crate::run::settings::flag("--repeats", limits::repeats(repeats.into()))?;
     let config = pick::configuration(&problem, from, eval, sets)?;
-    let scratch = std::env::temp_dir().join(format!("moldtune-measure-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch)
+    let dir = crate::scratch::Scratch::new("measure")
         .map_err(|e| Error::io("cannot create a scratch directory", e))?;
+    let scratch = dir.path().to_path_buf();
     crate::evaluate::child::install_signal_handlers();
     crate::evaluate::child::become_subreaper();
     let mut ev = RealEvaluator::new();
     let result = ev
         .prepare(&problem, &scratch)
         .map(|_| ev.evaluate(&problem, &config, 0));
-    let _ = std::fs::remove_dir_all(&scratch);
+    drop(dir);
     match result? {
         Evaluated::Stopped(Stop::Interrupted) => Err(Error::Interrupted(scratch)),
         Evaluated::Stopped(Stop::Environment(why)) => Err(Error::Environment(why)),

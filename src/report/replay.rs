@@ -485,6 +485,16 @@ fn table_row(r: &LearnerReport, cps: &[usize], budget: usize) -> String {
 /// The run's outcomes as a replayable table.
 pub fn table_of(dir: &std::path::Path) -> Result<Table, crate::error::Error> {
     let (problem, records) = crate::report::load_run(dir)?;
+    if !(records.iter()).any(|r| r.m.status == Status::Ok && r.m.objective.is_some()) {
+        return Err(crate::error::Error::usage(
+            format!(
+                "`{}` holds no successful evaluation ({} recorded): a replay has no outcome to find",
+                dir.display(),
+                records.len()
+            ),
+            Some("replay runs whose results.csv has at least one `ok` row"),
+        ));
+    }
     let name = format!(
         "{} ({} recorded evaluations, {})",
         problem.name,

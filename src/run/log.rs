@@ -593,8 +593,9 @@ pub fn write_run_json(dir: &Path, meta: &RunMeta) -> Result<(), Error> {
 /// files name no directory of the machine that made them and a moved tree still resumes.
 fn portable(meta: &RunMeta, dir: &Path) -> RunMeta {
     let mut m = meta.clone();
-    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    if let Some(rel) = pathdiff::diff_paths(&meta.problem, &dir) {
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| absolute(dir));
+    let problem = std::fs::canonicalize(&meta.problem).unwrap_or_else(|_| absolute(&meta.problem));
+    if let Some(rel) = pathdiff::diff_paths(&problem, &dir) {
         m.problem = rel;
     }
     m
@@ -613,9 +614,15 @@ pub fn read_run_json(dir: &Path) -> Result<RunMeta, Error> {
         message: format!("unreadable run.json: {e}"),
         hint: None,
     })?;
-    // A relative problem path is relative to the run directory.
-    meta.problem = dir.join(&meta.problem);
+    // A relative problem path is relative to the run directory (made absolute: the current
+    // directory may change meaning for whoever writes run.json next).
+    meta.problem = absolute(&dir.join(&meta.problem));
     Ok(meta)
+}
+
+/// `path` made absolute against the current directory (unchanged if that cannot be had).
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// Reads the log of a run directory the user named: one that is not a run directory is a

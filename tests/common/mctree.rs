@@ -46,7 +46,7 @@ pub fn recorded(file: &Path, kernel: &str, flags: &[&str]) -> Recorded {
 /// would choose when that is empty).
 pub fn loop_tree(r: &Recorded) -> (String, LoopTree) {
     let text = std::fs::read_to_string(&r.file).unwrap();
-    let tu = ast::dump("clang-22", &r.file, &r.parse_flags()).unwrap();
+    let tu = ast::dump("clang-22", &r.file, &r.parse_flags(), r.compile_timeout()).unwrap();
     let wanted = (!r.kernel.is_empty()).then_some(r.kernel.as_str());
     let t = ast::kernel_tree(&tu, &text, &r.file, wanted, &r.sources).unwrap();
     (text, t)
