@@ -249,6 +249,43 @@ fn an_edited_mold_is_refused_on_resume_unless_accepted() {
     assert_eq!(run["mold_changes"][0]["from_eval"], 8, "{run}");
 }
 
+/// An accepted mold edit that changes what the program prints rebuilds the reference from the
+/// new mold: the evaluations after it are checked against what the new mold computes (before:
+/// every one was `wrong_output` against the old reference, exit 0, no warning).
+#[test]
+fn an_accepted_mold_change_rebuilds_the_reference() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // The "compiler" makes a program that prints the mold's VALUE line on stderr.
+    write_executable(
+        &d.join("cc.sh"),
+        "#!/bin/sh\nv=$(grep VALUE \"$1\")\nprintf '#!/bin/sh\\necho 0.25\\necho \"%s\" >&2\\n' \"$v\" > \"$2\"\nchmod +x \"$2\"\n",
+    );
+    std::fs::write(d.join("m.c"), "/* VALUE 1 */\nint p = #P0;\n").unwrap();
+    let yaml = "name: edit\nmold: m.c\nparams:\n  - {name: P0, type: integer, low: 0, high: 50}\n\
+                compile: \"sh {{ problem_dir }}/cc.sh {{ source }} {{ exe }}\"\nrun: \"{{ exe }}\"\n\
+                metric: {kind: kernel_time}\nrepeats: 1\ncheck: {mode: output, stream: stderr}\n";
+    std::fs::write(d.join("p.yaml"), yaml).unwrap();
+    let run = |extra: &[&str]| {
+        Command::new(BIN)
+            .current_dir(d)
+            .args(["run", "p.yaml", "--quiet", "--verify", "0", "--out", "run"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    assert_code(&run(&["--max-evals", "3"]), 0);
+    std::fs::write(d.join("m.c"), "/* VALUE 2 */\nint p = #P0;\n").unwrap();
+    let o = run(&["--max-evals", "6", "--resume", "--accept-changed-mold"]);
+    assert_code(&o, 0);
+    let csv = Csv::read(&d.join("run"));
+    let status = csv.column("status");
+    assert_eq!(status.len(), 6);
+    assert!(status.iter().all(|s| s == "ok"), "{status:?}");
+    let meta = read_json(&d.join("run/run.json"));
+    assert_eq!(meta["mold_changes"][0]["from_eval"], 3, "{meta}");
+}
+
 #[test]
 fn a_closed_pipe_ends_quietly() {
     let tmp = tempfile::tempdir().unwrap();

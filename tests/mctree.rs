@@ -1034,11 +1034,7 @@ fn resuming_by_a_relative_directory_keeps_the_run_resumable() {
     ];
     let o = common::moldtune_in(
         tmp.path(),
-        &[
-            &start[..],
-            &["--max-evals", "3", "--out", "run"],
-        ]
-        .concat(),
+        &[&start[..], &["--max-evals", "3", "--out", "run"]].concat(),
     );
     assert_code(&o, 0);
     for (cwd, dir, evals) in [

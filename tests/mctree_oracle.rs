@@ -31,7 +31,7 @@ use moldtune::rng::Rng;
 const SEEDS: [u32; 3] = [1, 2, 3];
 
 /// The kernels of `tests/mctree/adversarial/`.
-const ADVERSARIAL: [&str; 7] = [
+const ADVERSARIAL: [&str; 8] = [
     "down.c",
     "strided.c",
     "pview.c",
@@ -39,6 +39,7 @@ const ADVERSARIAL: [&str; 7] = [
     "scalars.c",
     "shapes.c",
     "bounds.c",
+    "jumps.c",
 ];
 
 /// One input of a program: extra compile flags (a dataset) and environment (a seed).
@@ -116,6 +117,13 @@ impl Subject {
             reference: vec![],
         };
         s.reference = s.outputs(0, dir).expect("the untransformed program builds");
+        // An oracle that sees nothing passes everything.
+        let blind = s.reference.iter().any(|o| o.len() < 16);
+        assert!(
+            !blind,
+            "{}: the untransformed program dumps nothing",
+            s.file.display()
+        );
         s
     }
 
@@ -283,6 +291,7 @@ const ILLEGAL: &[(&str, &str, bool)] = &[
     ("scalars.c", "L1: reverse", true),
     ("scalars.c", "L1: parallel for", false),
     ("shapes.c", "L2: interchange permutation(2,1)", true),
+    ("jumps.c", "L0: reverse", true),
 ];
 
 #[test]
@@ -346,6 +355,18 @@ fn directions_are_listed_in_the_order_iterations_run() {
         .contains("assigns the induction variable"));
     // A bound the body changes (a strip-mined `i < n` with `n--` inside runs the wrong
     // iterations): not transformable, with or without --trust-output-check.
+    // Forward jumps to labels of the body leave every iteration whole: transformable; a jump
+    // back into the body or out of the loop is not.
+    let r = recorded(&adversarial("jumps.c"), "", &[]);
+    let (_, t) = loop_tree(&r);
+    let why: Vec<&str> = (t.loops.iter())
+        .map(|l| l.untouchable.as_deref().unwrap_or(""))
+        .collect();
+    assert_eq!(why[0], "", "{why:?}");
+    assert!(
+        why[1].contains("goto") && why[2].contains("goto"),
+        "{why:?}"
+    );
     let r = recorded(&adversarial("bounds.c"), "", &[]);
     let (_, t) = loop_tree(&r);
     for l in &t.loops {

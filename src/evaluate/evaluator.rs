@@ -160,6 +160,9 @@ impl RealEvaluator {
     }
 }
 
+/// The reference output a run's evaluations are checked against, in the run directory.
+pub const REFERENCE_OUT: &str = "reference.out";
+
 impl Evaluator for RealEvaluator {
     fn prepare(&mut self, problem: &Problem, run_dir: &Path) -> Result<(), Error> {
         self.work_root = run_dir.join("work");
@@ -168,7 +171,7 @@ impl Evaluator for RealEvaluator {
         if problem.check.mode == CheckMode::None {
             return Ok(());
         }
-        let saved = run_dir.join("reference.out");
+        let saved = run_dir.join(REFERENCE_OUT);
         if !saved.is_file() {
             let dir = self.work_root.join("reference");
             let _ = std::fs::remove_dir_all(&dir);

@@ -410,13 +410,9 @@ impl Walk<'_> {
         if let Some(why) = header(v).and_then(|h| moving_bound(&h.upper, inner(v).get(4))) {
             return Some(why);
         }
-        let mut breaks = false;
-        find_kind(
-            inner(v).get(4),
-            &["BreakStmt", "ReturnStmt", "GotoStmt"],
-            &mut breaks,
-        );
-        breaks.then(|| "leaves the loop early (break, return or goto)".into())
+        leaves_early(inner(v).get(4)).then(|| {
+            "leaves the loop early (break, return, or a goto out of its body or backwards)".into()
+        })
     }
 
     /// The statements of a loop body (a block or a single statement).
@@ -466,10 +462,50 @@ pub(crate) fn find_kind(v: Option<&Value>, kinds: &[&str], found: &mut bool) {
     for c in inner(v) {
         let nested_loop = matches!(kind(c), "ForStmt" | "WhileStmt" | "DoStmt" | "SwitchStmt");
         if nested_loop {
-            find_kind(inner(c).last(), &["ReturnStmt", "GotoStmt"], found);
+            let outer: Vec<&str> = (kinds.iter().copied())
+                .filter(|k| *k != "BreakStmt")
+                .collect();
+            find_kind(inner(c).last(), &outer, found);
         } else {
             find_kind(Some(c), kinds, found);
         }
+    }
+}
+
+/// Whether control can leave the loop body `body` before its end: a `break` (not a nested
+/// loop's), a `return`, or a `goto` to a label outside the body or at or before the `goto`
+/// (a jump back would run part of an iteration again). TSVC_2's s161 jumps forward to labels
+/// of its own body: the iterations still run whole, in order.
+fn leaves_early(body: Option<&Value>) -> bool {
+    let mut breaks = false;
+    find_kind(body, &["BreakStmt", "ReturnStmt"], &mut breaks);
+    let (mut labels, mut gotos) = (vec![], vec![]);
+    nodes_of(body, "LabelStmt", &mut labels);
+    nodes_of(body, "GotoStmt", &mut gotos);
+    let begin = |v: &Value| v.get("range").and_then(|r| r.get("begin")).and_then(offset);
+    let label_at = |id: &str| {
+        (labels.iter())
+            .find(|l| l.get("declId").and_then(Value::as_str) == Some(id))
+            .and_then(|l| begin(l))
+    };
+    let out = |g: &&Value| {
+        let target = g.get("targetLabelDeclId").and_then(Value::as_str);
+        match (target.and_then(label_at), begin(g)) {
+            (Some(label), Some(at)) => label <= at,
+            _ => true,
+        }
+    };
+    breaks || gotos.iter().any(out)
+}
+
+/// Every node of `kind_` below `v`, nested loops included.
+fn nodes_of<'v>(v: Option<&'v Value>, kind_: &str, out: &mut Vec<&'v Value>) {
+    let Some(v) = v else { return };
+    if kind(v) == kind_ {
+        out.push(v);
+    }
+    for c in inner(v) {
+        nodes_of(Some(c), kind_, out);
     }
 }
 

@@ -268,6 +268,11 @@ impl<'p> Session<'p> {
         };
         let changes =
             settings::check_same_mold(prev, problem, opts.accept_changed_mold, records.len())?;
+        if changes.len() > prev.map_or(0, |m| m.mold_changes.len()) {
+            // The reference is what the mold computes: made again from the edited one (the
+            // evaluations it serves from on are run.json's `mold_changes[].from_eval`).
+            let _ = std::fs::remove_file(dir.join(crate::evaluate::evaluator::REFERENCE_OUT));
+        }
         let mut meta = new_meta(problem, opts, prev, &s, records.len());
         meta.mold_changes = changes;
         meta.mctree = l.mctree.clone();

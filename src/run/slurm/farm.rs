@@ -193,7 +193,12 @@ impl Farm {
     /// Builds the reference on a node (unless the run directory holds its output already).
     pub fn reference(&mut self, problem: &Problem) -> Result<(), Error> {
         let needed = problem.check.mode != crate::problem::CheckMode::None;
-        if !needed || self.dir.join("reference.out").is_file() {
+        if !needed
+            || self
+                .dir
+                .join(crate::evaluate::evaluator::REFERENCE_OUT)
+                .is_file()
+        {
             return Ok(());
         }
         let reply = self
