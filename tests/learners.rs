@@ -148,3 +148,41 @@ fn a_warm_start_from_another_space_is_refused_naming_the_difference() {
     assert_code(&o, 2);
     assert!(text(&o.stderr).contains("nowhere"), "{}", text(&o.stderr));
 }
+
+/// A warm-started run keeps what its prior contributed (run.json `warm_start.prior`): resumed
+/// after the earlier run moved, from another directory, it still resumes; naming the moved
+/// prior again is accepted (the same successes), naming another is refused.
+#[test]
+fn a_warm_started_run_resumes_after_its_prior_moved() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write_toy(dir);
+    assert_code(&run(dir, "small", &["--max-evals", "12", "--seed", "5"]), 0);
+    assert_code(&run(dir, "other", &["--max-evals", "12", "--seed", "6"]), 0);
+    assert_code(
+        &run(dir, "big", &["--warm-start", "small", "--max-evals", "14"]),
+        0,
+    );
+    let ws = &json(&dir.join("big/run.json"))["warm_start"];
+    assert_eq!(
+        ws["prior"].as_array().unwrap().len() as u64,
+        ws["successes"].as_u64().unwrap(),
+        "{ws}"
+    );
+    std::fs::rename(dir.join("small"), dir.join("moved")).unwrap();
+    let sub = dir.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let resume = |extra: &[&str]| {
+        let args = ["run", "--resume", "../big", "--quiet", "--max-evals", "16"];
+        moldtune_in(&sub, &[&args[..], extra].concat())
+    };
+    assert_code(&resume(&[]), 0);
+    assert_code(&resume(&["--warm-start", "../moved"]), 0);
+    let o = resume(&["--warm-start", "../other"]);
+    assert_code(&o, 2);
+    assert!(
+        text(&o.stderr).contains("holds others"),
+        "{}",
+        text(&o.stderr)
+    );
+}

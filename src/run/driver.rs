@@ -131,10 +131,11 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
     let problem = settings::load_problem(&opts, prev)?;
     let s = settings::resolve(&opts, prev, &problem)?;
     let mut searcher = Searcher::new(&problem.space, s.searcher_settings(&problem));
-    let warm_start = match settings::warm_start_dir(&opts, prev)? {
-        Some(dir) => {
-            let goal = problem.metric.goal;
-            let (prior, record) = crate::run::warm::load(&dir, &problem.space, goal)?;
+    let recorded = prev.and_then(|m| m.warm_start.as_ref());
+    let given = opts.warm_start.as_deref();
+    let goal = problem.metric.goal;
+    let warm_start = match crate::run::warm::for_run(given, recorded, &problem.space, goal)? {
+        Some((prior, record)) => {
             searcher.warm_start(prior);
             Some(record)
         }

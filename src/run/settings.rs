@@ -421,26 +421,6 @@ fn resolve_plan(opts: &Shared, prev: Option<&RunMeta>) -> Result<Plan, Error> {
     })
 }
 
-/// The run to warm-start from: `--warm-start`, or the one a resumed run started from (which
-/// it keeps).
-pub fn warm_start_dir(opts: &RunOptions, prev: Option<&RunMeta>) -> Result<Option<PathBuf>, Error> {
-    let recorded = prev
-        .and_then(|m| m.warm_start.as_ref())
-        .map(|w| w.from.clone());
-    match (&opts.warm_start, recorded) {
-        (Some(given), Some(rec)) if *given != rec => Err(Error::usage(
-            format!(
-                "this run was warm-started from `{}`, not `{}`",
-                rec.display(),
-                given.display()
-            ),
-            Some("a resumed run keeps its prior: leave out `--warm-start`"),
-        )),
-        (Some(given), _) => Ok(Some(given.clone())),
-        (None, rec) => Ok(rec),
-    }
-}
-
 fn resolve_learner(
     opts: &RunOptions,
     prev: Option<&RunMeta>,

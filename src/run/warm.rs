@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::evaluate::outcome::Status;
-use crate::problem::space::Space;
+use crate::problem::space::{Config, Space};
 use crate::problem::Goal;
 use crate::search::prior::Prior;
 
@@ -29,6 +29,72 @@ pub struct WarmStart {
     /// Its evaluations, and the successes that became the prior.
     pub evaluations: usize,
     pub successes: usize,
+    /// What the prior is: each success's coordinates (null: an inactive parameter) and
+    /// objective. A resumed run rebuilds its prior from these, wherever the earlier run lies
+    /// by then (empty in runs recorded before it was kept: those read the directory again).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prior: Vec<(Vec<Option<f64>>, f64)>,
+}
+
+impl WarmStart {
+    fn successes(&self) -> Vec<(Config, f64)> {
+        let config = |c: &[Option<f64>]| Config(c.iter().map(|x| x.unwrap_or(f64::NAN)).collect());
+        self.prior.iter().map(|(c, y)| (config(c), *y)).collect()
+    }
+}
+
+/// Whether two priors hold the same successes (numbers equal to 1e-12: run.json's text need
+/// not give back the last bit).
+fn same_prior(a: &[(Vec<Option<f64>>, f64)], b: &[(Vec<Option<f64>>, f64)]) -> bool {
+    let near = |x: f64, y: f64| (x - y).abs() <= 1e-12 * x.abs().max(y.abs()).max(1.0);
+    let same_x = |x: &Option<f64>, y: &Option<f64>| match (x, y) {
+        (Some(x), Some(y)) => near(*x, *y),
+        (x, y) => x.is_none() && y.is_none(),
+    };
+    a.len() == b.len()
+        && (a.iter().zip(b)).all(|((ca, ya), (cb, yb))| {
+            near(*ya, *yb) && ca.len() == cb.len() && ca.iter().zip(cb).all(|(x, y)| same_x(x, y))
+        })
+}
+
+/// The prior of a run: the one a resumed run recorded (a `--warm-start` given again must
+/// hold the same successes, wherever it lies now), else the run `given` names.
+pub fn for_run(
+    given: Option<&Path>,
+    recorded: Option<&WarmStart>,
+    space: &Space,
+    goal: Goal,
+) -> Result<Option<(Prior, WarmStart)>, Error> {
+    match (recorded, given) {
+        (Some(w), given) if !w.prior.is_empty() => {
+            if let Some(g) = given {
+                let (_, fresh) = load(g, space, goal)?;
+                if !same_prior(&fresh.prior, &w.prior) {
+                    return Err(Error::usage(
+                        format!(
+                            "this run was warm-started from `{}` ({} successes), and `{}` holds others",
+                            w.from.display(),
+                            w.successes,
+                            g.display()
+                        ),
+                        Some("a resumed run keeps the prior run.json records: leave out `--warm-start`"),
+                    ));
+                }
+            }
+            Ok(Some((Prior::new(w.successes(), goal), w.clone())))
+        }
+        (Some(w), None) => load(&w.from, space, goal).map(Some),
+        (Some(w), Some(g)) if w.from != g => Err(Error::usage(
+            format!(
+                "this run was warm-started from `{}`, not `{}`",
+                w.from.display(),
+                g.display()
+            ),
+            Some("a resumed run keeps its prior: leave out `--warm-start`"),
+        )),
+        (_, Some(g)) => load(g, space, goal).map(Some),
+        (None, None) => Ok(None),
+    }
 }
 
 /// The prior of `dir`, a run of `space` towards `goal`: refused (exit 2) when it is not a run
@@ -71,11 +137,16 @@ pub fn load(dir: &Path, space: &Space, goal: Goal) -> Result<(Prior, WarmStart),
             "a prior needs successes",
         ));
     }
+    let coordinates = |c: &Config| c.0.iter().map(|x| x.is_finite().then_some(*x)).collect();
     let record = WarmStart {
         from: dir.to_path_buf(),
         problem_name: earlier.name.clone(),
         evaluations: records.len(),
         successes: successes.len(),
+        prior: successes
+            .iter()
+            .map(|(c, y)| (coordinates(c), *y))
+            .collect(),
     };
     Ok((Prior::new(successes, goal), record))
 }
