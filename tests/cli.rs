@@ -931,6 +931,27 @@ fn replay_refuses_a_run_with_no_successful_evaluation() {
     assert!(err.contains("holds no successful evaluation"), "{err}");
 }
 
+/// A problem file past the parser's budget is refused in words, not the parser's struct.
+#[test]
+fn a_huge_problem_file_is_refused_in_words() {
+    let fx = Fixture::base();
+    let values: Vec<String> = (0..260_000).map(|k| k.to_string()).collect();
+    let yaml = format!(
+        "name: big\nmold: m.c\nparams:\n  - {{name: P0, type: categorical, choices: [{}]}}\n",
+        values.join(", ")
+    );
+    let p = fx.out("big.yaml");
+    std::fs::write(&p, yaml).unwrap();
+    let o = bin().arg("show").arg(&p).output().unwrap();
+    assert_code(&o, 2);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("values (YAML nodes) is past the limit"),
+        "{err}"
+    );
+    assert!(!err.contains("Nodes {"), "{err}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Values the space or the run cannot hold: refused at their position, nothing created
 // ---------------------------------------------------------------------------------------------

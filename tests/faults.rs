@@ -286,6 +286,36 @@ fn an_accepted_mold_change_rebuilds_the_reference() {
     assert_eq!(meta["mold_changes"][0]["from_eval"], 3, "{meta}");
 }
 
+/// A run directory whose lock was just taken (its holder has not written its pid yet) is
+/// refused naming the pid once it is there, not with none.
+#[test]
+fn a_lock_refusal_names_the_holder_that_has_just_taken_it() {
+    use std::os::unix::io::AsRawFd;
+    let tmp = tempfile::tempdir().unwrap();
+    let out = finished_run(tmp.path());
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .truncate(true)
+        .open(out.join(".lock"))
+        .unwrap();
+    // SAFETY: flock on a file descriptor this test owns.
+    assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
+    let child = Command::new(BIN)
+        .args(["run", "--quiet", "--max-evals", "10", "--resume"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(150));
+    std::fs::write(out.join(".lock"), "4242").unwrap();
+    let o = child.wait_with_output().unwrap();
+    drop(lock);
+    assert_code(&o, 2);
+    assert!(text_of(&o).contains("(pid 4242)"), "{}", describe(&o));
+}
+
 #[test]
 fn a_closed_pipe_ends_quietly() {
     let tmp = tempfile::tempdir().unwrap();

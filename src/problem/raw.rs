@@ -254,6 +254,25 @@ pub fn from_yaml<T: serde::de::DeserializeOwned>(file: &Path, text: &str) -> Res
     serde_saphyr::from_str(text).map_err(|e| yaml_error(file, e))
 }
 
+/// The parser's "budget breached: Nodes { nodes: 250001 }" in words.
+fn budget_text(raw: &str) -> String {
+    let re = regex::Regex::new(r"budget breached: (\w+) \{ \w+: (\d+) \}").expect("valid regex");
+    let Some(c) = re.captures(raw) else {
+        return "the file is too large or too deeply nested for a problem file".into();
+    };
+    let what = match &c[1] {
+        "Nodes" => "values (YAML nodes)",
+        "Depth" => "levels of nesting",
+        "Aliases" | "AliasExpansions" => "alias expansions",
+        "Documents" => "documents",
+        _ => "elements",
+    };
+    format!(
+        "the file is too large for a problem file: {} {what} is past the limit",
+        &c[2]
+    )
+}
+
 /// Converts a serde-saphyr error into `file:line:col: message` plus a hint.
 fn yaml_error(file: &Path, e: serde_saphyr::Error) -> Error {
     let text = e.to_string();
@@ -266,10 +285,9 @@ fn yaml_error(file: &Path, e: serde_saphyr::Error) -> Error {
         .to_string();
     // The parser's advice to its own API users means nothing to ours.
     let first = first.replace(", set DuplicateKeyPolicy in Options if acceptable", "");
-    let first = if first.contains("budget breached") {
-        format!("the file is too large or too deeply nested for a problem file ({first})")
-    } else {
-        first
+    let first = match first.contains("budget breached") {
+        true => budget_text(&first),
+        false => first,
     };
     let hint = if first.contains("unknown field") {
         Some(

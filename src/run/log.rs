@@ -259,12 +259,9 @@ pub fn lock(dir: &Path) -> Result<Lock, Error> {
     // SAFETY: flock on a file descriptor we own.
     let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
     if r != 0 {
-        let mut pid = String::new();
-        let _ = f.read_to_string(&mut pid);
-        // The holder may not have written its pid yet.
-        let pid = match pid.trim() {
-            "" => String::new(),
-            p => format!(" (pid {p})"),
+        let pid = match holder(&mut f) {
+            Some(p) => format!(" (pid {p})"),
+            None => String::new(),
         };
         return Err(Error::usage(
             format!("`{}` is in use by another moldtune run{pid}", dir.display()),
@@ -275,6 +272,21 @@ pub fn lock(dir: &Path) -> Result<Lock, Error> {
     let _ = f.seek(SeekFrom::Start(0));
     let _ = write!(f, "{}", std::process::id());
     Ok(Lock { _file: f })
+}
+
+/// The pid the lock's holder wrote, waiting up to 0.5 s for a holder that has just taken it
+/// (it writes its pid right after).
+fn holder(f: &mut File) -> Option<String> {
+    for _ in 0..25 {
+        let mut pid = String::new();
+        let _ = f.seek(SeekFrom::Start(0));
+        let _ = f.read_to_string(&mut pid);
+        if !pid.trim().is_empty() {
+            return Some(pid.trim().to_string());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    None
 }
 
 /// Whether `dir` holds a results log with at least one evaluation.
