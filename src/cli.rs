@@ -569,7 +569,10 @@ fn replay_command(a: ReplayArgs) -> Result<u8, Error> {
         budget: a.budget as usize,
         initial: a.initial,
         acquisition: a.acquisition,
-        kappa: a.kappa,
+        kappa: crate::run::settings::flag(
+            "--kappa",
+            crate::problem::limits::non_negative(a.kappa),
+        )?,
     };
     let mut text = String::from("# Search quality: replayed tables\n\nProduced by `moldtune replay`. Lower is better; `best@k` is the best objective found within k evaluations.\n\n");
     for (table, prior) in &replay_tables(&a)? {

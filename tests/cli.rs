@@ -952,6 +952,23 @@ fn a_huge_problem_file_is_refused_in_words() {
     assert!(!err.contains("Nodes {"), "{err}");
 }
 
+/// `replay --kappa` is checked as `run --kappa` is.
+#[test]
+fn replay_refuses_a_kappa_run_refuses() {
+    let fx = Fixture::base();
+    let out = fx.out("k");
+    assert_code(&mock_run(&fx, &out, &["--max-evals", "5"]), 0);
+    for bad in ["nan", "-1"] {
+        let o = bin()
+            .args(["replay", &format!("--kappa={bad}")])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_code(&o, 2);
+        assert!(String::from_utf8_lossy(&o.stderr).contains("--kappa"));
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Values the space or the run cannot hold: refused at their position, nothing created
 // ---------------------------------------------------------------------------------------------
