@@ -688,3 +688,36 @@ fn a_run_timeout_on_a_busy_machine_is_retried_once_and_recorded() {
     assert_eq!(status, "run_timeout", "{eval}");
     assert!(eval.get("retried").is_none(), "{eval}");
 }
+
+/// A compile command whose program does not exist is the problem file's error (exit 2 at
+/// `compile:`'s position), found before any run directory is made: once the name is fixed,
+/// the run starts afresh (before: exit 5 "the machine failed", a run directory, and a
+/// `--resume` that then refused the fixed problem).
+#[test]
+fn a_compiler_that_does_not_exist_is_refused_before_anything_is_made() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_toy(tmp.path());
+    let yaml = std::fs::read_to_string(tmp.path().join("p.yaml")).unwrap();
+    let typo = yaml.replace("compile: \"cc ", "compile: \"clang-2x-nope ");
+    assert_ne!(typo, yaml);
+    std::fs::write(tmp.path().join("p.yaml"), typo).unwrap();
+    let o = moldtune_in(
+        tmp.path(),
+        &[
+            "run",
+            "p.yaml",
+            "--quiet",
+            "--max-evals",
+            "2",
+            "--out",
+            "run",
+        ],
+    );
+    assert_code(&o, 2);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("p.yaml:") && err.contains("`clang-2x-nope` is not found"),
+        "{err}"
+    );
+    assert!(!tmp.path().join("run").exists(), "nothing made");
+}

@@ -89,17 +89,18 @@ struct Subject {
 
 impl Subject {
     fn new(file: PathBuf, flags: &[&str], trust: bool, dir: &Path) -> Subject {
-        Subject::with_inputs(file, flags, random_inputs(), trust, dir)
+        Subject::with_inputs((file, ""), flags, random_inputs(), trust, dir)
     }
 
+    /// `file` and the kernel in it ("": the one mctree would choose).
     fn with_inputs(
-        file: PathBuf,
+        (file, kernel): (PathBuf, &str),
         flags: &[&str],
         inputs: Vec<Input>,
         trust: bool,
         dir: &Path,
     ) -> Subject {
-        let r = recorded(&file, "", flags);
+        let r = recorded(&file, kernel, flags);
         let (text, loops) = loop_tree(&r);
         let labels = OpenValues::default();
         let problem = setup::problem(&r, &text, &loops, &labels).unwrap();
@@ -206,7 +207,7 @@ impl Subject {
 /// Builds every proved node of `file` (all of depth 1, `deep` of depth 2) and returns the
 /// ones whose output differs on one of `inputs`, with why.
 fn proved_but_wrong(
-    file: PathBuf,
+    file: (PathBuf, &str),
     flags: &[&str],
     inputs: Vec<Input>,
     deep: usize,
@@ -241,7 +242,7 @@ fn every_stack_proved_on_the_adversarial_kernels_keeps_the_output() {
     let mut wrong = vec![];
     let mut built = 0;
     for f in ADVERSARIAL {
-        let (n, w) = proved_but_wrong(adversarial(f), &[], random_inputs(), 60);
+        let (n, w) = proved_but_wrong((adversarial(f), ""), &[], random_inputs(), 60);
         built += n;
         wrong.extend(w);
     }
@@ -264,7 +265,7 @@ fn every_stack_proved_on_the_polybench_kernels_keeps_the_output() {
     let mut wrong = vec![];
     for k in common::KERNELS {
         let file = root().join(format!("polybench/{k}/{k}.c"));
-        let (_, w) = proved_but_wrong(file, &["-DMINI_DATASET"], random_inputs(), 12);
+        let (_, w) = proved_but_wrong((file, ""), &["-DMINI_DATASET"], random_inputs(), 12);
         wrong.extend(w);
     }
     assert!(
@@ -418,12 +419,71 @@ fn every_stack_proved_on_polybench_4_2_1_keeps_the_output() {
     for f in list.lines().filter(|l| !l.trim().is_empty()) {
         let file = pb.join(f.trim().trim_start_matches("./"));
         let flags = [include.as_str(), "-DPOLYBENCH_DUMP_ARRAYS"];
-        let (n, w) = proved_but_wrong(file, &flags, inputs.clone(), 4);
+        let (n, w) = proved_but_wrong((file, ""), &flags, inputs.clone(), 4);
         built += n;
         wrong.extend(w);
     }
     eprintln!(
         "PolyBench/C 4.2.1: {built} proved stacks built, {} changed the output",
+        wrong.len()
+    );
+    assert!(
+        wrong.is_empty(),
+        "proved legal, changed the output:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// TSVC_2's 151 kernels through the campaign's one-kernel drivers, when
+/// `$MOLDTUNE_ORACLE_TSVC` names the cache that holds them (`~/.cache/moldtune`, with
+/// `tsvc_2/src` and `tsvc-drivers/` from `python3 scripts/tsvc_campaign.py --drivers-only`):
+/// every proved stack of depth 1 on three random inputs (the drivers vary their arrays under
+/// `PB_INPUT=random`). `TSVC_ITERATIONS=100` (s176 then repeats its loops 0 times).
+#[test]
+fn every_stack_proved_on_tsvc_2_keeps_the_output() {
+    let Ok(cache) = std::env::var("MOLDTUNE_ORACLE_TSVC") else {
+        eprintln!("MOLDTUNE_ORACLE_TSVC is not set: TSVC_2 not checked");
+        return;
+    };
+    if !have_clang() {
+        return;
+    }
+    let (src, drivers) = (
+        PathBuf::from(&cache).join("tsvc_2/src"),
+        PathBuf::from(&cache).join("tsvc-drivers"),
+    );
+    let include = format!("-I{}", src.display());
+    let tmp = tempfile::tempdir().unwrap();
+    let mut objects = vec![];
+    for c in ["common.c", "dummy.c"] {
+        let object = tmp.path().join(c.replace(".c", ".o"));
+        let o = Command::new("clang-22")
+            .args(["-O1", "-c", &include])
+            .arg(src.join(c))
+            .arg("-o")
+            .arg(&object)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", describe(&o));
+        objects.push(object.display().to_string());
+    }
+    let mut kernels: Vec<PathBuf> = (std::fs::read_dir(&drivers).unwrap().flatten())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "c"))
+        .collect();
+    kernels.sort();
+    let (mut wrong, mut built) = (vec![], 0);
+    for file in &kernels {
+        let kernel = file.file_stem().unwrap().to_string_lossy().to_string();
+        let mut flags = vec![include.as_str(), "-DTSVC_ITERATIONS=100"];
+        flags.extend(objects.iter().map(String::as_str));
+        let (n, w) = proved_but_wrong((file.clone(), &kernel), &flags, random_inputs(), 0);
+        built += n;
+        wrong.extend(w);
+    }
+    eprintln!(
+        "TSVC_2: {} kernels, {built} proved stacks built, {} changed the output",
+        kernels.len(),
         wrong.len()
     );
     assert!(

@@ -334,6 +334,7 @@ pub fn problem(
         mold: mold(&r.file, text, tree, "#pragma omp "),
         sources: r.sources.clone(),
         compile: compile_template(r, &dir)?,
+        compile_at: None,
         run: Template::new("{{ exe }}".into()),
         env: env(&r.env)?,
         metric: Metric {

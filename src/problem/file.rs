@@ -99,6 +99,8 @@ pub struct Problem {
     pub mold: Mold,
     pub sources: Vec<PathBuf>,
     pub compile: Template,
+    /// Where `compile:` is written (`None`: not from a problem file).
+    pub compile_at: Option<Span>,
     pub run: Template,
     pub env: Vec<(String, Template)>,
     pub metric: Metric,
@@ -139,6 +141,41 @@ impl Problem {
             text: &text,
         };
         cx.problem(raw, &abs, hex_hash(text.as_bytes()))
+    }
+
+    /// Refuses, before anything is made, a compile command whose program cannot be found
+    /// (at the default configuration: on `PATH`, or as the absolute path it is), and a
+    /// simulated metric without valgrind.
+    pub fn require_tools(&self) -> Result<(), Error> {
+        crate::evaluate::cachegrind::available(self.metric.kind)?;
+        let builtins = template::Builtins::placeholder(&self.dir, &self.sources);
+        let vars = template::context(&self.space, &self.space.default_config(), &builtins);
+        let Some(program) = self
+            .compile
+            .argv(&vars)
+            .ok()
+            .and_then(|a| a.into_iter().next())
+        else {
+            return Ok(());
+        };
+        if findable(&program) {
+            return Ok(());
+        }
+        let message = format!(
+            "the compile command's program `{program}` is not found (on PATH or as a path)"
+        );
+        let hint = Some(
+            "install it (clang-22: `bash scripts/setup.sh`), or fix the name in `compile:`"
+                .to_string(),
+        );
+        Err(match &self.compile_at {
+            Some(span) => Error::Config {
+                span: span.clone(),
+                message,
+                hint,
+            },
+            None => Error::usage(message, hint.as_deref()),
+        })
     }
 
     /// The default configuration: the baseline every run evaluates first.
@@ -182,6 +219,7 @@ impl Ctx<'_> {
             mold,
             sources,
             compile,
+            compile_at: Some(cx.span(&raw.compile.referenced)),
             run,
             env,
             metric,
@@ -629,4 +667,18 @@ impl Ctx<'_> {
                 .unwrap_or_default(),
         })
     }
+}
+
+/// Whether `program` names an executable: an absolute path that is one, a relative path with a
+/// `/` (relative to where the compile runs: not checked), or a name found on `PATH`.
+fn findable(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        return !Path::new(program).is_absolute() || executable(Path::new(program));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).any(|d| executable(&d.join(program)))
 }

@@ -130,6 +130,9 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
     let prev = previous.as_ref();
     let problem = settings::load_problem(&opts, prev)?;
     let s = settings::resolve(&opts, prev, &problem)?;
+    if !s.mock && s.slurm.is_none() {
+        problem.require_tools()?; // on a cluster the nodes' PATH is not this one
+    }
     let mut searcher = Searcher::new(&problem.space, s.searcher_settings(&problem));
     let recorded = prev.and_then(|m| m.warm_start.as_ref());
     let given = opts.warm_start.as_deref();
