@@ -969,6 +969,49 @@ fn replay_refuses_a_kappa_run_refuses() {
     }
 }
 
+/// An `ok` row whose objective cannot be a time is refused by every reader with one rule
+/// (exit 2 naming results.csv and the row), as is an empty results.csv.
+#[test]
+fn an_ok_row_whose_objective_cannot_be_a_time_is_refused_by_every_reader() {
+    let fx = Fixture::base();
+    let out = fx.out("garbage");
+    assert_code(&mock_run(&fx, &out, &["--max-evals", "4"]), 0);
+    let csv = out.join("results.csv");
+    let good = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = good.lines().next().unwrap().split(',').collect();
+    let (obj, status) = (
+        header.iter().position(|h| *h == "objective").unwrap(),
+        header.iter().position(|h| *h == "status").unwrap(),
+    );
+    for bad in ["nan", "-inf", "-0.5", "fast"] {
+        let mut lines: Vec<String> = good.lines().map(String::from).collect();
+        let k = (1..lines.len())
+            .find(|&k| lines[k].split(',').nth(status) == Some("ok"))
+            .unwrap();
+        let mut cells: Vec<String> = lines[k].split(',').map(String::from).collect();
+        cells[obj] = bad.into();
+        lines[k] = cells.join(",");
+        std::fs::write(&csv, lines.join("\n") + "\n").unwrap();
+        for args in [
+            vec!["best"],
+            vec!["replay"],
+            vec!["run", "--max-evals", "6", "--resume"],
+        ] {
+            let o = bin().args(&args).arg(&out).output().unwrap();
+            assert_code(&o, 2);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                err.contains("results.csv") && err.contains(&format!("row {}", k + 1)),
+                "{args:?} {bad}: {err}"
+            );
+        }
+    }
+    std::fs::write(&csv, "").unwrap();
+    let o = bin().arg("best").arg(&out).output().unwrap();
+    assert_code(&o, 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("results.csv"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Values the space or the run cannot hold: refused at their position, nothing created
 // ---------------------------------------------------------------------------------------------

@@ -37,16 +37,18 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
     let path = dir.join(log::RESULTS_CSV);
     let mut rd = csv::Reader::from_path(&path)
         .map_err(|e| Error::usage(format!("cannot read `{}`: {e}", path.display()), None))?;
-    let hdr: Vec<String> = rd
-        .headers()
-        .map_err(|e| Error::Internal(e.to_string()))?
+    let unreadable = |why: String| Error::ConfigFile {
+        file: path.clone(),
+        message: why,
+        hint: Some("results.csv must hold the rows moldtune wrote: restore it".into()),
+    };
+    let hdr: Vec<String> = (rd.headers().map_err(|e| unreadable(e.to_string()))?)
         .iter()
         .map(str::to_string)
         .collect();
     let col = |name: &str| {
-        hdr.iter()
-            .position(|h| h == name)
-            .ok_or_else(|| Error::Internal(format!("results.csv has no `{name}` column")))
+        (hdr.iter().position(|h| h == name))
+            .ok_or_else(|| unreadable(format!("no `{name}` column (an empty or foreign file)")))
     };
     let (obj, status, id, hash) = (
         col("objective")?,
@@ -58,6 +60,7 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
     let mut best: Option<(f64, Row)> = None;
     let mut winner: Option<(f64, Row)> = None;
     let verified = meta.verification.as_ref().and_then(|v| v.winner_eval_id);
+    let bad = |row: usize, why: String| unreadable(format!("row {row}: {why}"));
     for rec in rd.records() {
         // A torn last row (a run killed mid-write) is not an evaluation.
         let Ok(rec) = rec else { continue };
@@ -69,9 +72,8 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
             continue;
         }
         ok += 1;
-        let Ok(v) = rec[obj].parse::<f64>() else {
-            continue;
-        };
+        let v = log::objective_of(meta.metric, rec[obj].parse::<f64>().ok())
+            .map_err(|why| bad(n + 1, why))?;
         let row = || Row {
             cells: rec.iter().map(str::to_string).collect(),
         };

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 use crate::evaluate::outcome::{Measurement, Source, Status};
 use crate::problem::space::Config;
-use crate::problem::Problem;
+use crate::problem::{MetricKind, Problem};
 use crate::search::Learner;
 
 pub const FORMAT_VERSION: u32 = 1;
@@ -503,6 +503,9 @@ fn check_row(problem: &Problem, r: &Record, k: usize) -> Result<(), String> {
             r.eval_id
         ));
     }
+    if r.m.status == Status::Ok {
+        objective_of(problem.metric.kind, r.m.objective)?;
+    }
     let hash = problem.space.hash(&r.config);
     if r.config_hash != hash {
         return Err(format!(
@@ -511,6 +514,20 @@ fn check_row(problem: &Problem, r: &Record, k: usize) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The one rule for an `ok` row's objective, whichever command reads it: a finite number, and
+/// not below 0 for a time or a count (only a `regex` metric may be negative).
+pub fn objective_of(kind: MetricKind, y: Option<f64>) -> Result<f64, String> {
+    let Some(y) = y else {
+        return Err("an `ok` row has no objective (or one that is not a number)".into());
+    };
+    if !y.is_finite() || (y < 0.0 && kind != MetricKind::Regex) {
+        return Err(format!(
+            "an `ok` row's objective is {y}: a time or a count is a finite number, 0 or more"
+        ));
+    }
+    Ok(y)
 }
 
 /// One CSV row as a record; the CSV is authoritative, results.json fills in the rest.
