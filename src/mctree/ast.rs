@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::error::Error;
 use crate::evaluate::child::{self, Exit};
-use crate::mctree::header::{assigns, header, is_write, moving_bound};
+use crate::mctree::header::{assigns, header, is_write, leaves_early, moving_bound};
 use crate::mctree::looptree::{Bound, Loop, LoopTree};
 use crate::mctree::memory::Memory;
 use crate::mctree::{deps, legality};
@@ -93,7 +93,7 @@ pub fn dump(clang: &str, file: &Path, flags: &[String], timeout: Duration) -> Re
 }
 
 /// The byte offset of a location (the expansion's, for a location inside a macro).
-fn offset(loc: &Value) -> Option<usize> {
+pub(crate) fn offset(loc: &Value) -> Option<usize> {
     loc.get("expansionLoc")
         .and_then(|l| l.get("offset"))
         .or_else(|| loc.get("offset"))
@@ -469,43 +469,6 @@ pub(crate) fn find_kind(v: Option<&Value>, kinds: &[&str], found: &mut bool) {
         } else {
             find_kind(Some(c), kinds, found);
         }
-    }
-}
-
-/// Whether control can leave the loop body `body` before its end: a `break` (not a nested
-/// loop's), a `return`, or a `goto` to a label outside the body or at or before the `goto`
-/// (a jump back would run part of an iteration again). TSVC_2's s161 jumps forward to labels
-/// of its own body: the iterations still run whole, in order.
-fn leaves_early(body: Option<&Value>) -> bool {
-    let mut breaks = false;
-    find_kind(body, &["BreakStmt", "ReturnStmt"], &mut breaks);
-    let (mut labels, mut gotos) = (vec![], vec![]);
-    nodes_of(body, "LabelStmt", &mut labels);
-    nodes_of(body, "GotoStmt", &mut gotos);
-    let begin = |v: &Value| v.get("range").and_then(|r| r.get("begin")).and_then(offset);
-    let label_at = |id: &str| {
-        (labels.iter())
-            .find(|l| l.get("declId").and_then(Value::as_str) == Some(id))
-            .and_then(|l| begin(l))
-    };
-    let out = |g: &&Value| {
-        let target = g.get("targetLabelDeclId").and_then(Value::as_str);
-        match (target.and_then(label_at), begin(g)) {
-            (Some(label), Some(at)) => label <= at,
-            _ => true,
-        }
-    };
-    breaks || gotos.iter().any(out)
-}
-
-/// Every node of `kind_` below `v`, nested loops included.
-fn nodes_of<'v>(v: Option<&'v Value>, kind_: &str, out: &mut Vec<&'v Value>) {
-    let Some(v) = v else { return };
-    if kind(v) == kind_ {
-        out.push(v);
-    }
-    for c in inner(v) {
-        nodes_of(Some(c), kind_, out);
     }
 }
 

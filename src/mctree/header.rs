@@ -1,11 +1,12 @@
 //! A `for` header in OpenMP's canonical form (`iv = lower; iv < upper; iv += step`, a constant
-//! step), and what a loop's body may do to it: assign its counter, change what its bound reads.
+//! step), and what a loop's body may do to it: assign its counter, change what its bound reads,
+//! leave early.
 
 use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::mctree::ast::{bare, decl_ref, find_kind, inner, kind, literal, refs};
+use crate::mctree::ast::{bare, decl_ref, find_kind, inner, kind, literal, offset, refs};
 
 /// The parts of a canonical `for` header.
 pub(crate) struct Header {
@@ -152,4 +153,41 @@ pub(crate) fn assigns(v: Option<&Value>, id: &str) -> bool {
     let target = inner(v).first().and_then(decl_ref);
     (writes && target.is_some_and(|(t, _, _)| t == id))
         || inner(v).iter().any(|c| assigns(Some(c), id))
+}
+
+/// Whether control can leave the loop body `body` before its end: a `break` (not a nested
+/// loop's), a `return`, or a `goto` to a label outside the body or at or before the `goto`
+/// (a jump back would run part of an iteration again). TSVC_2's s161 jumps forward to labels
+/// of its own body: the iterations still run whole, in order.
+pub(crate) fn leaves_early(body: Option<&Value>) -> bool {
+    let mut breaks = false;
+    find_kind(body, &["BreakStmt", "ReturnStmt"], &mut breaks);
+    let (mut labels, mut gotos) = (vec![], vec![]);
+    nodes_of(body, "LabelStmt", &mut labels);
+    nodes_of(body, "GotoStmt", &mut gotos);
+    let begin = |v: &Value| v.get("range").and_then(|r| r.get("begin")).and_then(offset);
+    let label_at = |id: &str| {
+        (labels.iter())
+            .find(|l| l.get("declId").and_then(Value::as_str) == Some(id))
+            .and_then(|l| begin(l))
+    };
+    let out = |g: &&Value| {
+        let target = g.get("targetLabelDeclId").and_then(Value::as_str);
+        match (target.and_then(label_at), begin(g)) {
+            (Some(label), Some(at)) => label <= at,
+            _ => true,
+        }
+    };
+    breaks || gotos.iter().any(out)
+}
+
+/// Every node of `kind_` below `v`, nested loops included.
+fn nodes_of<'v>(v: Option<&'v Value>, kind_: &str, out: &mut Vec<&'v Value>) {
+    let Some(v) = v else { return };
+    if kind(v) == kind_ {
+        out.push(v);
+    }
+    for c in inner(v) {
+        nodes_of(Some(c), kind_, out);
+    }
 }

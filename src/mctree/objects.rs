@@ -52,14 +52,7 @@ fn object_name(i: usize, src: &Path) -> String {
 
 /// Whether `src` compiled to `obj` with the variants' flags (within the compile timeout).
 fn compile(r: &Recorded, src: &Path, obj: &Path) -> bool {
-    let dir = r.file.parent().unwrap_or(Path::new("/"));
-    let mut argv = vec![r.compiler.clone()];
-    argv.extend(r.parse_flags());
-    argv.extend(["-fopenmp".into(), "-fno-crash-diagnostics".into()]);
-    argv.push(format!("-I{}", dir.display()));
-    argv.extend(["-c".into(), src.display().to_string()]);
-    argv.extend(["-o".into(), obj.display().to_string()]);
-    let out = child::output(&argv, r.compile_timeout(), 1 << 20);
+    let out = child::output(&r.object_argv(src, obj, &[]), r.compile_timeout(), 1 << 20);
     matches!(out.finished.exit, Exit::Code(0))
 }
 

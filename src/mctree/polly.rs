@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use crate::evaluate::child::{self, Exit};
-use crate::evaluate::reuse::{kernel_code_of, HELPER_TIMEOUT};
+use crate::evaluate::reuse::kernel_code_of;
 use crate::mctree::looptree::LoopTree;
 use crate::mctree::setup::Recorded;
 use crate::mctree::transform::Polly;
@@ -30,20 +30,17 @@ pub struct Knobs {
 /// Compiles `r.file` alone to the object `obj` with `knob` (plus Polly's SCoP report when
 /// `report`); its stderr, or `None` if the compile fails or takes too long.
 fn compile(r: &Recorded, knob: Polly, obj: &Path, report: bool) -> Option<String> {
-    let mut argv = vec![r.compiler.clone()];
-    argv.extend(r.parse_flags());
-    argv.push("-fopenmp".into());
-    argv.extend(knob.flags().split_whitespace().map(String::from));
-    argv.extend([
+    let mut extra: Vec<String> = knob.flags().split_whitespace().map(String::from).collect();
+    extra.extend([
         "-mllvm".into(),
         format!("-polly-only-func={}", r.polly_scope()),
     ]);
-    if report {
-        argv.push("-Rpass-analysis=polly-scops".into());
-    }
-    argv.extend(["-c".into(), "-o".into(), obj.display().to_string()]);
-    argv.push(r.file.display().to_string());
-    let out = child::output(&argv, HELPER_TIMEOUT, 1 << 26);
+    extra.extend(report.then(|| "-Rpass-analysis=polly-scops".to_string()));
+    let out = child::output(
+        &r.object_argv(&r.file, obj, &extra),
+        r.compile_timeout(),
+        1 << 26,
+    );
     matches!(out.finished.exit, Exit::Code(0)).then(|| String::from_utf8_lossy(&out.stderr).into())
 }
 

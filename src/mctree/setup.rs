@@ -150,6 +150,24 @@ impl Recorded {
         std::time::Duration::from_secs_f64(self.compile_timeout_s.max(0.001))
     }
 
+    /// `src` compiled alone to the object `obj` as the variants compile it (the user's flags,
+    /// OpenMP, the file's folder on the include path), plus `extra`.
+    pub fn object_argv(&self, src: &Path, obj: &Path, extra: &[String]) -> Vec<String> {
+        let dir = self.file.parent().unwrap_or(Path::new("/"));
+        let mut argv = vec![self.compiler.clone()];
+        argv.extend(self.parse_flags());
+        argv.extend(["-fopenmp".into(), "-fno-crash-diagnostics".into()]);
+        argv.push(format!("-I{}", dir.display()));
+        argv.extend(extra.iter().cloned());
+        argv.extend([
+            "-c".into(),
+            src.display().to_string(),
+            "-o".into(),
+            obj.display().to_string(),
+        ]);
+        argv
+    }
+
     /// The flags discovery parses the file with: the user's, minus sources and link-only
     /// arguments.
     pub fn parse_flags(&self) -> Vec<String> {
