@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use moldtune::mctree::legality::Legality;
-use moldtune::mctree::setup;
 use moldtune::mctree::transform::Options;
 use moldtune::mctree::tree::Tree;
+use moldtune::mctree::{setup, unit};
 use moldtune::problem::space::{Config, OpenValues};
 use moldtune::rng::Rng;
 
@@ -193,17 +193,13 @@ fn every_proposed_directive_stack_compiles_with_clang_22() {
         let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
         let r = recorded(&file, "", &flags);
         let text = std::fs::read_to_string(&file).unwrap();
-        let tu = match moldtune::mctree::ast::dump(
-            "clang-22",
-            &file,
-            &r.parse_flags(),
-            r.compile_timeout(),
-        ) {
-            Ok(tu) => tu,
+        let (pflags, timeout) = (r.parse_flags(), r.compile_timeout());
+        let unit = match unit::read("clang-22", &file, &pflags, timeout, &text, None) {
+            Ok(u) => u,
             Err(_) if external => continue, // a corpus may hold files that are no program
             Err(e) => panic!("{e}"),
         };
-        let fns = moldtune::mctree::ast::functions(&tu, &text);
+        let fns = unit.functions;
         if external && moldtune::mctree::ast::choose(&fns, None, &text, &file).is_err() {
             continue; // not a kernel file (no kernel_* function, no #pragma scop)
         }
@@ -1060,4 +1056,96 @@ fn resuming_by_a_relative_directory_keeps_the_run_resumable() {
     let meta = read_json(&tmp.path().join("run/run.json"));
     assert_eq!(meta["problem"], "../src/k.c", "{meta}");
     assert!(Csv::read(&tmp.path().join("run")).rows.len() >= 6);
+}
+
+/// Builds running ahead that the budget leaves unused are killed when the budget is reached,
+/// not waited for: every build after the second evaluation's hangs.
+#[test]
+fn builds_ahead_that_the_budget_leaves_unused_are_killed() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cc = tmp.path().join("slow-cc");
+    let script = "#!/bin/sh\ncase \"$*\" in *\"/work/eval-\"[2-9]*) sleep 600.0911 ;; esac\nexec clang-22 \"$@\"\n";
+    std::fs::write(&cc, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cfg = tmp.path().join("mctree.yaml");
+    std::fs::write(&cfg, format!("compiler: {}\n", cc.display())).unwrap();
+    let (f, out) = (kernel("gemm"), tmp.path().join("run"));
+    let t0 = std::time::Instant::now();
+    let o = moldtune(&[
+        "mctree",
+        f.to_str().unwrap(),
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+        "--config",
+        cfg.to_str().unwrap(),
+        "--max-evals",
+        "2",
+        "--jobs",
+        "3",
+        "--verify",
+        "0",
+        "--compile-timeout",
+        "90",
+        "--",
+        "-DMINI_DATASET",
+    ]);
+    let took = t0.elapsed();
+    assert_code(&o, 0);
+    assert!(
+        took.as_secs() < 60,
+        "the run waited {took:?} for unused builds"
+    );
+    common::fake::assert_no_leftover("sleep 600.0911");
+    for k in 2..6 {
+        let dir = out.join("work").join(format!("eval-{k}"));
+        assert!(
+            !dir.exists(),
+            "the unused build `{}` is left",
+            dir.display()
+        );
+    }
+}
+
+/// Discovery keeps the bodies of the kernel and of the functions that name it, not of the
+/// file's other functions (a 5 MB file dumps 1.4 GB of JSON: see `scripts/bench_big_file.py`);
+/// a caller that names the kernel before the file shows which function it is (found by its
+/// `#pragma scop`) is read again, so the dependence test sees its call.
+#[test]
+fn discovery_keeps_only_the_bodies_the_kernel_needs() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let big = tmp.path().join("big.c");
+    let mut text = String::from(
+        "double A[64];\nvoid kernel_k(int n) {\n  for (int i = 0; i < n; i++)\n    A[i] = i;\n}\n",
+    );
+    for k in 0..300 {
+        text.push_str(&format!("int helper_{k}(int x) {{ return x * {k}; }}\n"));
+    }
+    text.push_str("int main(void) { kernel_k(64); return (int)A[3]; }\n");
+    std::fs::write(&big, &text).unwrap();
+    let bodies = |file: &Path, text: &str| {
+        let r = recorded(file, "", &[]);
+        let (flags, timeout) = (r.parse_flags(), r.compile_timeout());
+        let u = unit::read("clang-22", file, &flags, timeout, text, None).unwrap();
+        let kept: Vec<String> = (u.functions.iter())
+            .filter(|f| f.has_body())
+            .map(|f| f.name.clone())
+            .collect();
+        (u.functions.len(), kept)
+    };
+    assert_eq!(
+        bodies(&big, &text),
+        (302, vec!["kernel_k".into(), "main".into()])
+    );
+    let forward = root().join("tests/mctree/adversarial/forward.c");
+    let text = std::fs::read_to_string(&forward).unwrap();
+    let (_, kept) = bodies(&forward, &text);
+    assert_eq!(kept, ["shift_b", "smooth", "main"]);
 }

@@ -31,7 +31,7 @@ use moldtune::rng::Rng;
 const SEEDS: [u32; 3] = [1, 2, 3];
 
 /// The kernels of `tests/mctree/adversarial/`.
-const ADVERSARIAL: [&str; 8] = [
+const ADVERSARIAL: [&str; 10] = [
     "down.c",
     "strided.c",
     "pview.c",
@@ -40,6 +40,8 @@ const ADVERSARIAL: [&str; 8] = [
     "shapes.c",
     "bounds.c",
     "jumps.c",
+    "escape.c",
+    "forward.c",
 ];
 
 /// One input of a program: extra compile flags (a dataset) and environment (a seed).
@@ -301,6 +303,10 @@ const ILLEGAL: &[(&str, &str, bool)] = &[
     ("scalars.c", "L1: parallel for", false),
     ("shapes.c", "L2: interchange permutation(2,1)", true),
     ("jumps.c", "L0: reverse", true),
+    ("escape.c", "L0: reverse", true),
+    ("escape.c", "L0: parallel for", false),
+    ("forward.c", "L0: reverse", true),
+    ("forward.c", "L0: parallel for", false),
 ];
 
 #[test]

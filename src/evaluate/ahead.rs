@@ -4,9 +4,11 @@
 //! their compile timeouts count only the time they ran.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
+use crate::evaluate::child;
 use crate::evaluate::evaluator::{builds, Evaluated};
 use crate::evaluate::outcome::Stop;
 use crate::evaluate::variant::{Build, Rendered, Variant};
@@ -26,6 +28,8 @@ pub struct Slots {
     running: HashMap<usize, JoinHandle<Built>>,
     /// At most `jobs` of them build at once; the others wait for a permit.
     permits: Arc<Permits>,
+    /// Set to kill the builds in flight ([`Slots::cancel`]).
+    cancelled: Arc<AtomicBool>,
 }
 
 /// A counting semaphore: builds running at once.
@@ -70,12 +74,14 @@ impl Slots {
             return false;
         };
         let permits = Arc::clone(&self.permits);
+        let cancelled = Arc::clone(&self.cancelled);
         let handle = std::thread::spawn(move || {
             let _permit = permits.acquire();
             let v = Variant {
                 problem: &problem,
                 r,
             };
+            let _cancellable = child::cancellable(cancelled);
             let build = builds(&v);
             Built { r: v.r, build }
         });
@@ -97,14 +103,17 @@ impl Slots {
         !self.running.is_empty()
     }
 
-    /// Waits for every build in flight (an interrupt cuts them short) and removes their
-    /// directories: proposals the search will not evaluate.
+    /// Kills every build in flight (and keeps those waiting for a permit from starting),
+    /// waits for their threads and removes their directories: proposals the search will not
+    /// evaluate.
     pub fn cancel(&mut self) {
+        self.cancelled.store(true, Ordering::SeqCst);
         for (_, handle) in self.running.drain() {
             if let Ok(built) = handle.join() {
                 let _ = std::fs::remove_dir_all(&built.r.dir);
             }
         }
+        self.cancelled = Arc::new(AtomicBool::new(false));
     }
 }
 

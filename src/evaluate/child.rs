@@ -40,7 +40,8 @@ pub enum Exit {
     Timeout,
     /// The program could not be started (not found, not executable).
     SpawnError(String),
-    /// moldtune was interrupted while the child ran; the child group was killed.
+    /// moldtune was interrupted while the child ran, or the child was [`cancellable`] and
+    /// cancelled; the child group was killed.
     Interrupted,
 }
 
@@ -258,12 +259,38 @@ fn stat_field(pid: i32, k: usize) -> Option<i32> {
 /// Grace period between SIGTERM and SIGKILL of a timed-out group.
 const GRACE: Duration = Duration::from_millis(500);
 
+thread_local! {
+    /// The token that cancels the children started on this thread ([`cancellable`]).
+    static CANCEL: std::cell::RefCell<Option<std::sync::Arc<std::sync::atomic::AtomicBool>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// While the guard lives, every child started on this thread is killed as soon as `token`
+/// is set (and none starts after): builds running ahead that the search will no longer use.
+/// Their exit reads [`Exit::Interrupted`].
+pub fn cancellable(token: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Cancellable {
+    CANCEL.with(|c| *c.borrow_mut() = Some(token));
+    Cancellable(())
+}
+
+/// See [`cancellable`].
+#[must_use = "the children are cancellable while the guard lives"]
+pub struct Cancellable(());
+
+impl Drop for Cancellable {
+    fn drop(&mut self) {
+        CANCEL.with(|c| *c.borrow_mut() = None);
+    }
+}
+
 /// Runs `cmd` to completion or until `timeout`, then makes sure nothing of its group is left.
 pub fn execute(cmd: &Command, timeout: Duration) -> Finished {
     if cmd.argv.is_empty() {
         return Finished::spawn_error("empty command".into());
     }
-    if interrupted() {
+    let cancel = CANCEL.with(|c| c.borrow().clone());
+    let stop = || interrupted() || cancel.as_ref().is_some_and(|c| c.load(Ordering::SeqCst));
+    if stop() {
         return Finished {
             exit: Exit::Interrupted,
             wall_s: 0.0,
@@ -281,7 +308,7 @@ pub fn execute(cmd: &Command, timeout: Duration) -> Finished {
     note_children();
     let paused0 = cmd.pausable.then(|| join_pausable(pid));
     let rx = reap_in_thread(pid, start);
-    let (how, got) = wait_or_kill(pid, &rx, Clock { start, paused0 }, timeout);
+    let (how, got) = wait_or_kill(pid, &rx, Clock { start, paused0 }, timeout, &stop);
     // Whatever the leader did, nothing of its group may outlive it, nor any descendant
     // that left the group (setsid) and was handed to us as its subreaper.
     killpg(pid, libc::SIGKILL);
@@ -301,7 +328,7 @@ pub fn execute(cmd: &Command, timeout: Duration) -> Finished {
 }
 
 impl Finished {
-    fn spawn_error(msg: String) -> Finished {
+    pub(crate) fn spawn_error(msg: String) -> Finished {
         Finished {
             exit: Exit::SpawnError(msg),
             wall_s: 0.0,
@@ -404,16 +431,18 @@ impl Clock {
 }
 
 /// Waits until the child ends, has run for `timeout` (SIGTERM to the group, a grace period,
-/// then SIGKILL) or moldtune is interrupted (SIGKILL at once). Returns how it was ended,
-/// if moldtune ended it, and what the waiter reaped.
+/// then SIGKILL) or `stop` says moldtune was interrupted or the child cancelled (SIGKILL at
+/// once). Returns how it was ended, if moldtune ended it, and what the waiter reaped.
 fn wait_or_kill(
     pid: i32,
     rx: &mpsc::Receiver<Reaped>,
     clock: Clock,
     timeout: Duration,
+    stop: &dyn Fn() -> bool,
 ) -> (Option<Exit>, Option<Reaped>) {
     loop {
-        if interrupted() {
+        if stop() {
+            killpg(pid, libc::SIGCONT); // a stopped group dies of SIGKILL all the same
             killpg(pid, libc::SIGKILL);
             return (Some(Exit::Interrupted), rx.recv().ok());
         }
@@ -530,65 +559,6 @@ fn exit_of(r: &Reaped) -> Exit {
     }
 }
 
-/// What a helper command (the compiler's AST dump, the disassembler, `--version`) printed.
-pub struct Output {
-    pub finished: Finished,
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
-}
-
-/// Runs a helper command of moldtune's own like every other child (its own process group,
-/// killed on timeout or Ctrl-C) and reads back all it printed (at most `max_bytes` each).
-pub fn output(argv: &[String], timeout: Duration, max_bytes: u64) -> Output {
-    let made = crate::scratch::Scratch::new("helper");
-    let dir = made
-        .as_ref()
-        .map_or_else(|_| PathBuf::from("/"), |s| s.path().to_path_buf());
-    let cmd = Command {
-        argv: argv.to_vec(),
-        env: vec![],
-        cwd: std::env::current_dir().unwrap_or_else(|_| "/".into()),
-        stdout: dir.join("stdout"),
-        stderr: dir.join("stderr"),
-        max_file_bytes: max_bytes,
-        pausable: false,
-    };
-    let finished = match &made {
-        Ok(_) => execute(&cmd, timeout),
-        Err(e) => Finished::spawn_error(format!("cannot create a scratch directory: {e}")),
-    };
-    let read = |p: &PathBuf| made.is_ok().then(|| std::fs::read(p).ok()).flatten();
-    Output {
-        stdout: read(&cmd.stdout).unwrap_or_default(),
-        stderr: read(&cmd.stderr).unwrap_or_default(),
-        finished,
-    }
-}
-
-/// At most the last `max` bytes of a file (all of a shorter one); never more in memory,
-/// however much a child wrote.
-pub fn tail_bytes(path: &std::path::Path, max: u64) -> Vec<u8> {
-    use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut f) = std::fs::File::open(path) else {
-        return vec![];
-    };
-    let len = f.metadata().map_or(0, |m| m.len());
-    let _ = f.seek(SeekFrom::Start(len.saturating_sub(max)));
-    let mut out = Vec::with_capacity(len.min(max) as usize);
-    let _ = f.take(max).read_to_end(&mut out);
-    out
-}
-
-/// The last `max_lines` lines of a file (lossy UTF-8, from its last 16 KiB), for error
-/// messages and results.
-pub fn tail(path: &std::path::Path, max_lines: usize) -> String {
-    let bytes = tail_bytes(path, 16 * 1024);
-    let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<&str> = text.lines().collect();
-    let start = lines.len().saturating_sub(max_lines);
-    lines[start..].join("\n")
-}
-
 pub fn signal_name(sig: i32) -> String {
     match nix::sys::signal::Signal::try_from(sig) {
         Ok(s) => s.as_str().to_string(),
@@ -599,34 +569,6 @@ pub fn signal_name(sig: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Another local user's directories and symlinks planted at every name the helper's output
-    /// could once have gone to (`/tmp/moldtune-helper-<pid>-<n>/stdout`) are never written.
-    #[test]
-    fn helper_output_never_goes_through_a_planted_path() {
-        let victim_dir = tempfile::tempdir().unwrap();
-        let victim = victim_dir.path().join("precious");
-        std::fs::write(&victim, "keep me").unwrap();
-        let pid = std::process::id();
-        let planted: Vec<PathBuf> = (0..500)
-            .map(|n| std::env::temp_dir().join(format!("moldtune-helper-{pid}-{n}")))
-            .filter(|d| std::fs::create_dir(d).is_ok())
-            .collect();
-        for d in &planted {
-            let _ = std::os::unix::fs::symlink(&victim, d.join("stdout"));
-            let _ = std::os::unix::fs::symlink(&victim, d.join("stderr"));
-        }
-        let out = output(
-            &["echo".into(), "hello".into()],
-            Duration::from_secs(10),
-            1 << 10,
-        );
-        for d in &planted {
-            let _ = std::fs::remove_dir_all(d);
-        }
-        assert_eq!(out.stdout, b"hello\n");
-        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
-    }
 
     fn sh(script: &str, dir: &std::path::Path) -> Command {
         Command {
@@ -684,7 +626,10 @@ mod tests {
             std::fs::read_to_string(d.path().join("out")).unwrap(),
             "42\n"
         );
-        assert_eq!(tail(&d.path().join("err"), 5), "oops");
+        assert_eq!(
+            crate::evaluate::helper::tail(&d.path().join("err"), 5),
+            "oops"
+        );
     }
 
     #[test]
@@ -752,7 +697,7 @@ mod tests {
         assert_eq!(f.exit, Exit::Signal(libc::SIGXFSZ));
         let len = std::fs::metadata(d.path().join("out")).unwrap().len();
         assert!(len <= 1 << 20, "wrote {len} bytes");
-        assert!(tail(&d.path().join("out"), 2).starts_with("xxx"));
+        assert!(crate::evaluate::helper::tail(&d.path().join("out"), 2).starts_with("xxx"));
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod check;
 pub mod child;
 pub mod environment;
 pub mod evaluator;
+pub mod helper;
 pub mod interleave;
 pub mod mock;
 pub mod outcome;

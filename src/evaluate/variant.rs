@@ -11,6 +11,7 @@ use std::time::Duration;
 use crate::evaluate::cachegrind;
 use crate::evaluate::child::{self, Command, Exit, Finished};
 use crate::evaluate::environment;
+use crate::evaluate::helper;
 use crate::evaluate::outcome::{Commands, Measurement, Status, Stop};
 use crate::problem::space::Config;
 use crate::problem::template::{self, Builtins};
@@ -51,7 +52,7 @@ pub struct Ran {
 impl Ran {
     /// The end of stdout, where the metric is looked for.
     pub fn stdout_tail(&self) -> Vec<u8> {
-        child::tail_bytes(&self.stdout, METRIC_TAIL_BYTES)
+        helper::tail_bytes(&self.stdout, METRIC_TAIL_BYTES)
     }
 }
 
@@ -405,7 +406,7 @@ pub fn describe_exit(f: &Finished, stderr: &Path, what: &str) -> String {
         Exit::SpawnError(m) => m.clone(),
         Exit::Interrupted => "interrupted".into(),
     };
-    let t = child::tail(stderr, 12);
+    let t = helper::tail(stderr, 12);
     if t.trim().is_empty() {
         how
     } else {

@@ -1,96 +1,19 @@
-//! Discovery: the kernel's loops from clang-22's JSON AST, parsed with the user's own flags.
-//!
-//! `clang-22 -fsyntax-only FLAGS -Xclang -ast-dump=json FILE` prints the translation unit.
-//! Locations are delta-encoded (`line`, `col` and `file` appear only when they change), so
-//! positions are taken from the always-present byte `offset` (the expansion location for a
-//! macro) and turned into line:col with the file's own text. A function is the file's when
-//! its name is found at its location's offset in the file.
+//! Discovery: the kernel's loops from clang-22's JSON AST, parsed with the user's own flags
+//! and read as a [`Unit`] (the kernel's candidates and what names them, see
+//! [`crate::mctree::unit`]); the accessors of the AST's nodes the other analyses share.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::evaluate::child::{self, Exit};
 use crate::mctree::header::{assigns, header, is_write, leaves_early, moving_bound};
 use crate::mctree::looptree::{Bound, Loop, LoopTree};
 use crate::mctree::memory::Memory;
+use crate::mctree::unit::{Function, Unit};
 use crate::mctree::{deps, legality};
 use crate::problem::mold::line_col;
-
-/// A function defined in the file: its name and byte range.
-#[derive(Debug, Clone)]
-pub struct Function {
-    pub name: String,
-    pub begin: usize,
-    pub end: usize,
-    pub line: u32,
-    pub(crate) body: Value,
-    /// The parameters (`ParmVarDecl`s).
-    pub(crate) params: Vec<Value>,
-    /// Declared `static`: no other source can call it.
-    pub(crate) is_static: bool,
-}
-
-/// The translation unit's AST, parsed with `flags` (the user's -I/-D flags) within `timeout`.
-pub fn dump(clang: &str, file: &Path, flags: &[String], timeout: Duration) -> Result<Value, Error> {
-    let mut argv: Vec<String> = [
-        clang,
-        "-fsyntax-only",
-        "-fopenmp",
-        "-Xclang",
-        "-ast-dump=json",
-    ]
-    .map(String::from)
-    .to_vec();
-    argv.extend(flags.iter().cloned());
-    argv.push(file.display().to_string());
-    let out = child::output(&argv, timeout, 1 << 32);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    match &out.finished.exit {
-        Exit::Code(0) => {}
-        Exit::SpawnError(e) => {
-            return Err(Error::Environment(format!(
-                "cannot start `{clang}` to read the loops of `{}`: {e} (install it with `bash scripts/setup.sh`)",
-                file.display()
-            )))
-        }
-        Exit::Interrupted => {
-            return Err(Error::Cancelled(
-                "while the loops were read; nothing was run".into(),
-            ))
-        }
-        Exit::Timeout => {
-            return Err(Error::usage(
-                format!(
-                    "`{clang}` did not finish parsing `{}` within {} s (killed)",
-                    file.display(),
-                    timeout.as_secs_f64()
-                ),
-                Some("the compile timeout bounds it: raise it with `--compile-timeout SECONDS` if the file is that slow to parse"),
-            ))
-        }
-        _ => {
-            let tail: Vec<&str> = stderr.lines().take(20).collect();
-            return Err(Error::usage(
-                format!(
-                    "`{}` does not compile with the given flags:\n{}",
-                    file.display(),
-                    tail.join("\n")
-                ),
-                Some("pass the include paths and macros it needs after `--`, e.g. `-- -Iutilities -DMEDIUM_DATASET`"),
-            ));
-        }
-    }
-    // As deep as the code is (each nested loop or operand adds levels): no depth limit; the
-    // caller gives discovery a stack to match ([`crate::mctree`]'s `discover`).
-    let mut de = serde_json::Deserializer::from_slice(&out.stdout);
-    de.disable_recursion_limit();
-    serde::Deserialize::deserialize(&mut de)
-        .map_err(|e| Error::Internal(format!("clang's JSON AST does not parse: {e}")))
-}
 
 /// The byte offset of a location (the expansion's, for a location inside a macro).
 pub(crate) fn offset(loc: &Value) -> Option<usize> {
@@ -109,44 +32,6 @@ pub(crate) fn inner(v: &Value) -> &[Value] {
     v.get("inner")
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
-}
-
-/// The functions with a body defined in `text` (the file itself, not its headers).
-pub fn functions(tu: &Value, text: &str) -> Vec<Function> {
-    let mut out = Vec::new();
-    for d in inner(tu) {
-        if kind(d) != "FunctionDecl" {
-            continue;
-        }
-        let Some(name) = d.get("name").and_then(Value::as_str) else {
-            continue;
-        };
-        let Some(body) = inner(d).iter().find(|c| kind(c) == "CompoundStmt") else {
-            continue;
-        };
-        let at = d.get("loc").and_then(offset);
-        let range = d.get("range");
-        let begin = range.and_then(|r| r.get("begin")).and_then(offset);
-        let end = range.and_then(|r| r.get("end")).and_then(offset);
-        let (Some(at), Some(begin), Some(end)) = (at, begin, end) else {
-            continue;
-        };
-        if text.get(at..).is_some_and(|t| t.starts_with(name)) {
-            out.push(Function {
-                name: name.into(),
-                begin,
-                end,
-                line: line_col(text, at.min(text.len())).0,
-                body: body.clone(),
-                params: (inner(d).iter())
-                    .filter(|p| kind(p) == "ParmVarDecl")
-                    .cloned()
-                    .collect(),
-                is_static: d.get("storageClass").and_then(Value::as_str) == Some("static"),
-            });
-        }
-    }
-    out
 }
 
 /// The kernel: `--kernel NAME`, else the one function named `kernel_*`, else the one that
@@ -212,23 +97,13 @@ pub fn callers(fns: &[Function], kernel: &str) -> Vec<String> {
     while let Some(callee) = frontier.pop() {
         for f in fns {
             let known = f.name == kernel || found.contains(&f.name);
-            if !known && calls(&f.body, &callee) {
+            if !known && f.calls.contains(&callee) {
                 found.push(f.name.clone());
                 frontier.push(f.name.clone());
             }
         }
     }
     found
-}
-
-/// Whether a call to `name` is anywhere below `v`.
-fn calls(v: &Value, name: &str) -> bool {
-    let direct = kind(v) == "CallExpr"
-        && inner(v)
-            .first()
-            .and_then(decl_ref)
-            .is_some_and(|(_, n, _)| n == name);
-    direct || inner(v).iter().any(|c| calls(c, name))
 }
 
 /// Peels implicit casts and parentheses.
@@ -481,18 +356,18 @@ fn trip(lower: &Bound, upper: &Bound, inclusive: bool, step: i64) -> Option<i64>
 }
 
 /// The loop tree of the kernel (`wanted`, or the one [`choose`] finds) in the translation
-/// unit `tu` of the file `file` (its text `text`), linked with the extra sources `others`.
+/// unit `unit` of the file `file` (its text `text`), linked with the extra sources `others`.
 pub fn kernel_tree(
-    tu: &Value,
+    unit: &Unit,
     text: &str,
     file: &Path,
     wanted: Option<&str>,
     others: &[PathBuf],
 ) -> Result<LoopTree, Error> {
-    let fns = functions(tu, text);
-    let k = choose(&fns, wanted, text, file)?;
-    let memory = Memory::of(tu, &fns, k, !named_in(others, &k.name));
-    let callers = callers(&fns, &k.name);
+    let fns = &unit.functions;
+    let k = choose(fns, wanted, text, file)?;
+    let memory = Memory::of(unit, k, !named_in(others, &k.name));
+    let callers = callers(fns, &k.name);
     let name = file.display().to_string();
     Ok(loop_tree(k, text, &name, callers, &memory))
 }
@@ -528,7 +403,7 @@ fn loop_tree(
         callers,
         deps: Default::default(),
         file: file.into(),
-        line: kernel.line,
+        line: line_col(text, kernel.at).0,
         loops: w.loops,
         roots,
     };

@@ -27,9 +27,10 @@ use serde_json::Value;
 
 pub use crate::mctree::affine::Dir;
 use crate::mctree::affine::{dimension, Affine, Nest};
-use crate::mctree::ast::{bare, decl_ref, inner, kind, literal, text_of, Function};
+use crate::mctree::ast::{bare, decl_ref, inner, kind, literal, text_of};
 use crate::mctree::header::{assigns, header, is_write};
 use crate::mctree::memory::{Memory, Place, Subscript};
+use crate::mctree::unit::Function;
 use crate::problem::mold::line_col;
 
 /// One loop-carried dependence, oriented from the access that runs first.

@@ -16,7 +16,8 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use crate::mctree::ast::{decl_ref, inner, kind, Function};
+use crate::mctree::ast::{decl_ref, inner, kind};
+use crate::mctree::unit::{Function, Unit};
 
 /// A subscript as written: the sum of `sign · expression` terms (empty: 0).
 pub type Subscript = Vec<(i64, Value)>;
@@ -54,15 +55,15 @@ const ALLOCATORS: &[&str] = &["polybench_alloc_data"];
 
 impl Memory {
     /// The names of `kernel`'s body: the file's global arrays and pointers, the kernel's
-    /// parameters (judged by the calls in `fns`; `whole_program`: no other source can call
+    /// parameters (judged by the calls in `unit`; `whole_program`: no other source can call
     /// it) and its local arrays and pointers.
-    pub fn of(tu: &Value, fns: &[Function], kernel: &Function, whole_program: bool) -> Memory {
+    pub fn of(unit: &Unit, kernel: &Function, whole_program: bool) -> Memory {
         let mut m = Memory::default();
         let assigned = assignments(&kernel.body);
-        for d in inner(tu).iter().filter(|d| kind(d) == "VarDecl") {
+        for d in &unit.globals {
             m.declare(d, || "a global pointer: it may point into any array".into());
         }
-        let callers = Callers::of(tu, fns, kernel, whole_program);
+        let callers = Callers::of(unit, kernel, whole_program);
         for p in &kernel.params {
             let why = callers.why_not_distinct(p, kernel);
             match (pointer_rank(p), restrict(p), why) {
@@ -357,9 +358,10 @@ struct Callers {
 }
 
 impl Callers {
-    fn of(tu: &Value, fns: &[Function], kernel: &Function, whole_program: bool) -> Callers {
-        let globals: HashMap<String, Value> = (inner(tu).iter())
-            .filter(|d| kind(d) == "VarDecl")
+    /// The calls of `kernel` in `unit`: every function that names the kernel has its body
+    /// there ([`crate::mctree::unit`]).
+    fn of(unit: &Unit, kernel: &Function, whole_program: bool) -> Callers {
+        let globals: HashMap<String, Value> = (unit.globals.iter())
             .filter_map(|d| Some((id_of(d)?.to_string(), d.clone())))
             .collect();
         let mut used = HashSet::new();
@@ -369,9 +371,9 @@ impl Callers {
             .filter(|id| globals.contains_key(id))
             .collect();
         let mut calls = vec![];
-        let mut escapes = false;
-        for f in fns {
-            let locals = Locals::of(f, tu);
+        let mut escapes = unit.named_by_globals.contains(&kernel.name);
+        for f in unit.functions.iter().filter(|f| f.mentions(&kernel.name)) {
+            let locals = Locals::of(f, &unit.allocators);
             find_calls(
                 &f.body,
                 &kernel.name,
@@ -455,13 +457,7 @@ struct Locals {
 }
 
 impl Locals {
-    fn of(f: &Function, tu: &Value) -> Locals {
-        let allocators: HashSet<&str> = (inner(tu).iter())
-            .filter(|d| kind(d) == "FunctionDecl")
-            .filter(|d| inner(d).iter().any(|a| kind(a) == "RestrictAttr"))
-            .filter_map(|d| d.get("name").and_then(Value::as_str))
-            .chain(ALLOCATORS.iter().copied())
-            .collect();
+    fn of(f: &Function, allocators: &HashSet<String>) -> Locals {
         let assigned = assignments(&f.body);
         let mut decls = vec![];
         declarations(&f.body, &mut decls);
@@ -472,9 +468,9 @@ impl Locals {
             let init = inner(d).iter().find(|c| !kind(c).ends_with("Attr"));
             let fresh = match (init, a) {
                 _ if a.is_some_and(|a| a.address_taken) => false,
-                (Some(i), None) => allocates(i, &allocators),
+                (Some(i), None) => allocates(i, allocators),
                 (None, Some(a)) if a.count == 1 => {
-                    a.value.as_ref().is_some_and(|v| allocates(v, &allocators))
+                    a.value.as_ref().is_some_and(|v| allocates(v, allocators))
                 }
                 _ => false,
             };
@@ -510,14 +506,13 @@ impl Locals {
 }
 
 /// Whether `e` is (a cast of) a call of an allocator.
-fn allocates(e: &Value, allocators: &HashSet<&str>) -> bool {
+fn allocates(e: &Value, allocators: &HashSet<String>) -> bool {
     match kind(e) {
         "ParenExpr" | "ImplicitCastExpr" | "CStyleCastExpr" => {
             inner(e).first().is_some_and(|x| allocates(x, allocators))
         }
-        "CallExpr" => {
-            (inner(e).first().and_then(decl_ref)).is_some_and(|(_, n, _)| allocators.contains(n))
-        }
+        "CallExpr" => (inner(e).first().and_then(decl_ref))
+            .is_some_and(|(_, n, _)| allocators.contains(n) || ALLOCATORS.contains(&n)),
         _ => false,
     }
 }

@@ -19,6 +19,7 @@ pub mod search;
 pub mod setup;
 pub mod transform;
 pub mod tree;
+pub mod unit;
 
 use std::path::{Path, PathBuf};
 
@@ -197,9 +198,10 @@ fn discover(r: &Recorded, text: &str) -> Result<LoopTree, Error> {
         let t = std::thread::Builder::new()
             .stack_size(STACK)
             .spawn_scoped(s, || {
-                let tu = ast::dump(&r.compiler, &r.file, &r.parse_flags(), r.compile_timeout())?;
-                let wanted = Some(&r.kernel).filter(|k| !k.is_empty());
-                ast::kernel_tree(&tu, text, &r.file, wanted.map(String::as_str), &r.sources)
+                let wanted = Some(r.kernel.as_str()).filter(|k| !k.is_empty());
+                let (flags, timeout) = (r.parse_flags(), r.compile_timeout());
+                let unit = unit::read(&r.compiler, &r.file, &flags, timeout, text, wanted)?;
+                ast::kernel_tree(&unit, text, &r.file, wanted, &r.sources)
             });
         let t = t.map_err(|e| Error::Internal(format!("cannot start discovery's thread: {e}")))?;
         (t.join()).unwrap_or_else(|_| Err(Error::Internal("discovery's thread panicked".into())))

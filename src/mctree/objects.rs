@@ -8,7 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::evaluate::child::{self, Exit};
+use crate::evaluate::child::Exit;
+use crate::evaluate::helper;
 use crate::mctree::setup::Recorded;
 use crate::problem::Problem;
 
@@ -52,7 +53,7 @@ fn object_name(i: usize, src: &Path) -> String {
 
 /// Whether `src` compiled to `obj` with the variants' flags (within the compile timeout).
 fn compile(r: &Recorded, src: &Path, obj: &Path) -> bool {
-    let out = child::output(&r.object_argv(src, obj, &[]), r.compile_timeout(), 1 << 20);
+    let out = helper::output(&r.object_argv(src, obj, &[]), r.compile_timeout(), 1 << 20);
     matches!(out.finished.exit, Exit::Code(0))
 }
 

@@ -10,7 +10,8 @@
 
 use std::path::Path;
 
-use crate::evaluate::child::{self, Exit};
+use crate::evaluate::child::Exit;
+use crate::evaluate::helper;
 use crate::evaluate::reuse::kernel_code_of;
 use crate::mctree::looptree::LoopTree;
 use crate::mctree::setup::Recorded;
@@ -36,7 +37,7 @@ fn compile(r: &Recorded, knob: Polly, obj: &Path, report: bool) -> Option<String
         format!("-polly-only-func={}", r.polly_scope()),
     ]);
     extra.extend(report.then(|| "-Rpass-analysis=polly-scops".to_string()));
-    let out = child::output(
+    let out = helper::output(
         &r.object_argv(&r.file, obj, &extra),
         r.compile_timeout(),
         1 << 26,

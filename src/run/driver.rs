@@ -93,7 +93,7 @@ pub fn compiler_version(problem: &Problem) -> Option<String> {
     let cc = default_compile_argv(problem)?.into_iter().next()?;
     let argv = [cc, "--version".into()];
     let out =
-        crate::evaluate::child::output(&argv, crate::evaluate::reuse::HELPER_TIMEOUT, 1 << 20);
+        crate::evaluate::helper::output(&argv, crate::evaluate::reuse::HELPER_TIMEOUT, 1 << 20);
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .next()

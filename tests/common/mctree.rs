@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use moldtune::mctree::ast;
 use moldtune::mctree::looptree::LoopTree;
 use moldtune::mctree::setup::Recorded;
 use moldtune::mctree::transform::Options;
+use moldtune::mctree::{ast, unit};
 use moldtune::problem::{CheckMode, MetricKind, Stream};
 
 /// The settings an mctree run on `file` would have with `flags` after `--` (compiled at -O1,
@@ -46,8 +46,9 @@ pub fn recorded(file: &Path, kernel: &str, flags: &[&str]) -> Recorded {
 /// would choose when that is empty).
 pub fn loop_tree(r: &Recorded) -> (String, LoopTree) {
     let text = std::fs::read_to_string(&r.file).unwrap();
-    let tu = ast::dump("clang-22", &r.file, &r.parse_flags(), r.compile_timeout()).unwrap();
     let wanted = (!r.kernel.is_empty()).then_some(r.kernel.as_str());
-    let t = ast::kernel_tree(&tu, &text, &r.file, wanted, &r.sources).unwrap();
+    let (flags, timeout) = (r.parse_flags(), r.compile_timeout());
+    let unit = unit::read("clang-22", &r.file, &flags, timeout, &text, wanted).unwrap();
+    let t = ast::kernel_tree(&unit, &text, &r.file, wanted, &r.sources).unwrap();
     (text, t)
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::error::Error;
-use crate::evaluate::child;
+use crate::evaluate::{child, helper};
 use crate::run::slurm::Settings;
 
 /// How long one Slurm command may take (a busy controller answers slowly).
@@ -17,7 +17,7 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Runs a Slurm command; its stdout, or why it failed.
 fn slurm(argv: &[String]) -> Result<String, String> {
-    let out = child::output(argv, COMMAND_TIMEOUT, 1 << 22);
+    let out = helper::output(argv, COMMAND_TIMEOUT, 1 << 22);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     if out.finished.success() {
         return Ok(stdout);

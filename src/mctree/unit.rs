@@ -1,0 +1,406 @@
+//! The translation unit as discovery needs it, read from clang-22's JSON AST while the
+//! compiler prints it (`clang-22 -fsyntax-only FLAGS -Xclang -ast-dump=json FILE`).
+//!
+//! The dump is never held whole: a 5 MB file of 59,000 small functions dumps 1.4 GB of JSON.
+//! Each top-level declaration is parsed alone and dropped unless discovery needs it. Kept:
+//! the global variables, the names of the allocators (functions declared
+//! `__attribute__((malloc))`), a summary of every function the file defines (name, place,
+//! the functions it calls and names), and the bodies of the functions that may be the kernel
+//! or name one. Should the kernel chosen be named by a function whose body was dropped (it
+//! names the kernel before the file shows which function is the kernel), the dump is read
+//! once more keeping exactly the bodies needed.
+//!
+//! Locations are delta-encoded (`line`, `col` and `file` appear only when they change), so
+//! positions are taken from the always-present byte `offset` (the expansion location for a
+//! macro) and turned into line:col with the file's own text. A function is the file's when
+//! its name is found at its location's offset in the file.
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::evaluate::child::Exit;
+use crate::evaluate::helper::{self, Output};
+use crate::mctree::ast::{bare, choose, inner, kind, offset};
+
+/// A function defined in the file: its name, byte range and what it calls; its body when
+/// discovery may need it.
+#[derive(Debug, Clone)]
+pub struct Function {
+    pub name: String,
+    pub begin: usize,
+    pub end: usize,
+    /// The byte offset of its name.
+    pub at: usize,
+    /// The body (`CompoundStmt`); `Null` when dropped: it neither may be the kernel nor names
+    /// the kernel (see the module's doc).
+    pub(crate) body: Value,
+    /// The parameters (`ParmVarDecl`s); empty when the body was dropped.
+    pub(crate) params: Vec<Value>,
+    /// Declared `static`: no other source can call it.
+    pub(crate) is_static: bool,
+    /// The functions it calls by name.
+    pub calls: BTreeSet<String>,
+    /// The functions it names other than to call them (whose address it takes).
+    pub names: BTreeSet<String>,
+}
+
+impl Function {
+    /// Whether it calls or names `f`.
+    pub fn mentions(&self, f: &str) -> bool {
+        self.calls.contains(f) || self.names.contains(f)
+    }
+
+    pub fn has_body(&self) -> bool {
+        !self.body.is_null()
+    }
+}
+
+/// What discovery reads of a translation unit.
+#[derive(Debug, Default)]
+pub struct Unit {
+    /// The functions the file defines, in order.
+    pub functions: Vec<Function>,
+    /// The top-level variable declarations (the headers' too).
+    pub(crate) globals: Vec<Value>,
+    /// Functions declared to return fresh memory (`__attribute__((malloc))`).
+    pub(crate) allocators: HashSet<String>,
+    /// Functions a global's initialiser names (their address escapes).
+    pub(crate) named_by_globals: HashSet<String>,
+}
+
+/// The translation unit of `file` (its text `text`), parsed with `flags` (the user's -I/-D
+/// flags) within `timeout`, keeping the bodies the kernel (`wanted`, or the one [`choose`]
+/// finds) needs.
+pub fn read(
+    clang: &str,
+    file: &Path,
+    flags: &[String],
+    timeout: Duration,
+    text: &str,
+    wanted: Option<&str>,
+) -> Result<Unit, Error> {
+    let clang = Clang {
+        clang,
+        file,
+        flags,
+        timeout,
+    };
+    let first = clang.dump(text, &mut Keep::likely(wanted, text))?;
+    let Ok(k) = choose(&first.functions, wanted, text, file) else {
+        return Ok(first); // the caller says why no kernel
+    };
+    let needed: HashSet<String> = (first.functions.iter())
+        .filter(|f| f.name == k.name || f.mentions(&k.name))
+        .map(|f| f.name.clone())
+        .collect();
+    let missing = (first.functions.iter()).any(|f| needed.contains(&f.name) && !f.has_body());
+    if !missing {
+        return Ok(first);
+    }
+    clang.dump(text, &mut Keep::Only(needed))
+}
+
+/// Which function bodies to keep while the dump streams by.
+enum Keep {
+    /// Those that may be the kernel ([`choose`]'s rule) or name one seen so far.
+    Likely {
+        wanted: Option<String>,
+        scops: Vec<usize>,
+        kernels: HashSet<String>,
+    },
+    /// Exactly these.
+    Only(HashSet<String>),
+}
+
+impl Keep {
+    fn likely(wanted: Option<&str>, text: &str) -> Keep {
+        Keep::Likely {
+            wanted: wanted.map(String::from),
+            scops: text.match_indices("#pragma scop").map(|(i, _)| i).collect(),
+            kernels: HashSet::new(),
+        }
+    }
+
+    fn keep(&mut self, f: &Function) -> bool {
+        match self {
+            Keep::Only(names) => names.contains(&f.name),
+            Keep::Likely {
+                wanted: Some(w), ..
+            } => f.name == *w || f.mentions(w),
+            Keep::Likely {
+                wanted: None,
+                scops,
+                kernels,
+            } => {
+                let scop = scops.iter().any(|&s| s > f.begin && s < f.end);
+                if scop || f.name.starts_with("kernel_") {
+                    kernels.insert(f.name.clone());
+                    return true;
+                }
+                let kernel = |n: &String| n.starts_with("kernel_") || kernels.contains(n);
+                f.calls.iter().chain(&f.names).any(kernel)
+            }
+        }
+    }
+}
+
+/// The compiler and how to parse the file with it.
+struct Clang<'a> {
+    clang: &'a str,
+    file: &'a Path,
+    flags: &'a [String],
+    timeout: Duration,
+}
+
+impl Clang<'_> {
+    /// One streamed read of the dump, keeping the bodies `keep` says.
+    fn dump(&self, text: &str, keep: &mut Keep) -> Result<Unit, Error> {
+        let mut argv: Vec<String> = [self.clang, "-fsyntax-only", "-fopenmp", "-Xclang"]
+            .map(String::from)
+            .to_vec();
+        argv.push("-ast-dump=json".into());
+        argv.extend(self.flags.iter().cloned());
+        argv.push(self.file.display().to_string());
+        let mut unit = Unit::default();
+        let mut cutter = Cutter::default();
+        let mut bad: Option<String> = None;
+        let out = helper::stream(&argv, self.timeout, 1 << 20, &mut |chunk| {
+            cutter.feed(chunk, &mut |decl| {
+                if bad.is_none() {
+                    match parse(decl) {
+                        Ok(d) => unit.take(d, text, keep),
+                        Err(e) => bad = Some(e.to_string()),
+                    }
+                }
+            })
+        });
+        self.finished(&out)?;
+        match bad {
+            Some(e) => Err(Error::Internal(format!(
+                "clang's JSON AST does not parse: {e}"
+            ))),
+            None if cutter.depth != 0 => Err(Error::Internal(
+                "clang's JSON AST ends before the translation unit does".into(),
+            )),
+            None => Ok(unit),
+        }
+    }
+
+    /// The error of a dump that did not finish well.
+    fn finished(&self, out: &Output) -> Result<(), Error> {
+        let (clang, file) = (self.clang, self.file.display());
+        match &out.finished.exit {
+            Exit::Code(0) => Ok(()),
+            Exit::SpawnError(e) => Err(Error::Environment(format!(
+                "cannot start `{clang}` to read the loops of `{file}`: {e} (install it with `bash scripts/setup.sh`)"
+            ))),
+            Exit::Interrupted => Err(Error::Cancelled(
+                "while the loops were read; nothing was run".into(),
+            )),
+            Exit::Timeout => Err(Error::usage(
+                format!(
+                    "`{clang}` did not finish parsing `{file}` within {} s (killed)",
+                    self.timeout.as_secs_f64()
+                ),
+                Some("the compile timeout bounds it: raise it with `--compile-timeout SECONDS` if the file is that slow to parse"),
+            )),
+            _ => {
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                let tail: Vec<&str> = stderr.lines().take(20).collect();
+                Err(Error::usage(
+                    format!("`{file}` does not compile with the given flags:\n{}", tail.join("\n")),
+                    Some("pass the include paths and macros it needs after `--`, e.g. `-- -Iutilities -DMEDIUM_DATASET`"),
+                ))
+            }
+        }
+    }
+}
+
+/// One top-level declaration's JSON, as deep as the code is (each nested loop or operand
+/// adds levels): no depth limit; discovery runs on a stack to match ([`crate::mctree`]'s
+/// `discover`).
+fn parse(decl: &[u8]) -> Result<Value, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_slice(decl);
+    de.disable_recursion_limit();
+    serde::Deserialize::deserialize(&mut de)
+}
+
+impl Unit {
+    /// Takes in one top-level declaration.
+    fn take(&mut self, d: Value, text: &str, keep: &mut Keep) {
+        match kind(&d) {
+            "VarDecl" => {
+                let mut named = BTreeSet::new();
+                uses(&d, &mut named, &mut BTreeSet::new());
+                self.named_by_globals.extend(named);
+                self.globals.push(d);
+            }
+            "FunctionDecl" => {
+                let name = d.get("name").and_then(Value::as_str);
+                if let Some(n) =
+                    name.filter(|_| inner(&d).iter().any(|a| kind(a) == "RestrictAttr"))
+                {
+                    self.allocators.insert(n.to_string());
+                }
+                if let Some(mut f) = function(d, text) {
+                    if !keep.keep(&f) {
+                        f.body = Value::Null;
+                        f.params = vec![];
+                    }
+                    self.functions.push(f);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The function `d` defines in `text` (none: a declaration, or a definition in a header).
+fn function(mut d: Value, text: &str) -> Option<Function> {
+    let name = d.get("name")?.as_str()?.to_string();
+    let at = d.get("loc").and_then(offset)?;
+    let range = d.get("range");
+    let begin = range.and_then(|r| r.get("begin")).and_then(offset)?;
+    let end = range.and_then(|r| r.get("end")).and_then(offset)?;
+    if !text.get(at..).is_some_and(|t| t.starts_with(&name)) {
+        return None;
+    }
+    let is_static = d.get("storageClass").and_then(Value::as_str) == Some("static");
+    let kids = d.get_mut("inner")?.as_array_mut()?;
+    let body = std::mem::take(kids.iter_mut().find(|c| kind(c) == "CompoundStmt")?);
+    let params = (kids.iter())
+        .filter(|p| kind(p) == "ParmVarDecl")
+        .cloned()
+        .collect();
+    let (mut calls, mut names) = (BTreeSet::new(), BTreeSet::new());
+    uses(&body, &mut names, &mut calls);
+    Some(Function {
+        name,
+        begin,
+        end,
+        at,
+        body,
+        params,
+        is_static,
+        calls,
+        names,
+    })
+}
+
+/// The functions `v` calls (into `calls`) and names otherwise (into `named`).
+fn uses(v: &Value, named: &mut BTreeSet<String>, calls: &mut BTreeSet<String>) {
+    let kids = inner(v);
+    let callee = (kind(v) == "CallExpr")
+        .then(|| kids.first().and_then(function_named))
+        .flatten();
+    if let Some(name) = callee {
+        calls.insert(name.to_string());
+    } else if let Some(name) = function_named(v) {
+        named.insert(name.to_string());
+    }
+    let args = &kids[callee.is_some() as usize..];
+    args.iter().for_each(|c| uses(c, named, calls));
+}
+
+/// The function a `DeclRefExpr` names (through casts and parentheses).
+fn function_named(v: &Value) -> Option<&str> {
+    let d = bare(v).get("referencedDecl")?;
+    let is_function = kind(bare(v)) == "DeclRefExpr" && kind(d) == "FunctionDecl";
+    is_function.then(|| d.get("name")?.as_str()).flatten()
+}
+
+/// Cuts the translation unit's JSON, as it arrives, into its top-level declarations (the
+/// objects of its `inner` array): one object is held at a time.
+#[derive(Default)]
+struct Cutter {
+    /// How many objects and arrays are open.
+    depth: u32,
+    in_string: bool,
+    escaped: bool,
+    /// The container open at depth 2 is an array (the unit's `inner`).
+    in_array: bool,
+    /// The part of a declaration that began in an earlier chunk.
+    part: Vec<u8>,
+    in_decl: bool,
+}
+
+impl Cutter {
+    fn feed(&mut self, chunk: &[u8], each: &mut dyn FnMut(&[u8])) {
+        let mut start = self.in_decl.then_some(0);
+        for (i, &b) in chunk.iter().enumerate() {
+            if self.in_string {
+                match b {
+                    _ if self.escaped => self.escaped = false,
+                    b'\\' => self.escaped = true,
+                    b'"' => self.in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => {
+                    self.depth += 1;
+                    if self.depth == 2 {
+                        self.in_array = b == b'[';
+                    } else if self.depth == 3 && self.in_array {
+                        start = Some(i);
+                        self.in_decl = true;
+                    }
+                }
+                b'}' | b']' => {
+                    if self.depth == 3 && self.in_array {
+                        let whole = &chunk[start.take().unwrap_or(0)..=i];
+                        if self.part.is_empty() {
+                            each(whole);
+                        } else {
+                            self.part.extend_from_slice(whole);
+                            each(&self.part);
+                            self.part.clear();
+                        }
+                        self.in_decl = false;
+                    }
+                    self.depth = self.depth.saturating_sub(1);
+                }
+                _ => {}
+            }
+        }
+        if let Some(s) = start {
+            self.part.extend_from_slice(&chunk[s..]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// However the stream is cut into chunks, the same declarations come out whole: braces
+    /// and brackets inside strings (escaped quotes too) do not count.
+    #[test]
+    fn the_cutter_finds_each_top_level_declaration_across_chunks() {
+        let json = br#"{"kind":"TranslationUnitDecl","loc":{},"range":{"begin":{}},"inner":[
+            {"kind":"TypedefDecl","name":"a{[\"}"},
+            {"kind":"FunctionDecl","inner":[{"kind":"CompoundStmt","inner":[]}]},
+            {"kind":"VarDecl","name":"x]"}]}"#;
+        for size in [1, 2, 3, 7, 64, json.len()] {
+            let mut cutter = Cutter::default();
+            let mut got = vec![];
+            for chunk in json.chunks(size) {
+                cutter.feed(chunk, &mut |d| got.push(parse(d).unwrap()));
+            }
+            let kinds: Vec<&str> = got.iter().map(kind).collect();
+            assert_eq!(
+                kinds,
+                ["TypedefDecl", "FunctionDecl", "VarDecl"],
+                "chunks of {size}"
+            );
+            assert_eq!(got[0]["name"], "a{[\"}");
+            assert_eq!(cutter.depth, 0);
+        }
+    }
+}
