@@ -1149,3 +1149,34 @@ fn discovery_keeps_only_the_bodies_the_kernel_needs() {
     let (_, kept) = bodies(&forward, &text);
     assert_eq!(kept, ["shift_b", "smooth", "main"]);
 }
+
+/// A Latin-1 byte in a comment (clang builds the file) is read, tuned and resumed; one in a
+/// string literal is refused at its line:col (written back as text it would change the program).
+#[test]
+fn bytes_that_are_not_utf8_are_accepted_in_comments() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("latin.c");
+    let src = b"/* Auteur : Ren\xe9 */\n#include <stdio.h>\ndouble A[64];\nvoid kernel_l(int n) {\n  /* d\xe9but */\n  for (int i = 0; i < n; i++)\n    A[i] = 2.0 * i;\n}\nint main(void) { kernel_l(64); fprintf(stderr, \"%f\\n\", A[7]); return 0; }\n";
+    std::fs::write(&f, src).unwrap();
+    let o = moldtune(&["mctree", f.to_str().unwrap(), "--list"]);
+    assert_code(&o, 0);
+    let out = tmp.path().join("run");
+    let (fs, os) = (f.to_str().unwrap(), out.to_str().unwrap());
+    let tune = ["mctree", fs, "--quiet", "--out", os, "--max-evals", "2", "--verify", "0"];
+    assert_code(&moldtune(&tune), 0);
+    let best = std::fs::read_to_string(out.join("best.c")).unwrap();
+    assert!(best.contains("/* d?but */"), "{best}");
+    let resume = ["mctree", "--resume", os, "--quiet", "--max-evals", "3", "--verify", "0"];
+    assert_code(&moldtune(&resume), 0);
+    let lit = tmp.path().join("literal.c");
+    let mut text = src.to_vec();
+    text.extend_from_slice(b"const char *who = \"Ren\xe9\";\n");
+    std::fs::write(&lit, text).unwrap();
+    let o = moldtune(&["mctree", lit.to_str().unwrap(), "--list"]);
+    assert_code(&o, 2);
+    let err = common::text(&o.stderr);
+    assert!(err.contains("literal.c:10:23") && err.contains("not UTF-8"), "{err}");
+}

@@ -29,7 +29,7 @@ use crate::evaluate::evaluator::reference_output;
 use crate::evaluate::time::parse_kernel_time;
 use crate::evaluate::variant::{describe_exit, Step, Variant};
 use crate::problem::space::{Config, OpenValues};
-use crate::problem::{limits, CheckMode, MetricKind, Problem, Stream};
+use crate::problem::{limits, mold, CheckMode, MetricKind, Problem, Stream};
 use crate::run::driver::{self, Launch, Summary};
 use crate::run::log::{self, RunMeta};
 use crate::run::settings::{self, flag, Budget, Resolved, Shared};
@@ -180,13 +180,15 @@ fn untouchable(r: &Recorded, tree: &LoopTree) -> Error {
     )
 }
 
+/// The C file's text (bytes that are not UTF-8 only in comments: [`mold::c_text`]).
 fn read_source(file: &Path) -> Result<String, Error> {
-    std::fs::read_to_string(file).map_err(|e| {
+    let bytes = std::fs::read(file).map_err(|e| {
         Error::usage(
             format!("cannot read `{}`: {e}", file.display()),
             Some("give the C file that holds the kernel: `moldtune mctree kernel.c`"),
         )
-    })
+    })?;
+    mold::c_text(file, bytes)
 }
 
 /// The kernel's loop tree, from the AST of the file parsed with the user's flags. On a thread

@@ -75,14 +75,104 @@ pub fn line_col(text: &str, at: usize) -> (u32, u32) {
     (line, col)
 }
 
+/// A C source's text. Bytes that are not UTF-8 (a Latin-1 name in a comment) are accepted in
+/// comments, where they read as `?`, one for one, so that byte offsets stay the compiler's;
+/// anywhere else (a string literal) they are refused with the byte's line:col: written back
+/// as text they would change the program.
+pub fn c_text(path: &Path, bytes: Vec<u8>) -> Result<String, Error> {
+    let mut bytes = match String::from_utf8(bytes) {
+        Ok(text) => return Ok(text),
+        Err(e) => e.into_bytes(),
+    };
+    let comments = comments(&bytes);
+    let mut at = 0;
+    let mut bad = vec![];
+    for chunk in bytes.utf8_chunks() {
+        at += chunk.valid().len();
+        bad.extend(at..at + chunk.invalid().len());
+        at += chunk.invalid().len();
+    }
+    for i in bad {
+        if !comments.iter().any(|c| c.contains(&i)) {
+            let line = bytes[..i].iter().filter(|&&b| b == b'\n').count() + 1;
+            let col = i - bytes[..i]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |nl| nl + 1)
+                + 1;
+            return Err(Error::Config {
+                span: Span {
+                    file: path.to_path_buf(),
+                    line: line as u32,
+                    col: col as u32,
+                },
+                message: format!("byte 0x{:02X} is not UTF-8 and not in a comment", bytes[i]),
+                hint: Some(format!(
+                    "moldtune writes variants as UTF-8 text (bytes that are not are accepted only in comments): convert the file, e.g. `iconv -f latin1 -t utf-8 {0} > {0}.utf8`",
+                    path.display()
+                )),
+            });
+        }
+        bytes[i] = b'?';
+    }
+    Ok(String::from_utf8(bytes).expect("every byte that was not UTF-8 is now `?`"))
+}
+
+/// The byte ranges of a C source's comments (`//` to the end of the line, `/* … */`), string
+/// and character literals skipped.
+fn comments(b: &[u8]) -> Vec<std::ops::Range<usize>> {
+    let mut out = vec![];
+    let mut i = 0;
+    while i < b.len() {
+        let end = match (b[i], b.get(i + 1)) {
+            (b'/', Some(b'/')) => {
+                let e = line_end(b, i);
+                out.push(i..e);
+                e
+            }
+            (b'/', Some(b'*')) => {
+                let e = (b[i + 2..].windows(2).position(|w| w == b"*/"))
+                    .map_or(b.len(), |p| i + 2 + p + 2);
+                out.push(i..e);
+                e
+            }
+            (q @ (b'"' | b'\''), _) => literal_end(b, i, q),
+            _ => i + 1,
+        };
+        i = end;
+    }
+    out
+}
+
+/// Where a `//` comment starting at `i` ends: at a newline not escaped by a backslash.
+fn line_end(b: &[u8], i: usize) -> usize {
+    let mut j = i;
+    while j < b.len() {
+        if b[j] == b'\n' && !(j > 0 && b[j - 1] == b'\\') {
+            return j;
+        }
+        j += 1;
+    }
+    j
+}
+
+/// Where the literal quoted by `q` at `i` ends (after its closing quote, or at the line's end).
+fn literal_end(b: &[u8], i: usize, q: u8) -> usize {
+    let mut j = i + 1;
+    while j < b.len() && b[j] != q && b[j] != b'\n' {
+        j += if b[j] == b'\\' { 2 } else { 1 };
+    }
+    (j + 1).min(b.len())
+}
+
 impl Mold {
     pub fn load(path: &Path, space: &Space) -> Result<Mold, Error> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::ConfigFile {
+        let bytes = std::fs::read(path).map_err(|e| Error::ConfigFile {
             file: path.to_path_buf(),
             message: format!("cannot read the mold: {e}"),
             hint: Some("`mold:` is resolved relative to the problem file's directory".into()),
         })?;
-        Mold::parse(path, text, space)
+        Mold::parse(path, c_text(path, bytes)?, space)
     }
 
     pub fn parse(path: &Path, text: String, space: &Space) -> Result<Mold, Error> {
@@ -176,6 +266,22 @@ mod tests {
             forbidden: vec![],
             constraints: vec![],
         }
+    }
+
+    /// Bytes that are not UTF-8 read as `?` in comments (offsets kept), and are refused at
+    /// their line:col anywhere else; string literals hide comment markers.
+    #[test]
+    fn bytes_that_are_not_utf8_are_accepted_in_comments_only() {
+        let p = Path::new("k.c");
+        let src = b"/* Jos\xe9 */ int a; // \xe9t\xe9\nchar *s = \"/*\"; /* \xff */\n".to_vec();
+        let t = c_text(p, src.clone()).unwrap();
+        assert_eq!(t.len(), src.len());
+        assert_eq!(t, "/* Jos? */ int a; // ?t?\nchar *s = \"/*\"; /* ? */\n");
+        let lit = b"int a;\nchar *s = \"caf\xe9\"; /* x */\n".to_vec();
+        let e = c_text(p, lit).unwrap_err().to_string();
+        assert!(e.contains("k.c:2:15") && e.contains("0xE9"), "{e}");
+        let hidden = b"char *s = \"/* \xe9 */\";\n".to_vec();
+        assert!(c_text(p, hidden).is_err());
     }
 
     #[test]
