@@ -721,3 +721,71 @@ fn a_compiler_that_does_not_exist_is_refused_before_anything_is_made() {
     );
     assert!(!tmp.path().join("run").exists(), "nothing made");
 }
+
+/// Without valgrind, a run counting instructions is refused before anything is written:
+/// `--resume` of a finished run keeps its termination, `baseline` makes no folder, `check`
+/// builds nothing (exit 2 each, naming valgrind).
+#[test]
+fn a_missing_valgrind_is_found_before_anything_is_written() {
+    if !have_valgrind() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("m.c"),
+        "int main(void) { volatile int s = 0; for (int i = 0; i < #P0 * 1000; i++) s += i; return 0; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("p.yaml"),
+        "name: vg\nmold: m.c\nparams:\n  - {name: P0, type: ordinal, values: [1, 2, 4]}\n\
+         compile: \"cc {{ source }} -o {{ exe }}\"\nrun: \"{{ exe }}\"\n\
+         metric: {kind: instructions}\ncheck: {mode: none}\n",
+    )
+    .unwrap();
+    let args = [
+        "run",
+        "p.yaml",
+        "--quiet",
+        "--max-evals",
+        "2",
+        "--out",
+        "run",
+    ];
+    assert_code(&moldtune_in(d, &args), 0);
+    let termination = || read_json(&d.join("run/run.json"))["termination"].clone();
+    let before = termination();
+    // A PATH with the compiler and without valgrind.
+    let bin = d.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let cc = which("cc");
+    std::os::unix::fs::symlink(cc, bin.join("cc")).unwrap();
+    let without = |args: &[&str]| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_moldtune"));
+        let o = c
+            .current_dir(d)
+            .env("PATH", &bin)
+            .args(args)
+            .output()
+            .unwrap();
+        assert_code(&o, 2);
+        assert!(text(&o.stderr).contains("valgrind"), "{}", text(&o.stderr));
+    };
+    without(&["run", "--resume", "run", "--quiet", "--max-evals", "3"]);
+    assert_eq!(termination(), before);
+    without(&["baseline", "run", "--out", "bl", "--rounds", "5"]);
+    assert!(!d.join("bl").exists(), "baseline made its folder");
+    assert_code(
+        &moldtune_in(d, &["baseline", "run", "--out", "bl", "--rounds", "5"]),
+        0,
+    );
+    without(&["check", "bl"]);
+}
+
+fn which(program: &str) -> std::path::PathBuf {
+    let path = std::env::var_os("PATH").unwrap();
+    (std::env::split_paths(&path).map(|p| p.join(program)))
+        .find(|p| p.exists())
+        .unwrap()
+}

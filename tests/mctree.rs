@@ -1165,11 +1165,30 @@ fn bytes_that_are_not_utf8_are_accepted_in_comments() {
     assert_code(&o, 0);
     let out = tmp.path().join("run");
     let (fs, os) = (f.to_str().unwrap(), out.to_str().unwrap());
-    let tune = ["mctree", fs, "--quiet", "--out", os, "--max-evals", "2", "--verify", "0"];
+    let tune = [
+        "mctree",
+        fs,
+        "--quiet",
+        "--out",
+        os,
+        "--max-evals",
+        "2",
+        "--verify",
+        "0",
+    ];
     assert_code(&moldtune(&tune), 0);
     let best = std::fs::read_to_string(out.join("best.c")).unwrap();
     assert!(best.contains("/* d?but */"), "{best}");
-    let resume = ["mctree", "--resume", os, "--quiet", "--max-evals", "3", "--verify", "0"];
+    let resume = [
+        "mctree",
+        "--resume",
+        os,
+        "--quiet",
+        "--max-evals",
+        "3",
+        "--verify",
+        "0",
+    ];
     assert_code(&moldtune(&resume), 0);
     let lit = tmp.path().join("literal.c");
     let mut text = src.to_vec();
@@ -1178,5 +1197,8 @@ fn bytes_that_are_not_utf8_are_accepted_in_comments() {
     let o = moldtune(&["mctree", lit.to_str().unwrap(), "--list"]);
     assert_code(&o, 2);
     let err = common::text(&o.stderr);
-    assert!(err.contains("literal.c:10:23") && err.contains("not UTF-8"), "{err}");
+    assert!(
+        err.contains("literal.c:10:23") && err.contains("not UTF-8"),
+        "{err}"
+    );
 }

@@ -85,6 +85,7 @@ pub fn check(paths: &[PathBuf], opts: &Options) -> Result<Checked, Error> {
     let mut loaded = load_all(paths)?;
     loaded.iter().try_for_each(Loaded::require_samples)?;
     loaded.iter().try_for_each(Loaded::require_metric)?;
+    require_tools(loaded.iter().map(|l| &l.problem), opts)?;
     let cpu = driver::cpu_model();
     for l in &mut loaded {
         if l.baseline.prefer_cpu(cpu.as_deref()) {
@@ -123,6 +124,18 @@ pub fn check(paths: &[PathBuf], opts: &Options) -> Result<Checked, Error> {
         guarded,
         seconds,
     })
+}
+
+/// The compilers and valgrind the problems need, found before anything is made or built
+/// (not for the mock evaluator).
+pub(crate) fn require_tools<'p>(
+    problems: impl IntoIterator<Item = &'p crate::problem::Problem>,
+    opts: &Options,
+) -> Result<(), Error> {
+    if opts.mock {
+        return Ok(());
+    }
+    problems.into_iter().try_for_each(|p| p.require_tools())
 }
 
 pub(crate) fn load_all(paths: &[PathBuf]) -> Result<Vec<Loaded>, Error> {

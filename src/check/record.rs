@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::check::baseline::{self, Baseline, Entry, Loaded, Recorded};
-use crate::check::{evaluator, gate, load_all, progress, rule, Options, Scratch};
+use crate::check::{evaluator, gate, load_all, progress, require_tools, rule, Options, Scratch};
 use crate::error::Error;
 use crate::problem::Problem;
 use crate::run::driver;
@@ -17,6 +17,7 @@ use crate::run::driver;
 /// configurations are kept.
 pub fn update(paths: &[PathBuf], opts: &Options) -> Result<Vec<PathBuf>, Error> {
     let loaded = load_all(paths)?;
+    require_tools(loaded.iter().map(|l| &l.problem), opts)?;
     let scratch = Scratch::new()?;
     let mut written = Vec::new();
     for (k, l) in loaded.into_iter().enumerate() {
@@ -44,6 +45,7 @@ pub fn from_runs(dirs: &[PathBuf], out: &Path, opts: &Options) -> Result<Vec<Pat
     let fresh: Vec<(Loaded, PathBuf)> = (dirs.iter())
         .map(|d| fresh(d, out))
         .collect::<Result<_, _>>()?;
+    require_tools(fresh.iter().map(|(l, _)| &l.problem), opts)?; // before the folder is made
     std::fs::create_dir_all(out)
         .map_err(|e| Error::io(format!("cannot create `{}`", out.display()), e))?;
     let scratch = Scratch::new()?;
