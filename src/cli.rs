@@ -630,7 +630,7 @@ fn replay_tables(
     for (k, d) in a.dirs.iter().enumerate() {
         let table = report::table_of(d)?;
         let prior = match a.warm_start.get(k) {
-            Some(p) => Some(crate::run::warm::load(p, &table.space, table.goal)?),
+            Some(p) => Some(crate::run::warm::load(p, &table.space, table.goal, None)?),
             None => None,
         };
         tables.push((table, prior));

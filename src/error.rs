@@ -120,6 +120,15 @@ impl Error {
         }
     }
 
+    /// What went wrong, without its hint: for an error wrapped by one with a hint of its own.
+    pub fn message(&self) -> String {
+        let text = self.to_string();
+        text.split("\n  hint: ")
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    }
+
     pub fn usage(message: impl Into<String>, hint: Option<&str>) -> Self {
         Error::Usage {
             message: message.into(),

@@ -186,3 +186,28 @@ fn a_warm_started_run_resumes_after_its_prior_moved() {
         text(&o.stderr)
     );
 }
+
+/// A prior copied alone (without the problem file its run.json names) is read with this run's
+/// problem: the warm start works, and says so; a refusal carries no `--resume` hint.
+#[test]
+fn a_prior_copied_without_its_problem_file_warm_starts_a_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write_toy(dir);
+    assert_code(&run(dir, "small", &["--max-evals", "12", "--seed", "5"]), 0);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let alone = elsewhere.path().join("small");
+    std::fs::create_dir(&alone).unwrap();
+    for f in ["run.json", "results.csv", "results.json"] {
+        std::fs::copy(dir.join("small").join(f), alone.join(f)).unwrap();
+    }
+    let from = alone.to_str().unwrap();
+    let o = run(dir, "big", &["--warm-start", from, "--max-evals", "14"]);
+    assert_code(&o, 0);
+    assert!(text(&o.stderr).contains("is not there"), "{}", text(&o.stderr));
+    let ws = &json(&dir.join("big/run.json"))["warm_start"];
+    assert!(ws["successes"].as_u64().unwrap() > 0, "{ws}");
+    let o = run(dir, "big2", &["--warm-start", "nowhere", "--max-evals", "12"]);
+    assert_code(&o, 2);
+    assert!(!text(&o.stderr).contains("--resume"), "{}", text(&o.stderr));
+}

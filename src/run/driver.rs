@@ -136,8 +136,7 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
     let mut searcher = Searcher::new(&problem.space, s.searcher_settings(&problem));
     let recorded = prev.and_then(|m| m.warm_start.as_ref());
     let given = opts.warm_start.as_deref();
-    let goal = problem.metric.goal;
-    let warm_start = match crate::run::warm::for_run(given, recorded, &problem.space, goal)? {
+    let warm_start = match crate::run::warm::for_run(given, recorded, &problem)? {
         Some((prior, record)) => {
             searcher.warm_start(prior);
             Some(record)

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 use crate::evaluate::outcome::Status;
 use crate::problem::space::{Config, Space};
-use crate::problem::Goal;
+use crate::problem::{Goal, Problem};
 use crate::search::prior::Prior;
 
 fn goal_word(g: Goal) -> &'static str {
@@ -62,13 +62,13 @@ fn same_prior(a: &[(Vec<Option<f64>>, f64)], b: &[(Vec<Option<f64>>, f64)]) -> b
 pub fn for_run(
     given: Option<&Path>,
     recorded: Option<&WarmStart>,
-    space: &Space,
-    goal: Goal,
+    problem: &Problem,
 ) -> Result<Option<(Prior, WarmStart)>, Error> {
+    let (space, goal, this) = (&problem.space, problem.metric.goal, Some(problem));
     match (recorded, given) {
         (Some(w), given) if !w.prior.is_empty() => {
             if let Some(g) = given {
-                let (_, fresh) = load(g, space, goal)?;
+                let (_, fresh) = load(g, space, goal, this)?;
                 if !same_prior(&fresh.prior, &w.prior) {
                     return Err(Error::usage(
                         format!(
@@ -83,7 +83,7 @@ pub fn for_run(
             }
             Ok(Some((Prior::new(w.successes(), goal), w.clone())))
         }
-        (Some(w), None) => load(&w.from, space, goal).map(Some),
+        (Some(w), None) => load(&w.from, space, goal, this).map(Some),
         (Some(w), Some(g)) if w.from != g => Err(Error::usage(
             format!(
                 "this run was warm-started from `{}`, not `{}`",
@@ -92,36 +92,65 @@ pub fn for_run(
             ),
             Some("a resumed run keeps its prior: leave out `--warm-start`"),
         )),
-        (_, Some(g)) => load(g, space, goal).map(Some),
+        (_, Some(g)) => load(g, space, goal, this).map(Some),
         (None, None) => Ok(None),
     }
 }
 
+/// A run directory whose problem file is not where run.json says (copied alone), read with
+/// `this` run's problem: its name, goal and records (`None`: not such a run).
+fn alone(
+    dir: &Path,
+    this: Option<&Problem>,
+) -> Option<Result<(String, Goal, Vec<crate::run::log::Record>), Error>> {
+    let meta = crate::run::log::read_run_json(dir).ok()?;
+    let this = this.filter(|_| meta.mctree.is_none() && !meta.problem.exists())?;
+    eprintln!(
+        "warning: `{}`'s problem file `{}` is not there: its results.csv is read with this run's parameters",
+        dir.display(),
+        meta.problem.display()
+    );
+    let records = crate::run::log::read_run_records(dir, this);
+    Some(records.map(|r| (meta.problem_name, meta.goal, r)))
+}
+
 /// The prior of `dir`, a run of `space` towards `goal`: refused (exit 2) when it is not a run
 /// directory, when its space differs in parameters or values (the first difference named),
-/// when its goal differs, or when none of its evaluations succeeded.
-pub fn load(dir: &Path, space: &Space, goal: Goal) -> Result<(Prior, WarmStart), Error> {
+/// when its goal differs, or when none of its evaluations succeeded. A run copied without its
+/// problem file is read with `this` run's problem, when there is one: its results.csv must
+/// then hold values of this run's parameters.
+pub fn load(
+    dir: &Path,
+    space: &Space,
+    goal: Goal,
+    this: Option<&Problem>,
+) -> Result<(Prior, WarmStart), Error> {
     let refuse = |why: String, hint: &str| {
         Error::usage(
             format!("cannot warm-start from `{}`: {why}", dir.display()),
             Some(hint),
         )
     };
-    let (earlier, records) = crate::report::load_run(dir).map_err(|e| {
-        refuse(
-            e.to_string(),
-            "give the directory of a finished `moldtune run` (it holds run.json and results.csv)",
-        )
-    })?;
+    let not_a_run =
+        "give the directory of a finished `moldtune run` (it holds run.json and results.csv)";
     let same = "give a run of the same parameters and values (another dataset size or machine)";
-    if let Some(d) = space.first_difference(&earlier.space) {
-        return Err(refuse(format!("its space differs: {d}"), same));
-    }
-    if earlier.metric.goal != goal {
+    let (name, earlier_goal, records) = match crate::report::load_run(dir) {
+        Ok((earlier, records)) => {
+            if let Some(d) = space.first_difference(&earlier.space) {
+                return Err(refuse(format!("its space differs: {d}"), same));
+            }
+            (earlier.name, earlier.metric.goal, records)
+        }
+        Err(e) => {
+            let alone = alone(dir, this).ok_or_else(|| refuse(e.message(), not_a_run))?;
+            alone.map_err(|e| refuse(e.message(), same))?
+        }
+    };
+    if earlier_goal != goal {
         return Err(refuse(
             format!(
                 "its goal is to {}, this run's to {}",
-                goal_word(earlier.metric.goal),
+                goal_word(earlier_goal),
                 goal_word(goal)
             ),
             same,
@@ -140,7 +169,7 @@ pub fn load(dir: &Path, space: &Space, goal: Goal) -> Result<(Prior, WarmStart),
     let coordinates = |c: &Config| c.0.iter().map(|x| x.is_finite().then_some(*x)).collect();
     let record = WarmStart {
         from: dir.to_path_buf(),
-        problem_name: earlier.name.clone(),
+        problem_name: name,
         evaluations: records.len(),
         successes: successes.len(),
         prior: successes
