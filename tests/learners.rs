@@ -204,10 +204,18 @@ fn a_prior_copied_without_its_problem_file_warm_starts_a_run() {
     let from = alone.to_str().unwrap();
     let o = run(dir, "big", &["--warm-start", from, "--max-evals", "14"]);
     assert_code(&o, 0);
-    assert!(text(&o.stderr).contains("is not there"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("is not there"),
+        "{}",
+        text(&o.stderr)
+    );
     let ws = &json(&dir.join("big/run.json"))["warm_start"];
     assert!(ws["successes"].as_u64().unwrap() > 0, "{ws}");
-    let o = run(dir, "big2", &["--warm-start", "nowhere", "--max-evals", "12"]);
+    let o = run(
+        dir,
+        "big2",
+        &["--warm-start", "nowhere", "--max-evals", "12"],
+    );
     assert_code(&o, 2);
     assert!(!text(&o.stderr).contains("--resume"), "{}", text(&o.stderr));
 }

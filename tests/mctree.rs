@@ -1168,7 +1168,6 @@ fn bytes_that_are_not_utf8_are_accepted_in_comments() {
     let tune = [
         "mctree",
         fs,
-        "--quiet",
         "--out",
         os,
         "--max-evals",
@@ -1176,7 +1175,15 @@ fn bytes_that_are_not_utf8_are_accepted_in_comments() {
         "--verify",
         "0",
     ];
-    assert_code(&moldtune(&tune), 0);
+    let o = moldtune(&tune);
+    assert_code(&o, 0);
+    // Seconds said in at most two decimals (was: "run timeout 6.265510770000001 s").
+    let said = regex::Regex::new(r"run timeout [0-9]+\.[0-9]{2} s").unwrap();
+    assert!(
+        said.is_match(&common::text(&o.stderr)),
+        "{}",
+        common::text(&o.stderr)
+    );
     let best = std::fs::read_to_string(out.join("best.c")).unwrap();
     assert!(best.contains("/* d?but */"), "{best}");
     let resume = [
@@ -1201,4 +1208,35 @@ fn bytes_that_are_not_utf8_are_accepted_in_comments() {
         err.contains("literal.c:10:23") && err.contains("not UTF-8"),
         "{err}"
     );
+}
+
+/// A program that hangs in the pre-flight (before a run directory exists) is stopped at
+/// `--run-timeout`, and the wait is announced (was: up to 600 s, silent).
+#[test]
+fn a_program_that_hangs_before_tuning_is_stopped_at_the_run_timeout() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("hang.c");
+    let src = "#include <unistd.h>\ndouble A[64];\nvoid kernel_h(int n) {\n  for (int i = 0; i < n; i++)\n    A[i] = i;\n}\nint main(void) { kernel_h(64); sleep(600); return 0; }\n";
+    std::fs::write(&f, src).unwrap();
+    let out = tmp.path().join("run");
+    let t0 = std::time::Instant::now();
+    let o = moldtune(&[
+        "mctree",
+        f.to_str().unwrap(),
+        "--run-timeout",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_code(&o, 2);
+    assert!(t0.elapsed().as_secs() < 60, "{:?}", t0.elapsed());
+    let err = common::text(&o.stderr);
+    assert!(
+        err.contains("run timeout 2 s") && err.contains("timed out"),
+        "{err}"
+    );
+    assert!(!out.exists());
 }

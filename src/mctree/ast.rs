@@ -11,83 +11,11 @@ use crate::error::Error;
 use crate::mctree::header::{assigns, header, is_write, leaves_early, moving_bound};
 use crate::mctree::looptree::{Bound, Loop, LoopTree};
 use crate::mctree::memory::Memory;
+pub use crate::mctree::unit::choose;
+pub(crate) use crate::mctree::unit::{bare, inner, kind, offset};
 use crate::mctree::unit::{Function, Unit};
 use crate::mctree::{deps, legality};
 use crate::problem::mold::line_col;
-
-/// The byte offset of a location (the expansion's, for a location inside a macro).
-pub(crate) fn offset(loc: &Value) -> Option<usize> {
-    loc.get("expansionLoc")
-        .and_then(|l| l.get("offset"))
-        .or_else(|| loc.get("offset"))
-        .and_then(Value::as_u64)
-        .map(|o| o as usize)
-}
-
-pub(crate) fn kind(v: &Value) -> &str {
-    v.get("kind").and_then(Value::as_str).unwrap_or("")
-}
-
-pub(crate) fn inner(v: &Value) -> &[Value] {
-    v.get("inner")
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
-}
-
-/// The kernel: `--kernel NAME`, else the one function named `kernel_*`, else the one that
-/// holds `#pragma scop`.
-pub fn choose<'f>(
-    fns: &'f [Function],
-    wanted: Option<&str>,
-    text: &str,
-    file: &Path,
-) -> Result<&'f Function, Error> {
-    let names = || {
-        const SHOWN: usize = 10;
-        let n: Vec<String> = fns
-            .iter()
-            .take(SHOWN)
-            .map(|f| format!("`{}`", f.name))
-            .collect();
-        match fns.len() {
-            0 => "none (the file defines no function)".to_string(),
-            k if k <= SHOWN => n.join(", "),
-            k => format!("{k}, the first {SHOWN}: {}", n.join(", ")),
-        }
-    };
-    if let Some(w) = wanted {
-        return fns.iter().find(|f| f.name == w).ok_or_else(|| {
-            Error::usage(
-                format!("`{}` defines no function `{w}`", file.display()),
-                Some(&format!("the functions it defines: {}", names())),
-            )
-        });
-    }
-    let kernels: Vec<&Function> = fns
-        .iter()
-        .filter(|f| f.name.starts_with("kernel_"))
-        .collect();
-    if let [k] = kernels.as_slice() {
-        return Ok(k);
-    }
-    let scops: Vec<usize> = text.match_indices("#pragma scop").map(|(i, _)| i).collect();
-    let with_scop: Vec<&Function> = (fns.iter())
-        .filter(|f| scops.iter().any(|&s| s > f.begin && s < f.end))
-        .collect();
-    if let [k] = with_scop.as_slice() {
-        return Ok(k);
-    }
-    Err(Error::usage(
-        format!(
-            "cannot tell which function of `{}` is the kernel",
-            file.display()
-        ),
-        Some(&format!(
-            "name it with `--kernel NAME`; the functions it defines: {}",
-            names()
-        )),
-    ))
-}
 
 /// The functions of the file that call `kernel`, directly or through one another: where
 /// clang may inline the kernel's code (PolyBench's `static` kernels end up in `main`).
@@ -104,14 +32,6 @@ pub fn callers(fns: &[Function], kernel: &str) -> Vec<String> {
         }
     }
     found
-}
-
-/// Peels implicit casts and parentheses.
-pub(crate) fn bare(v: &Value) -> &Value {
-    match kind(v) {
-        "ImplicitCastExpr" | "ParenExpr" | "ConstantExpr" => inner(v).first().map_or(v, bare),
-        _ => v,
-    }
 }
 
 /// The declaration a `DeclRefExpr` names: (id, name, type).

@@ -24,7 +24,6 @@ use serde_json::Value;
 use crate::error::Error;
 use crate::evaluate::child::Exit;
 use crate::evaluate::helper::{self, Output};
-use crate::mctree::ast::{bare, choose, inner, kind, offset};
 
 /// A function defined in the file: its name, byte range and what it calls; its body when
 /// discovery may need it.
@@ -372,6 +371,88 @@ impl Cutter {
         if let Some(s) = start {
             self.part.extend_from_slice(&chunk[s..]);
         }
+    }
+}
+
+/// The byte offset of a location (the expansion's, for a location inside a macro).
+pub(crate) fn offset(loc: &Value) -> Option<usize> {
+    loc.get("expansionLoc")
+        .and_then(|l| l.get("offset"))
+        .or_else(|| loc.get("offset"))
+        .and_then(Value::as_u64)
+        .map(|o| o as usize)
+}
+
+pub(crate) fn kind(v: &Value) -> &str {
+    v.get("kind").and_then(Value::as_str).unwrap_or("")
+}
+
+pub(crate) fn inner(v: &Value) -> &[Value] {
+    v.get("inner")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// The kernel: `--kernel NAME`, else the one function named `kernel_*`, else the one that
+/// holds `#pragma scop`.
+pub fn choose<'f>(
+    fns: &'f [Function],
+    wanted: Option<&str>,
+    text: &str,
+    file: &Path,
+) -> Result<&'f Function, Error> {
+    let names = || {
+        const SHOWN: usize = 10;
+        let n: Vec<String> = fns
+            .iter()
+            .take(SHOWN)
+            .map(|f| format!("`{}`", f.name))
+            .collect();
+        match fns.len() {
+            0 => "none (the file defines no function)".to_string(),
+            k if k <= SHOWN => n.join(", "),
+            k => format!("{k}, the first {SHOWN}: {}", n.join(", ")),
+        }
+    };
+    if let Some(w) = wanted {
+        return fns.iter().find(|f| f.name == w).ok_or_else(|| {
+            Error::usage(
+                format!("`{}` defines no function `{w}`", file.display()),
+                Some(&format!("the functions it defines: {}", names())),
+            )
+        });
+    }
+    let kernels: Vec<&Function> = fns
+        .iter()
+        .filter(|f| f.name.starts_with("kernel_"))
+        .collect();
+    if let [k] = kernels.as_slice() {
+        return Ok(k);
+    }
+    let scops: Vec<usize> = text.match_indices("#pragma scop").map(|(i, _)| i).collect();
+    let with_scop: Vec<&Function> = (fns.iter())
+        .filter(|f| scops.iter().any(|&s| s > f.begin && s < f.end))
+        .collect();
+    if let [k] = with_scop.as_slice() {
+        return Ok(k);
+    }
+    Err(Error::usage(
+        format!(
+            "cannot tell which function of `{}` is the kernel",
+            file.display()
+        ),
+        Some(&format!(
+            "name it with `--kernel NAME`; the functions it defines: {}",
+            names()
+        )),
+    ))
+}
+
+/// Peels implicit casts and parentheses.
+pub(crate) fn bare(v: &Value) -> &Value {
+    match kind(v) {
+        "ImplicitCastExpr" | "ParenExpr" | "ConstantExpr" => inner(v).first().map_or(v, bare),
+        _ => v,
     }
 }
 

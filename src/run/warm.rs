@@ -97,12 +97,12 @@ pub fn for_run(
     }
 }
 
+/// An earlier run as the prior reads it: its problem's name, its goal, its records.
+type Earlier = (String, Goal, Vec<crate::run::log::Record>);
+
 /// A run directory whose problem file is not where run.json says (copied alone), read with
 /// `this` run's problem: its name, goal and records (`None`: not such a run).
-fn alone(
-    dir: &Path,
-    this: Option<&Problem>,
-) -> Option<Result<(String, Goal, Vec<crate::run::log::Record>), Error>> {
+fn alone(dir: &Path, this: Option<&Problem>) -> Option<Result<Earlier, Error>> {
     let meta = crate::run::log::read_run_json(dir).ok()?;
     let this = this.filter(|_| meta.mctree.is_none() && !meta.problem.exists())?;
     eprintln!(
