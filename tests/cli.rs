@@ -1010,6 +1010,22 @@ fn an_ok_row_whose_objective_cannot_be_a_time_is_refused_by_every_reader() {
     let o = bin().arg("best").arg(&out).output().unwrap();
     assert_code(&o, 2);
     assert!(String::from_utf8_lossy(&o.stderr).contains("results.csv"));
+    // One reader, one rule: a row short of cells in the middle is refused by `best` as by
+    // `--resume` (before, `best` skipped it and went on); a directory in its place too.
+    let mut lines: Vec<String> = good.lines().map(String::from).collect();
+    lines[2] = lines[2].split(',').take(3).collect::<Vec<_>>().join(",");
+    std::fs::write(&csv, lines.join("\n") + "\n").unwrap();
+    for args in [vec!["best"], vec!["run", "--max-evals", "6", "--resume"]] {
+        let o = bin().args(&args).arg(&out).output().unwrap();
+        assert_code(&o, 2);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("row 3: 3 cells"), "{args:?}: {err}");
+    }
+    std::fs::remove_file(&csv).unwrap();
+    std::fs::create_dir(&csv).unwrap();
+    let o = bin().arg("best").arg(&out).output().unwrap();
+    assert_code(&o, 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is a directory"));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 //! Reports over a finished (or running) run directory: `moldtune best` (the paper's findMin).
-//! Reads `results.csv` on its own, so it works without the problem file.
+//! Reads `results.csv` as text ([`log::read_table`]), so it works without the problem file.
 
 use std::path::Path;
 
@@ -34,46 +34,26 @@ struct Row {
 
 pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
     let meta = log::read_run_json(dir)?;
-    let path = dir.join(log::RESULTS_CSV);
-    let mut rd = csv::Reader::from_path(&path)
-        .map_err(|e| Error::usage(format!("cannot read `{}`: {e}", path.display()), None))?;
-    let unreadable = |why: String| Error::ConfigFile {
-        file: path.clone(),
-        message: why,
-        hint: Some("results.csv must hold the rows moldtune wrote: restore it".into()),
-    };
-    let hdr: Vec<String> = (rd.headers().map_err(|e| unreadable(e.to_string()))?)
-        .iter()
-        .map(str::to_string)
-        .collect();
-    let col = |name: &str| {
-        (hdr.iter().position(|h| h == name))
-            .ok_or_else(|| unreadable(format!("no `{name}` column (an empty or foreign file)")))
-    };
+    let t = log::read_table(dir, false)?;
     let (obj, status, id, hash) = (
-        col("objective")?,
-        col("status")?,
-        col("eval_id")?,
-        col("config_hash")?,
+        t.column("objective")?,
+        t.column("status")?,
+        t.column("eval_id")?,
+        t.column("config_hash")?,
     );
     let (mut n, mut ok) = (0, 0);
     let mut best: Option<(f64, Row)> = None;
     let mut winner: Option<(f64, Row)> = None;
     let verified = meta.verification.as_ref().and_then(|v| v.winner_eval_id);
-    let bad = |row: usize, why: String| unreadable(format!("row {row}: {why}"));
-    for rec in rd.records() {
-        // A torn last row (a run killed mid-write) is not an evaluation.
-        let Ok(rec) = rec else { continue };
-        if rec.len() != hdr.len() {
-            continue;
-        }
+    for rec in t.complete_rows() {
+        let rec = rec?;
         n += 1;
         if &rec[status] != "ok" {
             continue;
         }
         ok += 1;
         let v = log::objective_of(meta.metric, rec[obj].parse::<f64>().ok())
-            .map_err(|why| bad(n + 1, why))?;
+            .map_err(|why| t.bad(format!("row {}: {why}", n + 1)))?;
         let row = || Row {
             cells: rec.iter().map(str::to_string).collect(),
         };
@@ -89,7 +69,7 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
         return Ok(None);
     };
     let eval_id = row.cells[id].parse().unwrap_or(0);
-    let (config, inactive) = config_of(dir, eval_id, &hdr[..obj], &row.cells[..obj]);
+    let (config, inactive) = config_of(dir, eval_id, &t.header[..obj], &row.cells[..obj]);
     let p = dir.join(log::BEST_C);
     Ok(Some(Best {
         eval_id,

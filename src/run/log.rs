@@ -423,42 +423,88 @@ pub fn read_records_live(dir: &Path, problem: &Problem) -> Result<Vec<Record>, E
 }
 
 fn records_of(dir: &Path, problem: &Problem, repair: bool) -> Result<Vec<Record>, Error> {
-    let path = dir.join(RESULTS_CSV);
-    let bytes = read_repaired(&path, repair)?;
-    let bad = |msg: String| {
-        Error::ConfigFile {
-        file: path.clone(),
-        message: msg,
-        hint: Some(
-            "results.csv must hold the rows moldtune wrote for this problem: restore it, or start a new run with another `--out`"
-                .into(),
-        ),
-    }
-    };
-    let mut rd = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .from_reader(bytes.as_slice());
-    let hdr: Vec<String> = rd
-        .headers()
-        .map_err(|e| bad(e.to_string()))?
-        .iter()
-        .map(str::to_string)
-        .collect();
+    let t = read_table(dir, repair)?;
     let full = header(problem);
-    if hdr != full && hdr[..] != full[..full.len() - 1] {
-        return Err(bad(format!("unexpected header `{}`", hdr.join(","))));
+    if t.header != full && t.header[..] != full[..full.len() - 1] {
+        return Err(t.bad(format!("unexpected header `{}`", t.header.join(","))));
     }
     let extra = json_extras(dir);
     let mut out = Vec::new();
-    for (k, rec) in rd.records().enumerate() {
-        let rec = rec.map_err(|e| bad(format!("row {}: {e}", k + 2)))?;
-        let cells: Vec<&str> = rec.iter().collect();
-        let row = |e: String| bad(format!("row {}: {e}", k + 2));
+    for (k, rec) in t.complete_rows().enumerate() {
+        let cells: Vec<&str> = rec?.iter().collect();
+        let row = |e: String| t.bad(format!("row {}: {e}", k + 2));
         let r = parse_row(problem, &cells, &extra).map_err(row)?;
         check_row(problem, &r, k).map_err(row)?;
         out.push(r);
     }
     Ok(out)
+}
+
+/// results.csv as moldtune wrote it, before its cells are read as a problem's values: the
+/// header and the complete rows, each as long as the header.
+pub struct Table {
+    pub path: PathBuf,
+    pub header: Vec<String>,
+    pub rows: Vec<csv::StringRecord>,
+}
+
+impl Table {
+    /// An error of the file, with the hint to restore it.
+    pub fn bad(&self, message: String) -> Error {
+        Error::ConfigFile {
+            file: self.path.clone(),
+            message,
+            hint: Some(
+                "results.csv must hold the rows moldtune wrote for this problem: restore it, or start a new run with another `--out`"
+                    .into(),
+            ),
+        }
+    }
+
+    /// The rows, each refused unless it has a cell for every column.
+    pub fn complete_rows(&self) -> impl Iterator<Item = Result<&csv::StringRecord, Error>> {
+        (self.rows.iter().enumerate()).map(|(k, r)| match r.len() == self.header.len() {
+            true => Ok(r),
+            false => Err(self.bad(format!(
+                "row {}: {} cells for {} columns",
+                k + 2,
+                r.len(),
+                self.header.len()
+            ))),
+        })
+    }
+
+    /// The position of column `name`.
+    pub fn column(&self, name: &str) -> Result<usize, Error> {
+        (self.header.iter().position(|h| h == name))
+            .ok_or_else(|| self.bad(format!("no `{name}` column (an empty or foreign file)")))
+    }
+}
+
+/// The one reader of a run's results.csv: a torn last row (a kill mid-write) is left out,
+/// and cut from the file too when `repair`; any other row that does not parse is an error
+/// (one without a cell for every column, when read: [`Table::complete_rows`]).
+pub fn read_table(dir: &Path, repair: bool) -> Result<Table, Error> {
+    let mut t = Table {
+        path: dir.join(RESULTS_CSV),
+        header: vec![],
+        rows: vec![],
+    };
+    if t.path.is_dir() {
+        return Err(t.bad("it is a directory".into()));
+    }
+    let bytes = read_repaired(&t.path, repair)?;
+    let mut rd = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(true)
+        .from_reader(bytes.as_slice());
+    let header = rd.headers().map_err(|e| t.bad(e.to_string()))?;
+    t.header = header.iter().map(str::to_string).collect();
+    for (k, rec) in rd.records().enumerate() {
+        let rec = rec.map_err(|e| t.bad(format!("row {}: {e}", k + 2)))?;
+        t.rows.push(rec);
+    }
+    Ok(t)
 }
 
 /// The log's bytes; a last row without its newline (torn by a kill mid-write) is cut off,
