@@ -1,7 +1,8 @@
 //! moldtune: an autotuner for compiled code.
 //!
 //! The folders follow the data's path, one stage each; a stage imports only from earlier
-//! stages and from the leaves at the top ([`error`], [`rng`], [`stats`], [`scratch`]):
+//! stages, from the process layer ([`process`]: every child moldtune starts) and from the
+//! leaves at the top ([`error`], [`rng`], [`stats`], [`scratch`]):
 //!
 //! 1. [`problem`] — the problem file, its parameter space and constraints, the mold, templates;
 //! 2. [`evaluate`] — one configuration rendered, compiled, checked and timed in child
@@ -15,6 +16,8 @@
 //! loops and the tree of transformations) from a plain C file and hands a tree search to
 //! the run's driver; reports read its run directories like any other.
 //!
+//! [`check`] is a third front end, onto stage 2: the regression gate over recorded baselines.
+//!
 //! [`cli`] is the front door that parses the command line and calls into the stages.
 
 pub mod check;
@@ -23,6 +26,7 @@ pub mod error;
 pub mod evaluate;
 pub mod mctree;
 pub mod problem;
+pub mod process;
 pub mod report;
 pub mod rng;
 pub mod run;

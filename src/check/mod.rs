@@ -169,8 +169,8 @@ pub(crate) fn evaluator(mock: bool, jobs: usize) -> Box<dyn Evaluator> {
     match mock {
         true => Box::new(MockEvaluator::new()),
         false => {
-            crate::evaluate::child::install_signal_handlers();
-            crate::evaluate::child::become_subreaper();
+            crate::process::install_signal_handlers();
+            crate::process::become_subreaper();
             let mut e = RealEvaluator::new();
             e.jobs = jobs;
             Box::new(e)

@@ -1,6 +1,6 @@
 //! Builds running ahead (`--jobs N`): while the evaluation in turn is checked and timed, the
 //! builds of the next ones run on threads of their own. They are pausable children: a timed
-//! run holds them stopped ([`crate::evaluate::child::pause`]), so timing stays exclusive and
+//! run holds them stopped ([`crate::process::pause`]), so timing stays exclusive and
 //! their compile timeouts count only the time they ran.
 
 use std::collections::HashMap;
@@ -8,11 +8,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-use crate::evaluate::child;
 use crate::evaluate::evaluator::{builds, Evaluated};
 use crate::evaluate::outcome::Stop;
 use crate::evaluate::variant::{Build, Rendered, Variant};
 use crate::problem::Problem;
+use crate::process;
 
 /// A build done ahead: the rendered variant and how its builds (timed and check) ended.
 pub struct Built {
@@ -81,7 +81,7 @@ impl Slots {
                 problem: &problem,
                 r,
             };
-            let _cancellable = child::cancellable(cancelled);
+            let _cancellable = process::cancellable(cancelled);
             let build = builds(&v);
             Built { r: v.r, build }
         });

@@ -1,10 +1,10 @@
 //! Building a variant: write its source into a compile's directory and run the compile
 //! (the timed build, or the check build) under its timeout.
 
-use crate::evaluate::child::Exit;
 use crate::evaluate::environment;
 use crate::evaluate::outcome::{Measurement, Status, Stop};
 use crate::evaluate::variant::{describe_exit, Build, Compile, Step, Variant};
+use crate::process::Exit;
 
 /// Writes the variant's source into `c`'s directory as `variant.c` and compiles it (after
 /// the syntax check, when `c` has one) → a [`Build`], `build_error` or `build_timeout`.

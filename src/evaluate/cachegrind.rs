@@ -39,7 +39,7 @@ pub fn available(kind: MetricKind) -> Result<(), crate::error::Error> {
         return Ok(());
     }
     let argv = ["valgrind".to_string(), "--version".into()];
-    let out = crate::evaluate::helper::output(&argv, std::time::Duration::from_secs(60), 4096);
+    let out = crate::process::helper::output(&argv, std::time::Duration::from_secs(60), 4096);
     if out.finished.success() {
         return Ok(());
     }
@@ -52,7 +52,7 @@ pub fn available(kind: MetricKind) -> Result<(), crate::error::Error> {
 /// A run that failed under cachegrind: when valgrind could not decode an instruction
 /// (AVX-512 from `-march=native`: valgrind 3.19–3.22 have none), the cause says so.
 pub fn explain(mut m: Measurement, stderr: &Path) -> Measurement {
-    let tail = crate::evaluate::helper::tail(stderr, 40);
+    let tail = crate::process::helper::tail(stderr, 40);
     if tail.contains("unhandled instruction bytes") || tail.contains("Valgrind doesn't handle") {
         let cause = m.cause.take().unwrap_or_default();
         m.cause = Some(format!(

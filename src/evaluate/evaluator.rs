@@ -17,7 +17,6 @@ use crate::error::Error;
 use crate::evaluate::ahead::Slots;
 use crate::evaluate::build::build;
 use crate::evaluate::check::{check_output, checked_stream, compare_files};
-use crate::evaluate::child::{self, Exit};
 use crate::evaluate::environment;
 use crate::evaluate::interleave::{self, Remeasured, Rounds};
 use crate::evaluate::outcome::{Measurement, Status, Stop};
@@ -26,6 +25,7 @@ use crate::evaluate::time::{time, ADAPTIVE_FACTOR, ADAPTIVE_FLOOR_S};
 use crate::evaluate::variant::{describe_exit, Build, Step, Variant};
 use crate::problem::space::Config;
 use crate::problem::{CheckMode, Goal, Problem, Stream};
+use crate::process::{self, Exit};
 
 /// The result of asking for an evaluation.
 // One per evaluation (seconds of work): the size difference between variants is irrelevant.
@@ -152,7 +152,7 @@ impl RealEvaluator {
             }
         }
         // Builds running ahead are held stopped while the variant is timed.
-        let _paused = self.slots.busy().then(child::pause);
+        let _paused = self.slots.busy().then(process::pause);
         match ended(time(v, timed, self.run_timeout(v.problem), self.incumbent)) {
             Ok(m) => Evaluated::Done(m),
             Err(result) => result,

@@ -5,12 +5,12 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::error::Error;
-use crate::evaluate::child;
 use crate::evaluate::evaluator::{Evaluated, Evaluator};
 use crate::evaluate::interleave::{Remeasured, Rounds};
 use crate::evaluate::outcome::{Measurement, Status, Stop};
 use crate::problem::space::Config;
 use crate::problem::Problem;
+use crate::process;
 
 /// A deterministic stand-in for compile + run: a smooth function of the encoded configuration
 /// with a few build failures, optionally slowed by `MOLDTUNE_MOCK_DELAY_MS` per evaluation;
@@ -87,7 +87,7 @@ impl Evaluator for MockEvaluator {
     fn evaluate(&mut self, problem: &Problem, config: &Config, _eval_id: usize) -> Evaluated {
         let until = std::time::Instant::now() + self.delay;
         while std::time::Instant::now() < until {
-            if child::interrupted() {
+            if process::interrupted() {
                 return Evaluated::Stopped(Stop::Interrupted);
             }
             std::thread::sleep(Duration::from_millis(5));

@@ -46,7 +46,7 @@ pub fn kernel_code_of(id: &CodeIdentity, path: &std::path::Path) -> Option<Strin
     .map(|s| s.to_string())
     .chain([path.display().to_string()])
     .collect();
-    let out = crate::evaluate::helper::output(&argv, HELPER_TIMEOUT, 1 << 30);
+    let out = crate::process::helper::output(&argv, HELPER_TIMEOUT, 1 << 30);
     if !out.finished.success() {
         return None;
     }

@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::evaluate::cachegrind;
-use crate::evaluate::child::{self, Command, Exit, Finished};
 use crate::evaluate::environment;
-use crate::evaluate::helper;
 use crate::evaluate::outcome::{Commands, Measurement, Status, Stop};
 use crate::problem::space::Config;
 use crate::problem::template::{self, Builtins};
 use crate::problem::{CheckMode, Problem};
+use crate::process::helper;
+use crate::process::{self, Command, Exit, Finished};
 use crate::rng::hex_hash;
 
 /// How one step of an evaluation ended: it produced a `T`, the variant failed (a recorded
@@ -258,7 +258,7 @@ impl<'a> Variant<'a> {
 
     /// Runs `cmd` under `timeout_s`: the one child-running path of build, check and time.
     pub fn execute(&self, cmd: &Command, timeout_s: f64) -> Finished {
-        child::execute(cmd, Duration::from_secs_f64(timeout_s))
+        process::execute(cmd, Duration::from_secs_f64(timeout_s))
     }
 
     /// The check run under `timeout_s`; `None` without an output check.
@@ -401,7 +401,7 @@ pub fn describe_exit(f: &Finished, stderr: &Path, what: &str) -> String {
         Exit::Signal(libc::SIGXFSZ) => format!(
             "{what} wrote more to one file than the output limit allows (`max_output_mb`; killed by SIGXFSZ)"
         ),
-        Exit::Signal(s) => format!("{what} was killed by {}", child::signal_name(*s)),
+        Exit::Signal(s) => format!("{what} was killed by {}", process::signal_name(*s)),
         Exit::Timeout => format!("{what} timed out"),
         Exit::SpawnError(m) => m.clone(),
         Exit::Interrupted => "interrupted".into(),

@@ -8,10 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::evaluate::child::Exit;
-use crate::evaluate::helper;
 use crate::mctree::setup::Recorded;
 use crate::problem::Problem;
+use crate::process::helper;
+use crate::process::Exit;
 
 /// Compiles `r.sources` into `dir` and makes `problem` link the objects; a source that does not
 /// compile alone stays a source (compiled with each variant, as before). Returns the objects.

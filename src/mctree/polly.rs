@@ -10,13 +10,13 @@
 
 use std::path::Path;
 
-use crate::evaluate::child::Exit;
-use crate::evaluate::helper;
 use crate::evaluate::reuse::kernel_code_of;
 use crate::mctree::looptree::LoopTree;
 use crate::mctree::setup::Recorded;
 use crate::mctree::transform::Polly;
 use crate::problem::CodeIdentity;
+use crate::process::helper;
+use crate::process::Exit;
 
 /// The Polly knobs to propose and why the others are not.
 #[derive(Debug, Default)]

@@ -22,8 +22,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::evaluate::child::Exit;
-use crate::evaluate::helper::{self, Output};
+use crate::process::helper::{self, Output};
+use crate::process::Exit;
 
 /// A function defined in the file: its name, byte range and what it calls; its body when
 /// discovery may need it.

@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use crate::error::Error;
-use crate::evaluate::child;
 use crate::evaluate::{Evaluator, MockEvaluator, RealEvaluator};
+use crate::process;
 use crate::run::log;
 use crate::run::verdict::{Plan, Verification};
 use crate::run::verify;
@@ -134,8 +134,8 @@ pub fn verify_again(dir: &Path, plan: Plan) -> Result<Option<Verification>, Erro
         true => Box::new(MockEvaluator::new()),
         false => Box::new(RealEvaluator::new()),
     };
-    child::install_signal_handlers();
-    child::become_subreaper();
+    process::install_signal_handlers();
+    process::become_subreaper();
     evaluator.prepare(&problem, dir)?;
     let v = verify::verify(&problem, &records, evaluator.as_mut(), plan, &anchors)
         .map_err(|s| s.into_error(dir))?;

@@ -34,8 +34,8 @@ pub fn measure(
     let dir = crate::scratch::Scratch::new("measure")
         .map_err(|e| Error::io("cannot create a scratch directory", e))?;
     let scratch = dir.path().to_path_buf();
-    crate::evaluate::child::install_signal_handlers();
-    crate::evaluate::child::become_subreaper();
+    crate::process::install_signal_handlers();
+    crate::process::become_subreaper();
     let mut ev = RealEvaluator::new();
     let result = ev
         .prepare(&problem, &scratch)

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use crate::error::Error;
-use crate::evaluate::child::Command;
 use crate::evaluate::variant::Variant;
 use crate::problem::{MetricKind, Problem, Reduce, Stream};
+use crate::process::Command;
 use crate::report::pick;
 
 /// Stands for the build directory in the commands shown.

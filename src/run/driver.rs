@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::error::Error;
-use crate::evaluate::child;
 use crate::evaluate::outcome::{Source, Status, Stop};
 use crate::evaluate::{Evaluated, Evaluator, MockEvaluator, RealEvaluator};
 use crate::problem::space::Config;
 use crate::problem::{Goal, Problem};
+use crate::process;
 use crate::run::log::{self, Record, RunMeta, Termination};
 use crate::run::progress::Progress;
 use crate::run::settings::{self, Budget, Resolved, RunOptions, Shared, EXPERIMENT_CAP};
@@ -93,7 +93,7 @@ pub fn compiler_version(problem: &Problem) -> Option<String> {
     let cc = default_compile_argv(problem)?.into_iter().next()?;
     let argv = [cc, "--version".into()];
     let out =
-        crate::evaluate::helper::output(&argv, crate::evaluate::reuse::HELPER_TIMEOUT, 1 << 20);
+        crate::process::helper::output(&argv, crate::evaluate::reuse::HELPER_TIMEOUT, 1 << 20);
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .next()
@@ -229,10 +229,10 @@ fn claim_dir(dir: &Path, resume: bool) -> Result<PathBuf, Error> {
     }
     // A previous moldtune killed with SIGKILL cannot have killed its child's group itself:
     // finish that job now (only processes of that group that work inside this directory).
-    child::reap_stale_group(&dir);
-    child::track_children_in(&dir);
-    child::install_signal_handlers();
-    child::become_subreaper();
+    process::reap_stale_group(&dir);
+    process::track_children_in(&dir);
+    process::install_signal_handlers();
+    process::become_subreaper();
     Ok(dir)
 }
 
@@ -373,7 +373,7 @@ impl<'p> Session<'p> {
             {
                 break Termination::ExperimentCap;
             }
-            if child::interrupted() {
+            if process::interrupted() {
                 break Termination::Interrupted;
             }
             let step = self.records.len();
@@ -457,7 +457,7 @@ impl<'p> Session<'p> {
         let mut arrived = Arrived::new();
         let mut lost_streak = 0;
         loop {
-            if child::interrupted() {
+            if process::interrupted() {
                 return Ok(Termination::Interrupted);
             }
             if let Some(end) = self.fill(searcher, farm, &mut next_id, arrived.len())? {

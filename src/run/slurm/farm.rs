@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::{exit, Error};
-use crate::evaluate::child;
 use crate::evaluate::outcome::{Measurement, Source, Status, Stop};
 use crate::problem::space::Config;
 use crate::problem::Problem;
+use crate::process;
 use crate::run::slurm::job::{self, Answer, JobDir, Reply, Request, Task, JOBS};
 use crate::run::slurm::queue::{self, Step, Submission};
 use crate::run::slurm::watch::{Ended, Flight, Handle, Watch};
@@ -115,7 +115,7 @@ impl Farm {
             output: &job.output_path(),
             chdir: &self.cwd,
         };
-        let interrupted = |e| match child::interrupted() {
+        let interrupted = |e| match process::interrupted() {
             true => {
                 queue::cancel_named(name); // it may have reached the controller
                 Error::Interrupted(self.dir.clone())

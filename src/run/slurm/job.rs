@@ -159,7 +159,7 @@ impl JobDir {
 
     /// The last lines the job printed (for a lost job's cause).
     pub fn output_tail(&self) -> String {
-        crate::evaluate::helper::tail(&self.output_path(), 5)
+        crate::process::helper::tail(&self.output_path(), 5)
     }
 }
 

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::error::Error;
-use crate::evaluate::{child, helper};
+use crate::process::{self, helper};
 use crate::run::slurm::Settings;
 
 /// How long one Slurm command may take (a busy controller answers slowly).
@@ -24,7 +24,7 @@ fn slurm(argv: &[String]) -> Result<String, String> {
     }
     let stderr = String::from_utf8_lossy(&out.stderr);
     let what = match &out.finished.exit {
-        child::Exit::SpawnError(e) => e.clone(),
+        process::Exit::SpawnError(e) => e.clone(),
         _ => stderr.trim().to_string(),
     };
     Err(format!("`{}` failed: {what}", argv.join(" ")))
@@ -214,7 +214,7 @@ fn with_retries(argv: &[String], name: &str) -> Result<String, String> {
     let mut attempt = 1;
     loop {
         match slurm(argv) {
-            Err(_) if attempt < SUBMIT_ATTEMPTS && !child::interrupted() => {
+            Err(_) if attempt < SUBMIT_ATTEMPTS && !process::interrupted() => {
                 cancel_named(name);
                 std::thread::sleep(Duration::from_secs(1 << attempt));
                 attempt += 1;

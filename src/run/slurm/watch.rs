@@ -8,9 +8,9 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use crate::evaluate::child;
 use crate::evaluate::outcome::{Source, Stop};
 use crate::problem::space::Config;
+use crate::process;
 use crate::run::slurm::job::{JobDir, Reply};
 use crate::run::slurm::queue::{self, Step};
 
@@ -113,7 +113,7 @@ impl Watch {
         &mut self,
         flights: &mut BTreeMap<usize, Flight>,
     ) -> Result<Vec<(usize, Flight, Ended)>, Stop> {
-        if child::interrupted() {
+        if process::interrupted() {
             return Err(Stop::Interrupted);
         }
         notice_steps(flights);

@@ -9,8 +9,9 @@ use std::path::Path;
 
 use crate::error::{exit, Error};
 use crate::evaluate::outcome::{Measurement, Status, Stop};
-use crate::evaluate::{child, Evaluated, Evaluator};
+use crate::evaluate::{Evaluated, Evaluator};
 use crate::problem::Problem;
+use crate::process;
 use crate::run::driver::{make_evaluator, now_rfc3339};
 use crate::run::log::{self, RunMeta};
 use crate::run::settings::{self, RunOptions, Shared};
@@ -29,8 +30,8 @@ pub fn work(run_dir: &Path, key: &str) -> Result<u8, Error> {
             Some("`moldtune worker` is started by `moldtune run --executor slurm`, not by hand"),
         )
     })?;
-    child::install_signal_handlers();
-    child::track_children_in(&jd.0);
+    process::install_signal_handlers();
+    process::track_children_in(&jd.0);
     let started_at = now_rfc3339();
     let meta = log::read_run_json(run_dir)?;
     let answer = match problem_of(run_dir, &meta) {
@@ -123,10 +124,10 @@ fn answer(problem: &Problem, run_dir: &Path, meta: &RunMeta, task: Task) -> Opti
 /// signals every process of the job, so the compiler or the program may die of it a moment
 /// before moldtune hears of it — a failure then is the job's end, not the variant's.
 fn signalled(m: &Measurement) -> bool {
-    if m.status != Status::Ok && !child::interrupted() {
+    if m.status != Status::Ok && !process::interrupted() {
         std::thread::sleep(SIGNAL_LAG);
     }
-    child::interrupted()
+    process::interrupted()
 }
 
 /// How long a failed evaluation waits for a signal that may be on its way.

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::evaluate::child::{execute, Command, Finished};
+use crate::process::{execute, Command, Finished};
 
 /// What a helper command (the compiler's AST dump, the disassembler, `--version`) printed.
 pub struct Output {
