@@ -135,7 +135,9 @@ pub(crate) fn require_tools<'p>(
     if opts.mock {
         return Ok(());
     }
-    problems.into_iter().try_for_each(|p| p.require_tools())
+    problems
+        .into_iter()
+        .try_for_each(crate::evaluate::environment::require_tools)
 }
 
 pub(crate) fn load_all(paths: &[PathBuf]) -> Result<Vec<Loaded>, Error> {

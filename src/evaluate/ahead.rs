@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-use crate::evaluate::evaluator::{builds, Evaluated};
+use crate::evaluate::build::builds;
+use crate::evaluate::outcome::Evaluated;
 use crate::evaluate::outcome::Stop;
 use crate::evaluate::variant::{Build, Rendered, Variant};
 use crate::problem::Problem;

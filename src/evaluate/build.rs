@@ -2,8 +2,8 @@
 //! (the timed build, or the check build) under its timeout.
 
 use crate::evaluate::environment;
-use crate::evaluate::outcome::{Measurement, Status, Stop};
-use crate::evaluate::variant::{describe_exit, Build, Compile, Step, Variant};
+use crate::evaluate::outcome::{ended, Evaluated, Measurement, Status, Step, Stop};
+use crate::evaluate::variant::{describe_exit, Build, Compile, Variant};
 use crate::process::Exit;
 
 /// Writes the variant's source into `c`'s directory as `variant.c` and compiles it (after
@@ -89,5 +89,34 @@ fn compile(v: &Variant, c: &Compile, syntax_only: bool) -> Step<Build> {
             dir: c.dir.clone(),
             compile_s: wall_s,
         }),
+    }
+}
+
+/// The timed build, then the check build if there is one (its compile time added: part of
+/// the evaluation's cost); a failure is the evaluation's outcome.
+#[allow(clippy::result_large_err)] // see `ended`
+pub fn builds(v: &Variant) -> Result<Build, Evaluated> {
+    let mut timed = ended(build(v, &v.compile))?;
+    if let Some(c) = &v.check_build {
+        match ended(build(v, c)) {
+            Ok(cb) => timed.compile_s += cb.compile_s,
+            Err(r) => return Err(check_build_failed(r, timed.compile_s)),
+        }
+    }
+    Ok(timed)
+}
+
+/// A failed check build: recorded as a build failure of the variant, saying which build.
+fn check_build_failed(result: Evaluated, timed_compile_s: f64) -> Evaluated {
+    match result {
+        Evaluated::Done(mut m) => {
+            m.compile_s += timed_compile_s;
+            let cause = m.cause.take().unwrap_or_default();
+            m.cause = Some(format!(
+                "the check build (with `check.compile_extra`) failed: {cause}"
+            ));
+            Evaluated::Done(m)
+        }
+        stopped => stopped,
     }
 }

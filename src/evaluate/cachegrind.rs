@@ -35,7 +35,7 @@ pub fn wrap(argv: Vec<String>, kind: MetricKind, out: &Path) -> Vec<String> {
 
 /// Refuses a simulated metric on a machine where `valgrind` cannot be run.
 pub fn available(kind: MetricKind) -> Result<(), crate::error::Error> {
-    if !simulated(kind) {
+    if !kind.is_simulated() {
         return Ok(());
     }
     let argv = ["valgrind".to_string(), "--version".into()];
@@ -61,11 +61,6 @@ pub fn explain(mut m: Measurement, stderr: &Path) -> Measurement {
         ));
     }
     m
-}
-
-/// Whether `kind` is counted by cachegrind.
-pub fn simulated(kind: MetricKind) -> bool {
-    matches!(kind, MetricKind::Instructions | MetricKind::Cycles)
 }
 
 /// The metric from cachegrind's output file: instructions or estimated cycles, over the

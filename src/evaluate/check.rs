@@ -10,8 +10,9 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
+use crate::evaluate::outcome::Step;
 use crate::evaluate::outcome::{Measurement, Status};
-use crate::evaluate::variant::{run_failure, Build, Ran, Step, Variant};
+use crate::evaluate::variant::{run_failure, Build, Ran, Variant};
 use crate::problem::Stream;
 
 /// The check run of a built variant (of its check build's program, when it has one) against

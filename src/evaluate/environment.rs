@@ -9,6 +9,9 @@
 use std::io::Write;
 use std::path::Path;
 
+use crate::error::Error;
+use crate::problem::Problem;
+
 /// Whether the machine is busy enough that a run's timeout may be its fault rather than the
 /// program's: the one-minute load average at least the number of cores (`Some`: "load 2.31
 /// on 2 cores").
@@ -52,6 +55,46 @@ pub fn describe(dir: &Path, e: &std::io::Error) -> String {
         _ => "fix the machine",
     };
     format!("cannot write in `{}`: {e}; {hint}", dir.display())
+}
+
+/// Refuses, before anything is made, a compile command whose program cannot be found (at the
+/// default configuration: on `PATH`, or as the absolute path it is), and a simulated metric
+/// without valgrind.
+pub fn require_tools(problem: &Problem) -> Result<(), Error> {
+    crate::evaluate::cachegrind::available(problem.metric.kind)?;
+    let Some(program) = problem.compile_program() else {
+        return Ok(());
+    };
+    if findable(&program) {
+        return Ok(());
+    }
+    let message =
+        format!("the compile command's program `{program}` is not found (on PATH or as a path)");
+    let hint = Some(
+        "install it (clang-22: `bash scripts/setup.sh`), or fix the name in `compile:`".to_string(),
+    );
+    Err(match &problem.compile_at {
+        Some(span) => Error::Config {
+            span: span.clone(),
+            message,
+            hint,
+        },
+        None => Error::usage(message, hint.as_deref()),
+    })
+}
+
+/// Whether `program` names an executable: an absolute path that is one, a relative path with a
+/// `/` (relative to where the compile runs: not checked), or a name found on `PATH`.
+fn findable(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        return !Path::new(program).is_absolute() || executable(Path::new(program));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).any(|d| executable(&d.join(program)))
 }
 
 #[cfg(test)]

@@ -15,39 +15,17 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::evaluate::ahead::Slots;
-use crate::evaluate::build::build;
+use crate::evaluate::build::{build, builds};
 use crate::evaluate::check::{check_output, checked_stream, compare_files};
 use crate::evaluate::environment;
 use crate::evaluate::interleave::{self, Remeasured, Rounds};
-use crate::evaluate::outcome::{Measurement, Status, Stop};
+use crate::evaluate::outcome::{ended, Evaluated, Measurement, Status, Step, Stop};
 use crate::evaluate::reuse::{self, Reuse};
 use crate::evaluate::time::{time, ADAPTIVE_FACTOR, ADAPTIVE_FLOOR_S};
-use crate::evaluate::variant::{describe_exit, Build, Step, Variant};
+use crate::evaluate::variant::{describe_exit, Build, Variant};
 use crate::problem::space::Config;
 use crate::problem::{CheckMode, Goal, Problem, Stream};
 use crate::process::{self, Exit};
-
-/// The result of asking for an evaluation.
-// One per evaluation (seconds of work): the size difference between variants is irrelevant.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone)]
-pub enum Evaluated {
-    Done(Measurement),
-    /// Interrupted, or the machine failed, mid-evaluation: nothing is recorded, a resume
-    /// redoes it.
-    Stopped(Stop),
-}
-
-/// A step's product, or the evaluation's result when the step failed or was stopped.
-// The large Err is moved once per step of an evaluation that takes seconds: not worth a box.
-#[allow(clippy::result_large_err)]
-fn ended<T>(step: Step<T>) -> Result<T, Evaluated> {
-    match step {
-        Step::Ok(t) => Ok(t),
-        Step::Fail(m) => Err(Evaluated::Done(m)),
-        Step::Stop(s) => Err(Evaluated::Stopped(s)),
-    }
-}
 
 pub trait Evaluator {
     /// Builds and runs the reference (once per run directory).
@@ -310,35 +288,6 @@ fn adaptive_compile_timeout(compile_times: &[f64], configured: f64) -> f64 {
     (COMPILE_FACTOR * median)
         .max(COMPILE_FLOOR_S)
         .min(configured)
-}
-
-/// The timed build, then the check build if there is one (its compile time added: part of
-/// the evaluation's cost); a failure is the evaluation's outcome.
-#[allow(clippy::result_large_err)] // see `ended`
-pub fn builds(v: &Variant) -> Result<Build, Evaluated> {
-    let mut timed = ended(build(v, &v.compile))?;
-    if let Some(c) = &v.check_build {
-        match ended(build(v, c)) {
-            Ok(cb) => timed.compile_s += cb.compile_s,
-            Err(r) => return Err(check_build_failed(r, timed.compile_s)),
-        }
-    }
-    Ok(timed)
-}
-
-/// A failed check build: recorded as a build failure of the variant, saying which build.
-fn check_build_failed(result: Evaluated, timed_compile_s: f64) -> Evaluated {
-    match result {
-        Evaluated::Done(mut m) => {
-            m.compile_s += timed_compile_s;
-            let cause = m.cause.take().unwrap_or_default();
-            m.cause = Some(format!(
-                "the check build (with `check.compile_extra`) failed: {cause}"
-            ));
-            Evaluated::Done(m)
-        }
-        stopped => stopped,
-    }
 }
 
 /// A failure that a full or unwritable build directory explains is the environment's, not

@@ -10,9 +10,10 @@ use std::path::Path;
 
 use crate::evaluate::build::build;
 use crate::evaluate::check::check_output;
+use crate::evaluate::outcome::Step;
 use crate::evaluate::outcome::{Status, Stop};
 use crate::evaluate::time::sample;
-use crate::evaluate::variant::{Build, Compile, Step, Variant};
+use crate::evaluate::variant::{Build, Compile, Variant};
 use crate::problem::space::Config;
 use crate::problem::Problem;
 

@@ -5,8 +5,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::error::Error;
-use crate::evaluate::evaluator::{Evaluated, Evaluator};
+use crate::evaluate::evaluator::Evaluator;
 use crate::evaluate::interleave::{Remeasured, Rounds};
+use crate::evaluate::outcome::Evaluated;
 use crate::evaluate::outcome::{Measurement, Status, Stop};
 use crate::problem::space::Config;
 use crate::problem::Problem;

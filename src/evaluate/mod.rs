@@ -1,7 +1,7 @@
 //! Stage 2, evaluation: one configuration in, one [`outcome::Measurement`] out. A
 //! [`variant`] is rendered and [built](build) (the compile), its output [checked](check)
 //! against the reference and [timed](time), every child run under a timeout in its own
-//! process group ([`child`]); identical builds and programs are [reused](reuse); a failure
+//! process group ([`crate::process`]); identical builds and programs are [reused](reuse); a failure
 //! the machine caused stops the run instead of being blamed on the variant ([`environment`]);
 //! a simulated metric runs the program under [`cachegrind`]. The [`evaluator`] strings
 //! these together; the [`mock`] stands in for it in tests.
@@ -19,5 +19,6 @@ pub mod reuse;
 pub mod time;
 pub mod variant;
 
-pub use evaluator::{Evaluated, Evaluator, RealEvaluator};
+pub use evaluator::{Evaluator, RealEvaluator};
 pub use mock::MockEvaluator;
+pub use outcome::Evaluated;

@@ -208,3 +208,36 @@ impl Measurement {
         }
     }
 }
+
+/// How one step of an evaluation ended: it produced a `T`, the variant failed (a recorded
+/// outcome), or the evaluation was stopped (interrupted, or the machine failed: nothing is
+/// recorded).
+// One per step of an evaluation (seconds of work): the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
+pub enum Step<T> {
+    Ok(T),
+    Fail(Measurement),
+    Stop(Stop),
+}
+
+/// The result of asking for an evaluation.
+// One per evaluation (seconds of work): the size difference between variants is irrelevant.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone)]
+pub enum Evaluated {
+    Done(Measurement),
+    /// Interrupted, or the machine failed, mid-evaluation: nothing is recorded, a resume
+    /// redoes it.
+    Stopped(Stop),
+}
+
+/// A step's product, or the evaluation's result when the step failed or was stopped.
+// The large Err is moved once per step of an evaluation that takes seconds: not worth a box.
+#[allow(clippy::result_large_err)]
+pub(crate) fn ended<T>(step: Step<T>) -> Result<T, Evaluated> {
+    match step {
+        Step::Ok(t) => Ok(t),
+        Step::Fail(m) => Err(Evaluated::Done(m)),
+        Step::Stop(s) => Err(Evaluated::Stopped(s)),
+    }
+}

@@ -3,8 +3,9 @@
 //! ((max − min) / median).
 
 use crate::evaluate::cachegrind;
+use crate::evaluate::outcome::Step;
 use crate::evaluate::outcome::{Measurement, Status};
-use crate::evaluate::variant::{run_failure, Build, Step, Variant};
+use crate::evaluate::variant::{run_failure, Build, Variant};
 use crate::problem::{MetricKind, Reduce};
 
 /// Run timeouts adapt to the incumbent: a timed run may take at most
@@ -82,7 +83,7 @@ pub fn sample(v: &Variant, tag: &str, timeout_s: f64) -> Step<Sample> {
         let retried = ran.retried.clone();
         Step::Ok(Sample { x, wall_s, retried })
     };
-    let simulated = cachegrind::simulated(v.problem.metric.kind);
+    let simulated = v.problem.metric.kind.is_simulated();
     if !ran.finished.success() {
         return match (run_failure(&ran, 0.0, wall_s, timeout_s), simulated) {
             (Step::Fail(m), true) => Step::Fail(cachegrind::explain(m, &ran.stderr)),

@@ -10,24 +10,13 @@ use std::time::Duration;
 
 use crate::evaluate::cachegrind;
 use crate::evaluate::environment;
-use crate::evaluate::outcome::{Commands, Measurement, Status, Stop};
+use crate::evaluate::outcome::{Commands, Measurement, Status, Step, Stop};
 use crate::problem::space::Config;
 use crate::problem::template::{self, Builtins};
 use crate::problem::{CheckMode, Problem};
 use crate::process::helper;
 use crate::process::{self, Command, Exit, Finished};
 use crate::rng::hex_hash;
-
-/// How one step of an evaluation ended: it produced a `T`, the variant failed (a recorded
-/// outcome), or the evaluation was stopped (interrupted, or the machine failed: nothing is
-/// recorded).
-// One per step of an evaluation (seconds of work): the variants' sizes do not matter.
-#[allow(clippy::large_enum_variant)]
-pub enum Step<T> {
-    Ok(T),
-    Fail(Measurement),
-    Stop(Stop),
-}
 
 /// How many bytes at the end of a timed run's stdout are read for the metric.
 pub const METRIC_TAIL_BYTES: u64 = 64 * 1024;
@@ -245,7 +234,7 @@ impl<'a> Variant<'a> {
         let r = &self.run;
         let mut cmd = self.command(&r.dir, &r.argv, &r.env, tag);
         let kind = self.problem.metric.kind;
-        if cachegrind::simulated(kind) {
+        if kind.is_simulated() {
             cmd.argv = cachegrind::wrap(cmd.argv, kind, &self.counts(tag));
         }
         cmd

@@ -26,8 +26,9 @@ use std::path::{Path, PathBuf};
 use crate::error::Error;
 use crate::evaluate::build::build;
 use crate::evaluate::evaluator::reference_output;
+use crate::evaluate::outcome::Step;
 use crate::evaluate::time::parse_kernel_time;
-use crate::evaluate::variant::{describe_exit, Step, Variant};
+use crate::evaluate::variant::{describe_exit, Variant};
 use crate::problem::space::{Config, OpenValues};
 use crate::problem::{limits, mold, CheckMode, MetricKind, Problem, Stream};
 use crate::run::driver::{self, Launch, Summary};
@@ -280,7 +281,7 @@ fn resolve(o: &MctreeOptions, c: &ConfigFile, prev: Option<Recorded>) -> Result<
 /// `-O3 -march=native`; for a metric counted under valgrind, which cannot decode AVX-512,
 /// `-march=x86-64-v3` (AVX2) instead.
 fn default_flags(metric: Option<MetricKind>) -> Vec<String> {
-    let simulated = metric.is_some_and(crate::evaluate::cachegrind::simulated);
+    let simulated = metric.is_some_and(MetricKind::is_simulated);
     let arch = if simulated { "x86-64-v3" } else { "native" };
     vec!["-O3".into(), format!("-march={arch}")]
 }

@@ -360,7 +360,7 @@ pub fn problem(
             goal: Goal::Minimize,
             regex: None,
             // A simulated metric counts what the kernel became, wherever it was inlined.
-            function: (crate::evaluate::cachegrind::simulated(r.metric))
+            function: (r.metric.is_simulated())
                 .then(|| regex::Regex::new(&r.counted_functions()).ok())
                 .flatten(),
         },

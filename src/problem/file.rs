@@ -143,39 +143,12 @@ impl Problem {
         cx.problem(raw, &abs, hex_hash(text.as_bytes()))
     }
 
-    /// Refuses, before anything is made, a compile command whose program cannot be found
-    /// (at the default configuration: on `PATH`, or as the absolute path it is), and a
-    /// simulated metric without valgrind.
-    pub fn require_tools(&self) -> Result<(), Error> {
-        crate::evaluate::cachegrind::available(self.metric.kind)?;
+    /// The program the compile command runs at the default configuration (`None`: it does
+    /// not render).
+    pub fn compile_program(&self) -> Option<String> {
         let builtins = template::Builtins::placeholder(&self.dir, &self.sources);
         let vars = template::context(&self.space, &self.space.default_config(), &builtins);
-        let Some(program) = self
-            .compile
-            .argv(&vars)
-            .ok()
-            .and_then(|a| a.into_iter().next())
-        else {
-            return Ok(());
-        };
-        if findable(&program) {
-            return Ok(());
-        }
-        let message = format!(
-            "the compile command's program `{program}` is not found (on PATH or as a path)"
-        );
-        let hint = Some(
-            "install it (clang-22: `bash scripts/setup.sh`), or fix the name in `compile:`"
-                .to_string(),
-        );
-        Err(match &self.compile_at {
-            Some(span) => Error::Config {
-                span: span.clone(),
-                message,
-                hint,
-            },
-            None => Error::usage(message, hint.as_deref()),
-        })
+        self.compile.argv(&vars).ok()?.into_iter().next()
     }
 
     /// The default configuration: the baseline every run evaluates first.
@@ -557,7 +530,7 @@ impl Ctx<'_> {
         f: Option<&Spanned<String>>,
     ) -> Result<Option<regex::Regex>, Error> {
         let Some(f) = f else { return Ok(None) };
-        if !crate::evaluate::cachegrind::simulated(kind) {
+        if !kind.is_simulated() {
             return self.err(
                 &f.referenced,
                 "`metric.function` counts functions under cachegrind: it needs `kind: instructions` or `kind: cycles`".into(),
@@ -667,18 +640,4 @@ impl Ctx<'_> {
                 .unwrap_or_default(),
         })
     }
-}
-
-/// Whether `program` names an executable: an absolute path that is one, a relative path with a
-/// `/` (relative to where the compile runs: not checked), or a name found on `PATH`.
-fn findable(program: &str) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |p: &Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if program.contains('/') {
-        return !Path::new(program).is_absolute() || executable(Path::new(program));
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path).any(|d| executable(&d.join(program)))
 }

@@ -36,6 +36,13 @@ pub enum Goal {
     Maximize,
 }
 
+impl MetricKind {
+    /// Whether the program runs under cachegrind, which counts rather than times it.
+    pub fn is_simulated(self) -> bool {
+        matches!(self, MetricKind::Instructions | MetricKind::Cycles)
+    }
+}
+
 impl Goal {
     /// Whether objective `a` is strictly better than `b` for this goal.
     pub fn better(self, a: f64, b: f64) -> bool {

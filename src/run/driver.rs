@@ -131,7 +131,7 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
     let problem = settings::load_problem(&opts, prev)?;
     let s = settings::resolve(&opts, prev, &problem)?;
     if !s.mock && s.slurm.is_none() {
-        problem.require_tools()?; // on a cluster the nodes' PATH is not this one
+        crate::evaluate::environment::require_tools(&problem)?; // on a cluster the nodes' PATH is not this one
     }
     let mut searcher = Searcher::new(&problem.space, s.searcher_settings(&problem));
     let recorded = prev.and_then(|m| m.warm_start.as_ref());
