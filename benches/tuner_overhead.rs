@@ -11,6 +11,7 @@ use moldtune::evaluate::outcome::{Measurement, Source};
 use moldtune::evaluate::MockEvaluator;
 use moldtune::problem::{Goal, Problem};
 use moldtune::run::log::{self as db, Record};
+use moldtune::run::meta;
 use moldtune::search::{Learner, Searcher, Settings};
 
 const SPACE: &str = r##"
@@ -104,7 +105,7 @@ fn main() {
         };
         let mut s = Searcher::new(&problem.space, settings);
         let mut log = db::Log::create(&out, &problem).unwrap();
-        let meta_probe = db::read_run_json(&out).ok();
+        let meta_probe = meta::read_run_json(&out).ok();
         let mut records: Vec<Record> = Vec::new();
         let mut times = Vec::new();
         let mut asks = Vec::new();
@@ -135,7 +136,7 @@ fn main() {
                     .iter()
                     .map(|r| db::json_record(&problem, r))
                     .collect();
-                db::write_atomic(
+                meta::write_atomic(
                     &out.join("results.json"),
                     serde_json::to_string_pretty(&v).unwrap().as_bytes(),
                 )
@@ -272,7 +273,7 @@ fn bookkeeping(
         .iter()
         .map(|r| db::json_record(problem, r))
         .collect();
-    db::write_atomic(
+    meta::write_atomic(
         &out.join("results.json"),
         serde_json::to_string_pretty(&v).unwrap().as_bytes(),
     )

@@ -375,7 +375,7 @@ fn leave_curve<T>(result: &Result<T, Error>, finished: impl Fn(&T) -> PathBuf, o
         Err(e) if e.code() == exit::USAGE => None,
         Err(_) => out.map(Path::to_path_buf),
     };
-    let Some(dir) = dir.filter(|d| d.join(crate::run::log::RUN_JSON).is_file()) else {
+    let Some(dir) = dir.filter(|d| d.join(crate::run::meta::RUN_JSON).is_file()) else {
         return;
     };
     // Even a bug in the plotting must not turn a finished run into a failed one.
@@ -511,7 +511,7 @@ fn importance_text(dir: &Path, r: &report::Importance) -> String {
     );
     let Some(ranking) = &r.ranking else {
         let why = r.reason.as_deref().unwrap_or_default();
-        let front = crate::run::log::read_run_json(dir).map_or("run", |m| {
+        let front = crate::run::meta::read_run_json(dir).map_or("run", |m| {
             if m.mctree.is_some() {
                 "mctree"
             } else {
@@ -643,7 +643,7 @@ fn replay_tables(
 }
 
 /// A prior and what run.json records of it.
-type Warm = (crate::search::prior::Prior, crate::run::warm::WarmStart);
+type Warm = (crate::search::prior::Prior, crate::run::meta::WarmStart);
 
 fn check_options(rounds: usize, mock: bool, quiet: bool) -> crate::check::Options {
     crate::check::Options {

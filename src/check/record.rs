@@ -71,7 +71,7 @@ pub fn from_runs(dirs: &[PathBuf], out: &Path, opts: &Options) -> Result<Vec<Pat
 
 /// A baseline, not yet measured, for the run in `dir`, to be written into `out`.
 fn fresh(dir: &Path, out: &Path) -> Result<(Loaded, PathBuf), Error> {
-    let meta = crate::run::log::read_run_json(dir)?;
+    let meta = crate::run::meta::read_run_json(dir)?;
     if meta.mctree.is_some() {
         let message = format!(
             "`{}` is an mctree run: a baseline needs a problem file",

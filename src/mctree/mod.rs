@@ -32,7 +32,9 @@ use crate::evaluate::variant::{describe_exit, Variant};
 use crate::problem::space::{Config, OpenValues};
 use crate::problem::{limits, mold, CheckMode, MetricKind, Problem, Stream};
 use crate::run::driver::{self, Launch, Summary};
-use crate::run::log::{self, RunMeta};
+use crate::run::log;
+use crate::run::meta;
+use crate::run::meta::RunMeta;
 use crate::run::settings::{self, flag, Budget, Resolved, Shared};
 use crate::search::{Acquisition, Design, Learner};
 use looptree::LoopTree;
@@ -463,7 +465,7 @@ fn tune(
     };
     let result = driver::drive(launch, &mut search);
     if out.is_dir() {
-        let _ = log::write_atomic(&out.join("tree.dot"), search.tree.dot().as_bytes());
+        let _ = meta::write_atomic(&out.join("tree.dot"), search.tree.dot().as_bytes());
     }
     let summary = result?;
     let emitted = match (&o.emit_mold, &summary.best) {
@@ -596,7 +598,7 @@ fn keep_discovered(out: &Path, resume: bool, text: &str, loops: &LoopTree) -> Re
         loops: loops.clone(),
     };
     let json = serde_json::to_vec(&d).map_err(|e| Error::Internal(e.to_string()))?;
-    log::write_atomic(&out.join(DISCOVERED), &json)
+    meta::write_atomic(&out.join(DISCOVERED), &json)
 }
 
 /// The problem of an mctree run directory: from its `mctree.json` and run.json, else (a run

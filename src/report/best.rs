@@ -7,6 +7,7 @@ use crate::error::Error;
 use crate::evaluate::{Evaluator, MockEvaluator, RealEvaluator};
 use crate::process;
 use crate::run::log;
+use crate::run::meta;
 use crate::run::verdict::{Plan, Verification};
 use crate::run::verify;
 
@@ -33,7 +34,7 @@ struct Row {
 }
 
 pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
-    let meta = log::read_run_json(dir)?;
+    let meta = meta::read_run_json(dir)?;
     let t = log::read_table(dir, false)?;
     let (obj, status, id, hash) = (
         t.column("objective")?,
@@ -70,7 +71,7 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
     };
     let eval_id = row.cells[id].parse().unwrap_or(0);
     let (config, inactive) = config_of(dir, eval_id, &t.header[..obj], &row.cells[..obj]);
-    let p = dir.join(log::BEST_C);
+    let p = dir.join(meta::BEST_C);
     Ok(Some(Best {
         eval_id,
         objective,
@@ -92,7 +93,7 @@ fn config_of(
     names: &[String],
     cells: &[String],
 ) -> (serde_json::Map<String, serde_json::Value>, Vec<String>) {
-    let from_json = std::fs::read(dir.join(log::RESULTS_JSON))
+    let from_json = std::fs::read(dir.join(meta::RESULTS_JSON))
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
         .and_then(|v| {
@@ -126,7 +127,7 @@ pub fn verify_again(dir: &Path, plan: Plan) -> Result<Option<Verification>, Erro
     // Builds run inside the directory: a relative one would be resolved twice.
     let dir = &std::fs::canonicalize(dir)
         .map_err(|e| Error::usage(format!("cannot use `{}`: {e}", dir.display()), None))?;
-    let mut meta = log::read_run_json(dir)?;
+    let mut meta = meta::read_run_json(dir)?;
     let before = meta.verification.iter().flat_map(|v| &v.candidates);
     let anchors: Vec<usize> = before.map(|c| c.eval_id).collect();
     let (problem, records) = crate::report::load_run(dir)?;
@@ -142,12 +143,12 @@ pub fn verify_again(dir: &Path, plan: Plan) -> Result<Option<Verification>, Erro
     if let Some(w) = v.as_ref().and_then(|v| v.winner_eval_id) {
         let r = &records[w];
         let source = problem.mold.render(&problem.space, &r.config);
-        log::write_atomic(&dir.join(log::BEST_C), source.as_bytes())?;
+        meta::write_atomic(&dir.join(meta::BEST_C), source.as_bytes())?;
         meta.best_eval_id = Some(w);
         meta.best_objective = r.m.objective;
     }
     meta.verification = v.clone();
-    log::write_run_json(dir, &meta)?;
+    meta::write_run_json(dir, &meta)?;
     log::write_results_json(dir, &problem, &meta, &records)?;
     Ok(v)
 }

@@ -17,6 +17,7 @@ use super::run_dir::RunDir;
 use crate::error::Error;
 use crate::evaluate::outcome::Status;
 use crate::run::log;
+use crate::run::meta;
 
 /// The plot's file in a run directory.
 pub const CURVE_SVG: &str = "curve.svg";
@@ -37,7 +38,7 @@ const BAND_ROW_PX: u32 = 20;
 pub fn write_curve(dir: &Path) -> Result<PathBuf, Error> {
     let run = RunDir::load(dir)?;
     let path = dir.join(CURVE_SVG);
-    log::write_atomic(&path, curve_svg(&run)?.as_bytes())?;
+    meta::write_atomic(&path, curve_svg(&run)?.as_bytes())?;
     Ok(path)
 }
 

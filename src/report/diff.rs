@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::run_dir::RunDir;
-use crate::run::log;
+use crate::run::meta;
 
 /// Diff lines shown at most; a longer diff is cut there, with a note.
 pub const MAX_LINES: usize = 400;
@@ -32,7 +32,7 @@ pub struct Line {
 
 /// The diff from the default variant to `best.c` of `run`.
 pub fn best_vs_default(run: &RunDir) -> Diff {
-    let best_c = run.dir.join(log::BEST_C);
+    let best_c = run.dir.join(meta::BEST_C);
     let Ok(best) = std::fs::read_to_string(&best_c) else {
         return without("the run directory holds no best.c (no variant succeeded)");
     };

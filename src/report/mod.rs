@@ -32,11 +32,12 @@ use std::path::Path;
 use crate::error::Error;
 use crate::problem::Problem;
 use crate::run::log::{self, Record};
+use crate::run::meta;
 
 /// Loads a run directory's problem and records: a `run` directory's problem file, or the
 /// problem `mctree` rebuilds from its run.json.
 pub fn load_run(dir: &Path) -> Result<(Problem, Vec<Record>), Error> {
-    let meta = log::read_run_json(dir)?;
+    let meta = meta::read_run_json(dir)?;
     let problem = match crate::mctree::problem_of_run(dir, &meta) {
         Some(p) => p?,
         None => Problem::load(&meta.problem)?,

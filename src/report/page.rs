@@ -18,7 +18,7 @@ use super::run_dir::RunDir;
 use super::table::{self, Row};
 use super::{bars, curve, format, templates};
 use crate::error::Error;
-use crate::run::log;
+use crate::run::meta;
 
 /// The page's file name in the output directory.
 pub const HTML: &str = "report.html";
@@ -82,11 +82,11 @@ fn write_documents(out: &Path, sections: &[Section]) -> Result<(PathBuf, PathBuf
     ctx.insert("version", env!("CARGO_PKG_VERSION"));
     let html = out.join(HTML);
     let markdown = out.join(MARKDOWN);
-    log::write_atomic(
+    meta::write_atomic(
         &html,
         templates::render("report.html.tera", &ctx)?.as_bytes(),
     )?;
-    log::write_atomic(
+    meta::write_atomic(
         &markdown,
         templates::render("report.md.tera", &ctx)?.as_bytes(),
     )?;
@@ -103,7 +103,7 @@ fn write_figures(out: &Path, sections: &[Section]) -> Result<Vec<PathBuf>, Error
             .chain(importance)
         {
             let path = out.join(file);
-            log::write_atomic(&path, svg.as_bytes())?;
+            meta::write_atomic(&path, svg.as_bytes())?;
             written.push(path);
         }
     }

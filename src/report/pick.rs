@@ -9,6 +9,7 @@ use crate::problem::overrides;
 use crate::problem::space::Config;
 use crate::problem::Problem;
 use crate::run::log;
+use crate::run::meta;
 
 /// The configuration chosen by `--from DIR [--eval N]` and `--set P=V …`.
 pub fn configuration(
@@ -23,7 +24,7 @@ pub fn configuration(
             let records = log::read_run_records(dir, problem)?;
             // A run's best is its verified winner when it has one (what `best` reports).
             let verified =
-                (log::read_run_json(dir).ok()).and_then(|m| m.verification?.winner_eval_id);
+                (meta::read_run_json(dir).ok()).and_then(|m| m.verification?.winner_eval_id);
             let pick = match eval.or(verified) {
                 Some(id) => records.iter().find(|r| r.eval_id == id),
                 None => log::best(&records, problem.metric.goal),

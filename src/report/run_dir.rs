@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use crate::error::{exit, Error};
 use crate::evaluate::outcome::Status;
 use crate::problem::{Goal, MetricKind, Problem};
-use crate::run::log::{self, Record, RunMeta};
+use crate::run::log::{self, Record};
+use crate::run::meta;
+use crate::run::meta::RunMeta;
 
 /// A run directory of `moldtune run` or `moldtune mctree`, read.
 pub struct RunDir {
@@ -20,12 +22,12 @@ impl RunDir {
     /// Reads the run in `dir`. A directory that is not a run, or whose files cannot be read
     /// as one, is a usage error naming it.
     pub fn load(dir: &Path) -> Result<RunDir, Error> {
-        if !dir.join(log::RUN_JSON).is_file() {
+        if !dir.join(meta::RUN_JSON).is_file() {
             return Err(Error::usage(
                 format!(
                     "`{}` is not a moldtune run directory (it holds no {})",
                     dir.display(),
-                    log::RUN_JSON
+                    meta::RUN_JSON
                 ),
                 Some("give directories that `moldtune run` or `moldtune mctree` wrote"),
             ));
@@ -34,7 +36,7 @@ impl RunDir {
             exit::USAGE => Error::usage(format!("run directory `{}`: {e}", dir.display()), None),
             _ => e,
         };
-        let meta = log::read_run_json(dir).map_err(named)?;
+        let meta = meta::read_run_json(dir).map_err(named)?;
         let (problem, records) = super::load_run(dir).map_err(named)?;
         Ok(RunDir {
             dir: dir.to_path_buf(),

@@ -15,7 +15,9 @@ use crate::evaluate::{Evaluated, Evaluator, MockEvaluator, RealEvaluator};
 use crate::problem::space::Config;
 use crate::problem::{Goal, Problem};
 use crate::process;
-use crate::run::log::{self, Record, RunMeta, Termination};
+use crate::run::log::{self, Record};
+use crate::run::meta;
+use crate::run::meta::{RunMeta, Termination};
 use crate::run::progress::Progress;
 use crate::run::settings::{self, Budget, Resolved, RunOptions, Shared, EXPERIMENT_CAP};
 use crate::run::slurm::{self, farm::Farm};
@@ -163,7 +165,7 @@ pub struct Launch<'a> {
     pub prev: Option<&'a RunMeta>,
     pub mctree: Option<serde_json::Value>,
     /// What `--warm-start` transferred.
-    pub warm_start: Option<crate::run::warm::WarmStart>,
+    pub warm_start: Option<crate::run::meta::WarmStart>,
 }
 
 /// Runs a search with `strategy` in its run directory: the one loop behind `run` and
@@ -263,7 +265,7 @@ impl<'p> Session<'p> {
     /// run.json as `running`.
     fn open(l: &Launch<'p>, dir: PathBuf) -> Result<Session<'p>, Error> {
         let (problem, opts, prev, s) = (l.problem, l.opts, l.prev, l.s.clone());
-        let continuing = opts.resuming() && dir.join(log::RESULTS_CSV).exists();
+        let continuing = opts.resuming() && dir.join(meta::RESULTS_CSV).exists();
         let records = if continuing {
             log::read_records(&dir, problem)?
         } else {
@@ -280,7 +282,7 @@ impl<'p> Session<'p> {
         meta.mold_changes = changes;
         meta.mctree = l.mctree.clone();
         meta.warm_start = l.warm_start.clone();
-        log::write_run_json(&dir, &meta)?;
+        meta::write_run_json(&dir, &meta)?;
         let log = if continuing {
             log::Log::append_to(&dir)?
         } else {
@@ -334,7 +336,7 @@ impl<'p> Session<'p> {
             Error::Environment(_) => Termination::Environment,
             _ => Termination::ReferenceFailed,
         };
-        log::write_run_json(&self.dir, &self.meta)?;
+        meta::write_run_json(&self.dir, &self.meta)?;
         Err(e)
     }
 
@@ -587,7 +589,7 @@ impl<'p> Session<'p> {
         self.progress.finish();
         self.meta.termination = Termination::Environment;
         self.meta.updated_at = now_rfc3339();
-        let _ = log::write_run_json(&self.dir, &self.meta);
+        let _ = meta::write_run_json(&self.dir, &self.meta);
         Error::Environment(why)
     }
 
@@ -610,7 +612,7 @@ impl<'p> Session<'p> {
     fn write_best_c(&self) -> Result<(), Error> {
         let Some(b) = self.best_id else { return Ok(()) };
         let source = (self.problem.mold).render(&self.problem.space, &self.records[b].config);
-        log::write_atomic(&self.dir.join(log::BEST_C), source.as_bytes())
+        meta::write_atomic(&self.dir.join(meta::BEST_C), source.as_bytes())
     }
 
     /// After a search that ran to its end: re-measure the default and the best few
@@ -656,7 +658,7 @@ impl<'p> Session<'p> {
         self.meta.termination = termination;
         self.meta.updated_at = now_rfc3339();
         self.update_meta();
-        log::write_run_json(&self.dir, &self.meta)?;
+        meta::write_run_json(&self.dir, &self.meta)?;
         log::write_results_json(&self.dir, self.problem, &self.meta, &self.records)?;
         self.write_best_c()?;
         if termination == Termination::Interrupted {
@@ -738,7 +740,7 @@ fn new_meta(
     evaluations: usize,
 ) -> RunMeta {
     RunMeta {
-        format_version: log::FORMAT_VERSION,
+        format_version: meta::FORMAT_VERSION,
         moldtune_version: env!("CARGO_PKG_VERSION").to_string(),
         command_line: opts.command_line.clone(),
         problem: problem.path.clone(),

@@ -17,13 +17,10 @@ use crate::error::Error;
 use crate::evaluate::outcome::{Measurement, Source, Status};
 use crate::problem::space::Config;
 use crate::problem::{MetricKind, Problem};
+use crate::run::meta::RunMeta;
 use crate::search::Learner;
 
-pub const FORMAT_VERSION: u32 = 1;
-pub const RESULTS_CSV: &str = "results.csv";
-pub const RESULTS_JSON: &str = "results.json";
-pub const RUN_JSON: &str = "run.json";
-pub const BEST_C: &str = "best.c";
+use crate::run::meta::{portable, write_atomic, FORMAT_VERSION, RESULTS_CSV, RESULTS_JSON};
 
 /// moldtune's own columns, after the parameter columns, `objective` and `elapsed_sec`.
 /// `learner` came last, later than the others: logs without it are read, and given it
@@ -91,141 +88,6 @@ pub struct JsonRecord {
     /// status, objective, samples, spread, compile_s, run_s, repeats, cause, hashes.
     #[serde(flatten)]
     pub m: Measurement,
-}
-
-/// run.json.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunMeta {
-    pub format_version: u32,
-    pub moldtune_version: String,
-    pub command_line: Vec<String>,
-    pub problem: PathBuf,
-    pub problem_name: String,
-    pub problem_hash: String,
-    pub mold_hash: String,
-    pub seed: u64,
-    pub learner: String,
-    #[serde(default)]
-    pub acquisition: crate::search::Acquisition,
-    #[serde(default)]
-    pub design: crate::search::Design,
-    #[serde(default = "yes")]
-    pub feasibility: bool,
-    #[serde(default)]
-    pub interleave: Option<usize>,
-    pub max_evals: usize,
-    pub initial: usize,
-    pub kappa: f64,
-    pub pool: usize,
-    pub repeats: u32,
-    pub reduce: crate::problem::Reduce,
-    pub metric: crate::problem::MetricKind,
-    pub goal: crate::problem::Goal,
-    pub compile_timeout_s: f64,
-    pub run_timeout_s: f64,
-    pub mock: bool,
-    pub compiler_version: Option<String>,
-    pub cpu_model: Option<String>,
-    pub started_at: String,
-    pub updated_at: String,
-    pub termination: Termination,
-    pub evaluations: usize,
-    pub best_objective: Option<f64>,
-    pub best_eval_id: Option<usize>,
-    /// Mold edits accepted on resume (`--accept-changed-mold`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub mold_changes: Vec<MoldChange>,
-    /// Builds run at once ahead of the timed runs (`--jobs`).
-    #[serde(default)]
-    pub jobs: Option<usize>,
-    /// With `--executor slurm`: how its jobs are submitted (absent: evaluations ran here).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub slurm: Option<crate::run::slurm::Settings>,
-    /// The end-of-run verification plan (`--verify`, `--verify-rounds`).
-    #[serde(default)]
-    pub verify: Option<crate::run::verdict::Plan>,
-    /// Its verdict: the re-measured candidates, the winner, the speed-up and its interval.
-    #[serde(default)]
-    pub verification: Option<crate::run::verdict::Verification>,
-    /// The settings of the front end that made the problem (`moldtune mctree`: the file,
-    /// kernel, flags and tree options), from which a resumed run rebuilds it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mctree: Option<serde_json::Value>,
-    /// The run given to `--warm-start`, and what of it became the prior.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warm_start: Option<crate::run::warm::WarmStart>,
-}
-
-/// Why a run ended (run.json's `termination`; `running` while it runs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Termination {
-    Running,
-    /// The budget (`--max-evals`) is spent.
-    MaxEvals,
-    /// mctree: [`crate::run::settings::EXPERIMENT_CAP`] experiments per evaluation of budget.
-    ExperimentCap,
-    /// Every configuration of the space was evaluated.
-    SpaceExhausted,
-    /// The searcher found no configuration it had not tried.
-    NoConfigFound,
-    Interrupted,
-    /// The machine failed (disk full, compiler vanished, ...).
-    Environment,
-    /// The reference output could not be built or run.
-    ReferenceFailed,
-}
-
-impl Termination {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Termination::Running => "running",
-            Termination::MaxEvals => "max_evals",
-            Termination::ExperimentCap => "experiment_cap",
-            Termination::SpaceExhausted => "space_exhausted",
-            Termination::NoConfigFound => "no_config_found",
-            Termination::Interrupted => "interrupted",
-            Termination::Environment => "environment",
-            Termination::ReferenceFailed => "reference_failed",
-        }
-    }
-
-    /// Whether the search ran to its end (and the end-of-run verification may follow).
-    pub fn ran_to_end(self) -> bool {
-        matches!(
-            self,
-            Termination::MaxEvals | Termination::SpaceExhausted | Termination::ExperimentCap
-        )
-    }
-}
-
-impl std::fmt::Display for Termination {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A mold edit a resumed run accepted: evaluations from `from_eval` on used the new mold.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct MoldChange {
-    pub from_eval: usize,
-    pub old_hash: String,
-    pub new_hash: String,
-}
-
-fn yes() -> bool {
-    true
-}
-
-/// Writes `bytes` to `path` atomically (temp file in the same directory + rename).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let tmp = path.with_extension("tmp");
-    let io = |e| Error::io(format!("cannot write `{}`", path.display()), e);
-    let mut f = File::create(&tmp).map_err(io)?;
-    // No fsync: the rename makes the update atomic for readers and across a kill of
-    // moldtune; the results log (results.csv) is the checkpoint, not these summaries.
-    f.write_all(bytes).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
 }
 
 /// Holds the directory's lock for the lifetime of the run (released by the kernel even on
@@ -653,51 +515,6 @@ pub fn write_results_json(
             .expect("serializable")
             .as_bytes(),
     )
-}
-
-pub fn write_run_json(dir: &Path, meta: &RunMeta) -> Result<(), Error> {
-    write_atomic(
-        &dir.join(RUN_JSON),
-        serde_json::to_string_pretty(&portable(meta, dir))
-            .expect("serializable")
-            .as_bytes(),
-    )
-}
-
-/// run.json as written: the problem's path relative to the run directory, so that the
-/// files name no directory of the machine that made them and a moved tree still resumes.
-fn portable(meta: &RunMeta, dir: &Path) -> RunMeta {
-    let mut m = meta.clone();
-    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| absolute(dir));
-    let problem = std::fs::canonicalize(&meta.problem).unwrap_or_else(|_| absolute(&meta.problem));
-    if let Some(rel) = pathdiff::diff_paths(&problem, &dir) {
-        m.problem = rel;
-    }
-    m
-}
-
-pub fn read_run_json(dir: &Path) -> Result<RunMeta, Error> {
-    let path = dir.join(RUN_JSON);
-    let bytes = std::fs::read(&path).map_err(|e| {
-        Error::usage(
-            format!("`{}` is not a moldtune run directory: {e}", dir.display()),
-            Some("`--resume` takes the directory a previous `moldtune run` wrote (it holds run.json)"),
-        )
-    })?;
-    let mut meta: RunMeta = serde_json::from_slice(&bytes).map_err(|e| Error::ConfigFile {
-        file: path,
-        message: format!("unreadable run.json: {e}"),
-        hint: None,
-    })?;
-    // A relative problem path is relative to the run directory (made absolute: the current
-    // directory may change meaning for whoever writes run.json next).
-    meta.problem = absolute(&dir.join(&meta.problem));
-    Ok(meta)
-}
-
-/// `path` made absolute against the current directory (unchanged if that cannot be had).
-fn absolute(path: &Path) -> PathBuf {
-    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// Reads the log of a run directory the user named: one that is not a run directory is a

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::error::Error;
 use crate::problem::{limits, Goal, MetricKind, Problem};
-use crate::run::log::{MoldChange, RunMeta};
+use crate::run::meta::{MoldChange, RunMeta};
 use crate::run::slurm::{self, ExecutorKind};
 use crate::run::verdict::Plan;
 use crate::search::{Acquisition, Design, Learner, Settings};
@@ -245,7 +245,7 @@ impl Budget {
 /// The run.json of the run being resumed, if any.
 pub fn previous_run(opts: &Shared) -> Result<Option<RunMeta>, Error> {
     match (opts.resuming(), opts.run_dir()) {
-        (true, Some(dir)) => Ok(Some(crate::run::log::read_run_json(&dir)?)),
+        (true, Some(dir)) => Ok(Some(crate::run::meta::read_run_json(&dir)?)),
         (true, None) => Err(Error::usage(
             "`--resume` needs the run directory",
             Some("`moldtune run --resume DIR` or `--out DIR --resume`"),

@@ -2,14 +2,13 @@
 //! [`crate::search::prior`]). Its successes enter the model, rescaled; nothing of it is
 //! written to this run's log. run.json says what was transferred.
 
-use std::path::{Path, PathBuf};
-
-use serde::{Deserialize, Serialize};
+use std::path::Path;
 
 use crate::error::Error;
 use crate::evaluate::outcome::Status;
 use crate::problem::space::{Config, Space};
 use crate::problem::{Goal, Problem};
+use crate::run::meta::WarmStart;
 use crate::search::prior::Prior;
 
 fn goal_word(g: Goal) -> &'static str {
@@ -19,25 +18,8 @@ fn goal_word(g: Goal) -> &'static str {
     }
 }
 
-/// What run.json records of a warm start.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WarmStart {
-    /// The earlier run's directory, as given.
-    pub from: PathBuf,
-    /// Its problem's name.
-    pub problem_name: String,
-    /// Its evaluations, and the successes that became the prior.
-    pub evaluations: usize,
-    pub successes: usize,
-    /// What the prior is: each success's coordinates (null: an inactive parameter) and
-    /// objective. A resumed run rebuilds its prior from these, wherever the earlier run lies
-    /// by then (empty in runs recorded before it was kept: those read the directory again).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub prior: Vec<(Vec<Option<f64>>, f64)>,
-}
-
 impl WarmStart {
-    fn successes(&self) -> Vec<(Config, f64)> {
+    fn successes_of(&self) -> Vec<(Config, f64)> {
         let config = |c: &[Option<f64>]| Config(c.iter().map(|x| x.unwrap_or(f64::NAN)).collect());
         self.prior.iter().map(|(c, y)| (config(c), *y)).collect()
     }
@@ -81,7 +63,7 @@ pub fn for_run(
                     ));
                 }
             }
-            Ok(Some((Prior::new(w.successes(), goal), w.clone())))
+            Ok(Some((Prior::new(w.successes_of(), goal), w.clone())))
         }
         (Some(w), None) => load(&w.from, space, goal, this).map(Some),
         (Some(w), Some(g)) if w.from != g => Err(Error::usage(
@@ -103,7 +85,7 @@ type Earlier = (String, Goal, Vec<crate::run::log::Record>);
 /// A run directory whose problem file is not where run.json says (copied alone), read with
 /// `this` run's problem: its name, goal and records (`None`: not such a run).
 fn alone(dir: &Path, this: Option<&Problem>) -> Option<Result<Earlier, Error>> {
-    let meta = crate::run::log::read_run_json(dir).ok()?;
+    let meta = crate::run::meta::read_run_json(dir).ok()?;
     let this = this.filter(|_| meta.mctree.is_none() && !meta.problem.exists())?;
     eprintln!(
         "warning: `{}`'s problem file `{}` is not there: its results.csv is read with this run's parameters",

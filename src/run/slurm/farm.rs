@@ -108,7 +108,7 @@ impl Farm {
             "#!/bin/sh\n# moldtune's Slurm job `{name}`\nexec {}\n",
             line.join(" ")
         );
-        crate::run::log::write_atomic(&script, text.as_bytes())?;
+        crate::run::meta::write_atomic(&script, text.as_bytes())?;
         let submission = Submission {
             name,
             script: &script,

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::evaluate::outcome::{Measurement, Source};
-use crate::run::log::write_atomic;
+use crate::run::meta::write_atomic;
 use crate::run::verdict::{Plan, Verification};
 
 /// The folder of the jobs in a run directory.

@@ -13,7 +13,9 @@ use crate::evaluate::{Evaluated, Evaluator};
 use crate::problem::Problem;
 use crate::process;
 use crate::run::driver::{make_evaluator, now_rfc3339};
-use crate::run::log::{self, RunMeta};
+use crate::run::log;
+use crate::run::meta;
+use crate::run::meta::RunMeta;
 use crate::run::settings::{self, RunOptions, Shared};
 use crate::run::slurm::job::{this_node, Answer, JobDir, Reply, Task};
 use crate::run::verify;
@@ -33,7 +35,7 @@ pub fn work(run_dir: &Path, key: &str) -> Result<u8, Error> {
     process::install_signal_handlers();
     process::track_children_in(&jd.0);
     let started_at = now_rfc3339();
-    let meta = log::read_run_json(run_dir)?;
+    let meta = meta::read_run_json(run_dir)?;
     let answer = match problem_of(run_dir, &meta) {
         Ok(problem) => answer(&problem, run_dir, &meta, request.task),
         Err(e) => Some(failed(e)),
