@@ -1,0 +1,292 @@
+//! The model step: a surrogate fitted on the history (the failure policy of the module's
+//! documentation), the feasibility classifier's verdict on a pool, and the pool's best by the
+//! acquisition.
+
+use super::*;
+
+/// The feasibility classifier's verdict on a pool: each candidate's probability of
+/// succeeding, or `None` when there are no failures to learn from.
+struct Feasible(Option<Vec<f64>>);
+
+impl Feasible {
+    /// Probability that candidate `i` succeeds.
+    fn p(&self, i: usize) -> f64 {
+        self.0.as_ref().map_or(1.0, |p| p[i])
+    }
+
+    /// The candidates predicted feasible (p ≥ 0.5) or, if none is, the most feasible ones.
+    fn eligible(&self, n: usize) -> Vec<usize> {
+        let cutoff = self.0.as_ref().map_or(0.0, |p| {
+            let max = p.iter().copied().fold(0.0, f64::max);
+            if max >= 0.5 {
+                0.5
+            } else {
+                max
+            }
+        });
+        (0..n).filter(|&i| self.p(i) >= cutoff).collect()
+    }
+
+    /// The most feasible of `n` candidates (the first without a classifier).
+    fn most_likely(&self, n: usize) -> usize {
+        self.0.as_ref().map_or(0, |p| {
+            (0..n).max_by(|&a, &b| p[a].total_cmp(&p[b])).unwrap_or(0)
+        })
+    }
+}
+
+/// How a model step ranks its pool: the candidates it may pick, the prior mean the model's
+/// predictions are added to (with `--warm-start`), and their acquisition.
+struct Ranking {
+    eligible: Vec<usize>,
+    feasible: Feasible,
+    acq: Scorer,
+    prior: Option<Vec<f64>>,
+}
+
+impl Ranking {
+    /// Acquisition of candidate `i` whose model predicts mean `mu` (beyond the prior mean)
+    /// and standard deviation `sd`.
+    fn score(&self, i: usize, mu: f64, sd: f64) -> f64 {
+        let m = self.prior.as_ref().map_or(0.0, |p| p[i]);
+        self.acq.score(m + mu, sd, self.feasible.p(i))
+    }
+}
+
+/// The prior mean (see [`Searcher::prior_mean`]) of a step's regression rows and pool.
+pub(super) struct PriorMean {
+    pub(super) own: Vec<f64>,
+    pub(super) pool: Vec<f64>,
+}
+
+impl Searcher<'_> {
+    /// Regression rows and targets following the failure policy (module documentation):
+    /// the objective made "smaller is better", log-transformed when all successes are
+    /// positive (run times span orders of magnitude).
+    /// Also returns which observations the rows are (their indices in the history).
+    pub(super) fn training_set(&self, gp: bool) -> (Vec<f64>, Vec<f64>, Vec<usize>) {
+        let oks: Vec<&Observation> = self
+            .history
+            .iter()
+            .filter(|o| o.status == Status::Ok && o.objective.is_some())
+            .collect();
+        let positive = oks.iter().all(|o| o.objective.unwrap_or(0.0) > 0.0);
+        let t = |v: f64| {
+            let v = if positive { v.max(1e-300).ln() } else { v };
+            if self.s.goal == Goal::Maximize {
+                -v
+            } else {
+                v
+            }
+        };
+        let worst = oks
+            .iter()
+            .map(|o| t(o.objective.unwrap_or(0.0)))
+            .fold(f64::NEG_INFINITY, f64::max);
+        // Objective units per wall second of one run, from the best success: converts a
+        // timeout's wall time into a lower bound on its objective.
+        let rate = oks
+            .iter()
+            .filter(|o| o.repeats > 0 && o.run_s > 0.0)
+            .min_by(|a, b| t(a.objective.unwrap_or(0.0)).total_cmp(&t(b.objective.unwrap_or(0.0))))
+            .map(|o| o.objective.unwrap_or(0.0) / (o.run_s / o.repeats as f64));
+        let mut x = Vec::new();
+        let mut y = Vec::new();
+        let mut rows = Vec::new();
+        for (k, o) in self.history.iter().enumerate() {
+            if o.pending && o.objective.is_none() {
+                continue; // proposed before any success: nothing to pretend
+            }
+            let target = match (o.status, o.objective) {
+                (Status::Ok, Some(v)) => Some(t(v)),
+                (Status::RunTimeout, _) if self.s.censor_timeouts && positive => {
+                    let bound = rate.map(|r| t(r * o.run_s.max(1e-9)));
+                    Some(bound.map_or(worst, |b| b.max(worst)))
+                }
+                // The GP's smooth model cannot hold a cliff to the worst value beside the
+                // optimum; with the classifier, it sees successes only (constrained BO).
+                _ if gp && self.s.feasibility => None,
+                _ => Some(worst),
+            };
+            if let Some(v) = target {
+                x.extend_from_slice(if gp { &o.encoded } else { &o.tree });
+                y.push(v);
+                rows.push(k);
+            }
+        }
+        (x, y, rows)
+    }
+
+    /// The prior mean of a model step, for this run's regression rows (history indices
+    /// `rows`, targets `y`) and for the `pool`: the prior forest's prediction mapped onto this
+    /// run's targets by least squares over this run's successes, its slope kept ≥ 0 (a prior
+    /// that ranks them backwards gets no say) and shrunk by [`Prior::share`]. The model is
+    /// fitted to what the prior does not explain, so where this run has not looked it keeps
+    /// its full uncertainty around the prior's guess. `None` without a prior.
+    /// `xt` holds the pool's tree features.
+    pub(super) fn prior_mean(&self, rows: &[usize], y: &[f64], xt: &[f64]) -> Option<PriorMean> {
+        let model = self.prior_model.as_ref()?;
+        let own: Vec<f64> = (rows.iter())
+            .flat_map(|&k| self.history[k].tree.iter().copied())
+            .collect();
+        let z_own = model.predict(&own).0;
+        let ok: Vec<(f64, f64)> = (rows.iter().zip(&z_own).zip(y))
+            .filter(|((&k, _), _)| self.history[k].status == Status::Ok)
+            .map(|((_, &z), &y)| (z, y))
+            .collect();
+        let line = stats::LeastSquares::through(&ok);
+        let slope = Prior::share(ok.len()) * line.slope.max(0.0);
+        let at = |z: f64| line.y_mean + slope * (z - line.x_mean);
+        let z_pool = model.predict(xt).0;
+        Some(PriorMean {
+            own: z_own.into_iter().map(at).collect(),
+            pool: z_pool.into_iter().map(at).collect(),
+        })
+    }
+
+    /// Whether an observation gives the regression a value (a success, or a censored timeout).
+    fn usable(&self, o: &Observation) -> bool {
+        o.status == Status::Ok || (o.status == Status::RunTimeout && self.s.censor_timeouts)
+    }
+
+    /// Whether the feasibility classifier has something to learn.
+    fn learns_failures(&self) -> bool {
+        self.s.feasibility && !self.history.iter().all(|o| self.usable(o))
+    }
+
+    /// Probability that each pooled candidate (tree features `xt`) succeeds.
+    fn feasibility(&self, xt: &[f64], rng: &mut Rng) -> Vec<f64> {
+        let d = self.space.tree_width();
+        let x: Vec<f64> = self
+            .history
+            .iter()
+            .flat_map(|o| o.tree.iter().copied())
+            .collect();
+        let y: Vec<f64> = self
+            .history
+            .iter()
+            .map(|o| self.usable(o) as u8 as f64)
+            .collect();
+        let params = ForestParams {
+            n_trees: 50,
+            min_samples_leaf: FEASIBLE_LEAF,
+            max_depth: 32,
+            extra: false,
+        };
+        Forest::fit(&x, d, &y, params, rng).predict(xt).0
+    }
+
+    /// A proposal of the surrogate model, in phases: draw the pool, predict which of it is
+    /// feasible, fit the regression on the (censored) targets, score the feasible candidates
+    /// by the acquisition and take the best.
+    pub(super) fn model_step(&self, step: usize, learner: Learner) -> Result<Config, NoProposal> {
+        let mut rng = Rng::for_step(self.s.seed, STREAM_POOL, step as u64);
+        let mut pool = self.pool(&mut rng);
+        if pool.is_empty() {
+            // The pool's draws found nothing: let the exhaustive search prove it or find one.
+            return self.unseen.random(&mut rng);
+        }
+        let gp = learner == Learner::Gp;
+        let (x, mut y, rows) = self.training_set(gp);
+        let acq = Scorer::new(&self.s, &y);
+        let xt = self.pool_tree_features(&pool, gp);
+        let prior = (xt.as_ref()).and_then(|xt| self.prior_mean(&rows, &y, xt));
+        if let Some(m) = &prior {
+            y.iter_mut().zip(&m.own).for_each(|(y, m)| *y -= m);
+        }
+        // The classifier has a stream of its own: the regression then draws the same with or
+        // without it, and the two differ only where the classifier vetoes a candidate.
+        let mut fit_rng = Rng::for_step(self.s.seed, STREAM_FIT, step as u64);
+        let mut feasible_rng = Rng::for_step(self.s.seed, STREAM_FEASIBLE, step as u64);
+        let feasible = Feasible(match &xt {
+            Some(xt) if self.learns_failures() => Some(self.feasibility(xt, &mut feasible_rng)),
+            _ => None,
+        });
+        if y.len() < 2 {
+            // Too few usable observations for a model: the most feasible candidate, else random.
+            let k = feasible.most_likely(pool.len());
+            return Ok(pool.swap_remove(k));
+        }
+        let ranking = Ranking {
+            eligible: feasible.eligible(pool.len()),
+            feasible,
+            acq,
+            prior: prior.map(|m| m.pool),
+        };
+        let best = if gp {
+            let xp: Vec<f64> = pool.iter().flat_map(|c| self.space.encode(c)).collect();
+            self.best_by_gp(&x, &y, &xp, &ranking)
+        } else {
+            let xp = xt.expect("the tree learners always have tree features");
+            self.best_by_trees(learner, (&x, &y), &xp, &ranking, &mut fit_rng)
+        };
+        let best = best.expect("the most feasible candidate passes the cutoff");
+        Ok(pool.swap_remove(best))
+    }
+
+    /// Tree features of the pool, when a model needs them: the tree learners, the
+    /// feasibility classifier and the prior's forest.
+    fn pool_tree_features(&self, pool: &[Config], gp: bool) -> Option<Vec<f64>> {
+        let needed = !gp || self.learns_failures() || self.prior_model.is_some();
+        needed.then(|| self.tree_features(pool))
+    }
+
+    /// The tree features of `configs`, one row each.
+    pub(super) fn tree_features(&self, configs: &[Config]) -> Vec<f64> {
+        let mut xt = Vec::with_capacity(configs.len() * self.space.tree_width());
+        for c in configs {
+            self.space.push_tree_features(c, &mut xt);
+        }
+        xt
+    }
+
+    /// The best eligible candidate by a tree ensemble fitted on (`x`, `y`), predicting the
+    /// pool's rows `xp` of tree features.
+    fn best_by_trees(
+        &self,
+        learner: Learner,
+        (x, y): (&[f64], &[f64]),
+        xp: &[f64],
+        r: &Ranking,
+        rng: &mut Rng,
+    ) -> Option<usize> {
+        let d = self.space.tree_width();
+        let (mu, sd) = match learner {
+            Learner::Gbrt => Gbrt::fit(x, d, y, rng).predict(xp),
+            Learner::Et => Forest::fit(x, d, y, ForestParams::extra_trees(), rng).predict(xp),
+            _ => Forest::fit(x, d, y, ForestParams::random_forest(), rng).predict(xp),
+        };
+        r.eligible.iter().copied().min_by(|&a, &b| {
+            r.score(a, mu[a], sd[a])
+                .total_cmp(&r.score(b, mu[b], sd[b]))
+        })
+    }
+
+    /// The best eligible candidate by a GP fitted on (`x`, `y`), predicting the pool's
+    /// encoded rows `xp`.
+    ///
+    /// The posterior std costs a triangular solve per candidate, so it is computed only where
+    /// it can matter: every acquisition here is monotone in σ, hence bounded by its values at
+    /// σ = 0 and at the prior σ; candidates are visited by that bound and the search stops
+    /// once no remaining one can win. Exact.
+    fn best_by_gp(&self, x: &[f64], y: &[f64], xp: &[f64], r: &Ranking) -> Option<usize> {
+        let d = self.space.params.len();
+        let gp = Gp::fit(x, d, y, &self.space.categorical_mask());
+        let mu = gp.mean(xp);
+        let smax = gp.prior_std();
+        let bound = |i: usize| r.score(i, mu[i], 0.0).min(r.score(i, mu[i], smax));
+        let mut order: Vec<(f64, usize)> = r.eligible.iter().map(|&i| (bound(i), i)).collect();
+        order.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut best: Option<(f64, usize)> = None;
+        for (lb, i) in order {
+            if best.is_some_and(|b| b.0 <= lb) {
+                break;
+            }
+            let v = r.score(i, mu[i], gp.std_at(&xp[i * d..(i + 1) * d]));
+            if best.is_none_or(|b| v < b.0) {
+                best = Some((v, i));
+            }
+        }
+        best.map(|b| b.1)
+    }
+}
