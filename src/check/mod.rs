@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use crate::error::Error;
 use crate::evaluate::{Evaluator, MockEvaluator, RealEvaluator};
-use crate::run::driver;
+use crate::run::machine;
 use baseline::Loaded;
 use gate::Guarded;
 use rule::{Rule, Verdict};
@@ -86,7 +86,7 @@ pub fn check(paths: &[PathBuf], opts: &Options) -> Result<Checked, Error> {
     loaded.iter().try_for_each(Loaded::require_samples)?;
     loaded.iter().try_for_each(Loaded::require_metric)?;
     require_tools(loaded.iter().map(|l| &l.problem), opts)?;
-    let cpu = driver::cpu_model();
+    let cpu = machine::cpu_model();
     for l in &mut loaded {
         if l.baseline.prefer_cpu(cpu.as_deref()) {
             progress(
@@ -200,7 +200,7 @@ fn notes(l: &Loaded, opts: &Options) -> Vec<String> {
             _ => {}
         }
     }
-    let cpu = driver::cpu_model();
+    let cpu = machine::cpu_model();
     if !mock && then.cpu.is_some() && cpu != then.cpu {
         out.push(format!(
             "recorded on `{}`, checked on `{}`: ratios carry over between machines of one kind, not always across CPU families; `moldtune check --update` records this CPU too",
@@ -209,7 +209,7 @@ fn notes(l: &Loaded, opts: &Options) -> Vec<String> {
         ));
     }
     let now = (!mock)
-        .then(|| driver::compiler_version(&l.problem))
+        .then(|| machine::compiler_version(&l.problem))
         .flatten();
     if !mock && now != then.compiler {
         let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "an unknown compiler".into());

@@ -11,7 +11,7 @@ use crate::check::baseline::{self, Baseline, Entry, Loaded, Recorded};
 use crate::check::{evaluator, gate, load_all, progress, require_tools, rule, Options, Scratch};
 use crate::error::Error;
 use crate::problem::Problem;
-use crate::run::driver;
+use crate::run::machine;
 
 /// Records every baseline in `paths` again: new samples, machine and compiler; the
 /// configurations are kept.
@@ -114,7 +114,7 @@ fn relative(path: &Path, from: &Path) -> PathBuf {
 
 /// The PolyBench dataset the default compile command selects (`-DMEDIUM_DATASET`).
 fn dataset(problem: &Problem) -> Option<String> {
-    let argv = driver::default_compile_argv(problem)?;
+    let argv = machine::default_compile_argv(problem)?;
     (argv.iter()).find_map(|a| {
         a.strip_prefix("-D")?
             .strip_suffix("_DATASET")
@@ -125,11 +125,13 @@ fn dataset(problem: &Problem) -> Option<String> {
 /// This machine and moldtune; the compiler's version unless `mock` (no compiler then).
 fn recorded_info(problem: &Problem, rounds: usize, from: Option<&Path>, mock: bool) -> Recorded {
     Recorded {
-        at: driver::now_rfc3339(),
+        at: machine::now_rfc3339(),
         rounds,
-        cpu: driver::cpu_model(),
+        cpu: machine::cpu_model(),
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        compiler: (!mock).then(|| driver::compiler_version(problem)).flatten(),
+        compiler: (!mock)
+            .then(|| machine::compiler_version(problem))
+            .flatten(),
         moldtune: env!("CARGO_PKG_VERSION").to_string(),
         from_run: from.map(|d| d.to_path_buf()),
         threshold: None,
@@ -210,7 +212,7 @@ fn recorded(
     let samples = gate::record(l, plan(opts), ev.as_mut(), work)?;
     let rounds = samples.iter().map(Vec::len).min().unwrap_or(0);
     let mut b = l.baseline.clone();
-    b.keep_other_cpus(driver::cpu_model().as_deref());
+    b.keep_other_cpus(machine::cpu_model().as_deref());
     let from = from
         .map(|d| relative(d, baseline::folder(&l.file)))
         .or(b.recorded.from_run.take());

@@ -16,6 +16,7 @@ use crate::problem::space::Config;
 use crate::problem::{Goal, Problem};
 use crate::process;
 use crate::run::log::{self, Record};
+use crate::run::machine::{compiler_version, cpu_model, now_rfc3339};
 use crate::run::meta;
 use crate::run::meta::{RunMeta, Termination};
 use crate::run::progress::Progress;
@@ -25,10 +26,6 @@ use crate::run::verdict::{Plan, Verification};
 use crate::run::verify;
 use crate::search::searcher::NoProposal;
 use crate::search::{Searcher, Strategy};
-
-/// Evaluations ended ahead of their turn to be recorded, by id.
-type Arrived =
-    std::collections::BTreeMap<usize, (Config, Origin, crate::evaluate::outcome::Measurement)>;
 
 /// Why a configuration was evaluated: its source, and the learner that proposed it.
 type Origin = (Source, Option<crate::search::Learner>);
@@ -74,56 +71,6 @@ pub struct Summary {
     /// Evaluations that spent budget (all of them, or only the valid ones: [`Budget`]).
     pub spent: usize,
     pub goal: Goal,
-}
-
-/// The current time as RFC 3339 in UTC, to the second (`2026-11-22T18:00:20Z`).
-pub fn now_rfc3339() -> String {
-    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
-}
-
-/// The CPU's model name (`/proc/cpuinfo`).
-pub fn cpu_model() -> Option<String> {
-    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
-    info.lines()
-        .find(|l| l.starts_with("model name"))
-        .and_then(|l| l.split(':').nth(1))
-        .map(|s| s.trim().to_string())
-}
-
-/// The first line of the problem's compiler's `--version`.
-pub fn compiler_version(problem: &Problem) -> Option<String> {
-    let cc = default_compile_argv(problem)?.into_iter().next()?;
-    let argv = [cc, "--version".into()];
-    let out =
-        crate::process::helper::output(&argv, crate::evaluate::reuse::HELPER_TIMEOUT, 1 << 20);
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .next()
-        .map(str::to_string)
-}
-
-/// The compile command of the default configuration (with placeholder paths).
-pub fn default_compile_argv(problem: &Problem) -> Option<Vec<String>> {
-    let b = crate::problem::template::Builtins::placeholder(&problem.dir, &problem.sources);
-    let ctx = crate::problem::template::context(&problem.space, &problem.default_config(), &b);
-    problem.compile.argv(&ctx).ok()
-}
-
-/// `results/<name>/<yyyymmdd-hhmmss>`, with a suffix if that exists already.
-pub fn default_out(problem: &Problem) -> PathBuf {
-    let stamp = now_rfc3339()
-        .replace([':', '-'], "")
-        .replace('T', "-")
-        .trim_end_matches('Z')
-        .to_string();
-    let base = PathBuf::from("results").join(&problem.name);
-    let mut dir = base.join(&stamp);
-    let mut k = 1;
-    while dir.exists() {
-        k += 1;
-        dir = base.join(format!("{stamp}-{k}"));
-    }
-    dir
 }
 
 /// `moldtune run`: the problem file's search with a learner of [`crate::search`].
@@ -193,49 +140,6 @@ pub fn drive(l: Launch, strategy: &mut dyn Strategy) -> Result<Summary, Error> {
         verify::verify(p, records, evaluator.as_mut(), plan, anchors)
     })?;
     session.finish(termination)
-}
-
-/// [`drive`] with every evaluation a Slurm job (`--executor slurm`): the reference, the
-/// search's evaluations (`workers` at once) and the verification each run on a node.
-fn drive_farm(
-    mut session: Session,
-    strategy: &mut dyn Strategy,
-    settings: slurm::Settings,
-) -> Result<Summary, Error> {
-    let mut farm = Farm::new(&session.dir, settings)?;
-    session.prepared(farm.reference(session.problem))?;
-    session.replay(strategy, None);
-    let termination = session.search_farm(strategy, &mut farm)?;
-    let anchors = strategy.anchors();
-    let termination = session.verify(termination, &anchors, |_, _, plan, anchors| {
-        farm.verify(plan, anchors)
-    })?;
-    session.finish(termination)
-}
-
-/// Resolves the (locked) directory to an absolute path — compiles and runs happen in build
-/// directories below it — refuses one that holds results unless resuming, and kills what a
-/// SIGKILLed moldtune left running there.
-fn claim_dir(dir: &Path, resume: bool) -> Result<PathBuf, Error> {
-    let dir = std::fs::canonicalize(dir).map_err(|e| {
-        Error::usage(
-            format!("cannot use `{}` as the run directory: {e}", dir.display()),
-            None,
-        )
-    })?;
-    if !resume && log::has_rows(&dir) {
-        return Err(Error::usage(
-            format!("`{}` already holds results", dir.display()),
-            Some("continue it with `--resume`, or choose another `--out`"),
-        ));
-    }
-    // A previous moldtune killed with SIGKILL cannot have killed its child's group itself:
-    // finish that job now (only processes of that group that work inside this directory).
-    process::reap_stale_group(&dir);
-    process::track_children_in(&dir);
-    process::install_signal_handlers();
-    process::become_subreaper();
-    Ok(dir)
 }
 
 /// The evaluator of a run (`--mock`: the synthetic one).
@@ -432,116 +336,6 @@ impl<'p> Session<'p> {
         Ok(queue.pop_front().expect("the queue holds a proposal"))
     }
 
-    /// The search with evaluations as Slurm jobs: `workers` in flight, the searcher told of
-    /// each as it arrives, rows appended in evaluation order. However it ends (Ctrl-C, an
-    /// error), no job of the run is left running.
-    fn search_farm(
-        &mut self,
-        searcher: &mut dyn Strategy,
-        farm: &mut Farm,
-    ) -> Result<Termination, Error> {
-        let result = self.farm_loop(searcher, farm);
-        farm.cancel();
-        self.progress.finish();
-        result
-    }
-
-    fn farm_loop(
-        &mut self,
-        searcher: &mut dyn Strategy,
-        farm: &mut Farm,
-    ) -> Result<Termination, Error> {
-        let clock = Clock::start(&self.records);
-        for (_, config, source) in farm.recover(self.problem, self.records.len())? {
-            searcher.pending(&config, source);
-        }
-        let mut next_id = farm.next_id(self.records.len());
-        let mut arrived = Arrived::new();
-        let mut lost_streak = 0;
-        loop {
-            if process::interrupted() {
-                return Ok(Termination::Interrupted);
-            }
-            if let Some(end) = self.fill(searcher, farm, &mut next_id, arrived.len())? {
-                return Ok(end);
-            }
-            if farm.in_flight() == 0 {
-                return Ok(Termination::MaxEvals);
-            }
-            match farm.wait() {
-                Ok(done) => {
-                    for (id, config, source, m) in done {
-                        searcher.tell(&config, &m, source);
-                        let origin = (source, searcher.proposer(&config));
-                        arrived.insert(id, (config, origin, m));
-                    }
-                }
-                Err(Stop::Interrupted) => return Ok(Termination::Interrupted),
-                Err(Stop::Environment(why)) => return Err(self.abandon(why)),
-            }
-            lost_streak = self.record_arrived(&mut arrived, farm, clock, lost_streak)?;
-        }
-    }
-
-    /// Records the evaluations that arrived, in id order, as far as none is missing;
-    /// `streak` counts the lost ones in a row: after max(4, 2 × workers) the run stops (they
-    /// spend no budget, so a cluster that loses every job would be fed for ever).
-    fn record_arrived(
-        &mut self,
-        arrived: &mut Arrived,
-        farm: &Farm,
-        clock: Clock,
-        mut streak: usize,
-    ) -> Result<usize, Error> {
-        let limit = (2 * farm.workers()).max(4);
-        while let Some((config, origin, m)) = arrived.remove(&self.records.len()) {
-            streak = if m.status == Status::Lost {
-                streak + 1
-            } else {
-                0
-            };
-            let cause = m.cause.clone().unwrap_or_default();
-            self.record_or_abandon(config, origin, m, clock.elapsed_sec())?;
-            farm.recorded(self.records.len() - 1);
-            if streak >= limit {
-                let why = format!("the last {limit} evaluations were all lost by the cluster, the last one: {cause}; fix that (a `--time` too short? nodes down?) and `--resume`");
-                return Err(self.abandon(why));
-            }
-        }
-        Ok(streak)
-    }
-
-    /// Submits proposals while workers are free and the budget allows (`unrecorded`
-    /// evaluations have ended but wait for an earlier one); why the search must end, if it
-    /// must: the searcher ran dry with nothing in flight, or an interrupt.
-    fn fill(
-        &mut self,
-        searcher: &mut dyn Strategy,
-        farm: &mut Farm,
-        next_id: &mut usize,
-        unrecorded: usize,
-    ) -> Result<Option<Termination>, Error> {
-        while farm.in_flight() < farm.workers()
-            && self.spent() + farm.in_flight() + unrecorded < self.s.max_evals
-        {
-            match searcher.ask(*next_id) {
-                Ok((config, source)) => {
-                    searcher.pending(&config, source);
-                    match farm.start(self.problem, *next_id, &config, source) {
-                        Ok(()) => {}
-                        Err(Error::Interrupted(_)) => return Ok(Some(Termination::Interrupted)),
-                        Err(e) => return Err(self.abandon(e.to_string())),
-                    }
-                    *next_id += 1;
-                }
-                Err(_) if farm.in_flight() + unrecorded > 0 => break, // ask again after
-                Err(NoProposal::Exhausted) => return Ok(Some(Termination::SpaceExhausted)),
-                Err(NoProposal::NotFound) => return Ok(Some(Termination::NoConfigFound)),
-            }
-        }
-        Ok(None)
-    }
-
     /// Records the next evaluation; a machine that fails to record it ends the run.
     fn record_or_abandon(
         &mut self,
@@ -695,89 +489,8 @@ impl<'p> Session<'p> {
     }
 }
 
-/// Where the evaluations run, for the opening line: nothing when here.
-fn where_it_runs(s: &Resolved) -> String {
-    match &s.slurm {
-        None => String::new(),
-        Some(sl) => match &sl.allocation {
-            Some(a) => format!(
-                ", as steps of Slurm allocation {a} ({} at once)",
-                sl.workers
-            ),
-            None => format!(", as Slurm jobs ({} at once)", sl.workers),
-        },
-    }
-}
-
-/// Fewer than this many model-chosen evaluations make a learner's result mostly its
-/// initial design.
-const MIN_MODEL_EVALS: usize = 10;
-
-/// A warning when the budget leaves the model fewer than [`MIN_MODEL_EVALS`] evaluations
-/// after the default and the initial design (a learner comparison there compares random
-/// designs).
-fn budget_warning(s: &Resolved) -> Option<String> {
-    let model = s.max_evals.saturating_sub(1 + s.initial);
-    let learns = s.learner != crate::search::Learner::Random;
-    (learns && model < MIN_MODEL_EVALS).then(|| {
-        format!(
-            "warning: `--max-evals {}` leaves the {} model {model} evaluations after the default and {} initial points; \
-             give it at least {} (or fewer `--initial`) for the learner to matter",
-            s.max_evals,
-            s.learner.as_str(),
-            s.initial,
-            1 + s.initial + MIN_MODEL_EVALS
-        )
-    })
-}
-
-/// run.json of a run that is starting (or resuming: its start time is kept).
-fn new_meta(
-    problem: &Problem,
-    opts: &Shared,
-    prev: Option<&RunMeta>,
-    s: &Resolved,
-    evaluations: usize,
-) -> RunMeta {
-    RunMeta {
-        format_version: meta::FORMAT_VERSION,
-        moldtune_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: opts.command_line.clone(),
-        problem: problem.path.clone(),
-        problem_name: problem.name.clone(),
-        problem_hash: problem.hash.clone(),
-        mold_hash: settings::mold_hash(problem),
-        seed: s.seed,
-        learner: s.strategy_name().into(),
-        acquisition: s.acquisition,
-        design: s.design,
-        feasibility: s.feasibility,
-        interleave: Some(s.interleave),
-        max_evals: s.max_evals,
-        initial: s.initial,
-        kappa: s.kappa,
-        pool: s.pool,
-        repeats: problem.repeats,
-        reduce: problem.reduce,
-        metric: problem.metric.kind,
-        goal: problem.metric.goal,
-        compile_timeout_s: problem.compile_timeout_s,
-        run_timeout_s: problem.run_timeout_s,
-        mock: s.mock,
-        compiler_version: (!s.mock).then(|| compiler_version(problem)).flatten(),
-        cpu_model: cpu_model(),
-        started_at: prev.map_or_else(now_rfc3339, |m| m.started_at.clone()),
-        updated_at: now_rfc3339(),
-        termination: Termination::Running,
-        evaluations,
-        best_objective: None,
-        best_eval_id: None,
-        mold_changes: vec![],
-        verify: Some(s.verify),
-        jobs: Some(s.jobs),
-        slurm: s.slurm.clone(),
-        verification: None,
-        mctree: None,
-        warm_start: None,
-    }
-}
+mod farm;
+mod start;
+use farm::drive_farm;
+pub use start::default_out;
+use start::{budget_warning, claim_dir, new_meta, where_it_runs};

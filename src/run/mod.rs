@@ -5,6 +5,7 @@
 
 pub mod driver;
 pub mod log;
+pub mod machine;
 pub mod meta;
 pub mod progress;
 pub mod settings;

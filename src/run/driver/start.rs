@@ -1,0 +1,134 @@
+//! What a run does before its first evaluation: its directory (made up, or claimed and
+//! cleaned of what a SIGKILLed moldtune left), its evaluator, the run.json it starts with,
+//! and the warnings its settings deserve.
+
+use super::*;
+
+/// `results/<name>/<yyyymmdd-hhmmss>`, with a suffix if that exists already.
+pub fn default_out(problem: &Problem) -> PathBuf {
+    let stamp = now_rfc3339()
+        .replace([':', '-'], "")
+        .replace('T', "-")
+        .trim_end_matches('Z')
+        .to_string();
+    let base = PathBuf::from("results").join(&problem.name);
+    let mut dir = base.join(&stamp);
+    let mut k = 1;
+    while dir.exists() {
+        k += 1;
+        dir = base.join(format!("{stamp}-{k}"));
+    }
+    dir
+}
+
+/// Resolves the (locked) directory to an absolute path — compiles and runs happen in build
+/// directories below it — refuses one that holds results unless resuming, and kills what a
+/// SIGKILLed moldtune left running there.
+pub(super) fn claim_dir(dir: &Path, resume: bool) -> Result<PathBuf, Error> {
+    let dir = std::fs::canonicalize(dir).map_err(|e| {
+        Error::usage(
+            format!("cannot use `{}` as the run directory: {e}", dir.display()),
+            None,
+        )
+    })?;
+    if !resume && log::has_rows(&dir) {
+        return Err(Error::usage(
+            format!("`{}` already holds results", dir.display()),
+            Some("continue it with `--resume`, or choose another `--out`"),
+        ));
+    }
+    // A previous moldtune killed with SIGKILL cannot have killed its child's group itself:
+    // finish that job now (only processes of that group that work inside this directory).
+    process::reap_stale_group(&dir);
+    process::track_children_in(&dir);
+    process::install_signal_handlers();
+    process::become_subreaper();
+    Ok(dir)
+}
+
+/// Where the evaluations run, for the opening line: nothing when here.
+pub(super) fn where_it_runs(s: &Resolved) -> String {
+    match &s.slurm {
+        None => String::new(),
+        Some(sl) => match &sl.allocation {
+            Some(a) => format!(
+                ", as steps of Slurm allocation {a} ({} at once)",
+                sl.workers
+            ),
+            None => format!(", as Slurm jobs ({} at once)", sl.workers),
+        },
+    }
+}
+
+/// Fewer than this many model-chosen evaluations make a learner's result mostly its
+/// initial design.
+const MIN_MODEL_EVALS: usize = 10;
+
+/// A warning when the budget leaves the model fewer than [`MIN_MODEL_EVALS`] evaluations
+/// after the default and the initial design (a learner comparison there compares random
+/// designs).
+pub(super) fn budget_warning(s: &Resolved) -> Option<String> {
+    let model = s.max_evals.saturating_sub(1 + s.initial);
+    let learns = s.learner != crate::search::Learner::Random;
+    (learns && model < MIN_MODEL_EVALS).then(|| {
+        format!(
+            "warning: `--max-evals {}` leaves the {} model {model} evaluations after the default and {} initial points; \
+             give it at least {} (or fewer `--initial`) for the learner to matter",
+            s.max_evals,
+            s.learner.as_str(),
+            s.initial,
+            1 + s.initial + MIN_MODEL_EVALS
+        )
+    })
+}
+
+/// run.json of a run that is starting (or resuming: its start time is kept).
+pub(super) fn new_meta(
+    problem: &Problem,
+    opts: &Shared,
+    prev: Option<&RunMeta>,
+    s: &Resolved,
+    evaluations: usize,
+) -> RunMeta {
+    RunMeta {
+        format_version: meta::FORMAT_VERSION,
+        moldtune_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: opts.command_line.clone(),
+        problem: problem.path.clone(),
+        problem_name: problem.name.clone(),
+        problem_hash: problem.hash.clone(),
+        mold_hash: settings::mold_hash(problem),
+        seed: s.seed,
+        learner: s.strategy_name().into(),
+        acquisition: s.acquisition,
+        design: s.design,
+        feasibility: s.feasibility,
+        interleave: Some(s.interleave),
+        max_evals: s.max_evals,
+        initial: s.initial,
+        kappa: s.kappa,
+        pool: s.pool,
+        repeats: problem.repeats,
+        reduce: problem.reduce,
+        metric: problem.metric.kind,
+        goal: problem.metric.goal,
+        compile_timeout_s: problem.compile_timeout_s,
+        run_timeout_s: problem.run_timeout_s,
+        mock: s.mock,
+        compiler_version: (!s.mock).then(|| compiler_version(problem)).flatten(),
+        cpu_model: cpu_model(),
+        started_at: prev.map_or_else(now_rfc3339, |m| m.started_at.clone()),
+        updated_at: now_rfc3339(),
+        termination: Termination::Running,
+        evaluations,
+        best_objective: None,
+        best_eval_id: None,
+        mold_changes: vec![],
+        verify: Some(s.verify),
+        jobs: Some(s.jobs),
+        slurm: s.slurm.clone(),
+        verification: None,
+        mctree: None,
+        warm_start: None,
+    }
+}
