@@ -1,0 +1,156 @@
+//! `check` and `baseline`: the regression gate's flags, its runs and its reports.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Baseline files, or folders of them [default: results/baselines].
+    pub baselines: Vec<PathBuf>,
+    /// A slowdown of a guarded speed-up beyond this is a regression (`10%` or `0.1`).
+    #[arg(long, default_value = "10%", value_parser = threshold)]
+    pub threshold: f64,
+    /// Interleaved rounds before the first decision.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(5..))]
+    pub min_rounds: u16,
+    /// At most this many rounds per baseline while undecided.
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u16).range(5..))]
+    pub max_rounds: u16,
+    /// Write a Markdown summary here.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write a self-contained HTML page here.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write JUnit XML here.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Record the baselines' samples again (keeping their configurations) instead of checking.
+    #[arg(long)]
+    pub update: bool,
+    /// With `--update`: interleaved rounds to record; more (up to 4×) while the guards'
+    /// speed-ups are not known finely enough for `--threshold`.
+    #[arg(long, default_value_t = 100, requires = "update", value_parser = clap::value_parser!(u16).range(5..))]
+    pub rounds: u16,
+    /// With `--update`: refuse (exit 7, the file unchanged) a recording too noisy for
+    /// `--threshold`, instead of writing it with a warning.
+    #[arg(long, requires = "update")]
+    pub strict: bool,
+    /// Builds (and output checks) run at once before the timed rounds, which stay alone
+    /// [default: the number of cores, at most 4].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+    /// What a check that ends undecided exits with: `fail` (7) or `pass` (0).
+    #[arg(long, value_enum, default_value_t = crate::check::Undecided::Fail)]
+    pub undecided: crate::check::Undecided,
+    /// No progress lines.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+    /// Testing: replace compile+run by a deterministic synthetic objective.
+    #[arg(long, hide = true)]
+    pub mock: bool,
+}
+
+/// `10%`, `0.1`: a fraction in (0, 1).
+pub(super) fn threshold(s: &str) -> Result<f64, String> {
+    let (num, scale) = match s.trim().strip_suffix('%') {
+        Some(p) => (p, 100.0),
+        None => (s.trim(), 1.0),
+    };
+    let x = num
+        .trim()
+        .parse::<f64>()
+        .map_err(|_| format!("`{s}` is not a number; write e.g. `10%`"))?
+        / scale;
+    match x > 0.0 && x < 1.0 {
+        true => Ok(x),
+        false => Err(format!(
+            "`{s}` is not between 0% and 100%; write e.g. `10%` or `0.1`"
+        )),
+    }
+}
+
+pub(super) fn check_options(rounds: usize, mock: bool, quiet: bool) -> crate::check::Options {
+    crate::check::Options {
+        rule: crate::check::rule::Rule::default(),
+        rounds,
+        strict: false,
+        undecided: Default::default(),
+        mock,
+        quiet,
+        jobs: crate::run::settings::default_jobs(),
+    }
+}
+
+/// `moldtune baseline`.
+pub(super) fn baseline_command(
+    dirs: &[PathBuf],
+    out: &Path,
+    opts: &crate::check::Options,
+) -> Result<u8, Error> {
+    for f in crate::check::record::from_runs(dirs, out, opts)? {
+        println!("wrote {}", f.display());
+    }
+    Ok(exit::OK)
+}
+
+/// `moldtune check`.
+pub(super) fn check_command(a: CheckArgs) -> Result<u8, Error> {
+    let mut opts = check_options(a.rounds.into(), a.mock, a.quiet);
+    opts.rule.threshold = a.threshold;
+    (opts.strict, opts.undecided) = (a.strict, a.undecided);
+    opts.jobs = a.jobs.map_or(opts.jobs, usize::from);
+    if a.update {
+        for f in crate::check::record::update(&a.baselines, &opts)? {
+            println!("recorded {}", f.display());
+        }
+        return Ok(exit::OK);
+    }
+    opts.rule.first = a.min_rounds.into();
+    opts.rule.cap = usize::from(a.max_rounds).max(opts.rule.first);
+    let reports = check_reports(&a);
+    let inputs = match a.baselines.is_empty() {
+        true => vec![PathBuf::from(crate::check::DEFAULT_BASELINES)],
+        false => a.baselines.clone(),
+    };
+    crate::check::output::check_reports(&reports, &inputs)?;
+    let checked = crate::check::check(&a.baselines, &opts)?;
+    match a.json {
+        true => print_json(&checked),
+        false => println!("{}", crate::check::output::table(&checked)),
+    }
+    write_reports(&checked, &reports);
+    Ok(checked.exit_code())
+}
+
+/// The reports `check` was asked for, with their flags.
+fn check_reports(a: &CheckArgs) -> Vec<(&'static str, &Path)> {
+    [
+        ("--markdown", &a.markdown),
+        ("--html", &a.html),
+        ("--junit", &a.junit),
+    ]
+    .into_iter()
+    .filter_map(|(flag, f)| Some((flag, f.as_deref()?)))
+    .collect()
+}
+
+/// Writes the reports; one that fails is said on stderr and the verdict's exit code stands
+/// (the table is on stdout already).
+fn write_reports(checked: &crate::check::Checked, reports: &[(&str, &Path)]) {
+    use crate::check::output;
+    for (flag, f) in reports {
+        let written = match *flag {
+            "--markdown" => output::markdown(checked, f),
+            "--html" => output::html(checked, f),
+            _ => output::junit(checked, f),
+        };
+        if let Err(e) = written {
+            eprintln!("error: the verdict stands, but `{flag}` was not written: {e}");
+        }
+    }
+}

@@ -1,0 +1,296 @@
+//! The command line: parses the arguments and calls into the stages, one function per
+//! subcommand; prints human or JSON output and returns the exit code.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::{exit, Error};
+use crate::mctree::MctreeOptions;
+use crate::report;
+use crate::run::driver;
+use crate::run::settings::RunOptions;
+use crate::search::{Acquisition, Learner};
+
+mod check;
+mod reports;
+mod tune;
+pub use check::CheckArgs;
+use check::{baseline_command, check_command, check_options, threshold};
+use reports::{best_command, importance_command, measure_command, replay_command, show_command};
+use tune::{leave_curve, mctree_command, report_command, run_command};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "moldtune",
+    version,
+    about = "Autotune compiled code: code molds + YAML spaces, checked and timed variants, surrogate-model search"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Tune a problem: render, compile, check and time variants chosen by the search.
+    Run(RunOptions),
+    /// Tune a C kernel without a mold: find its loop nests (clang-22's AST) and search the
+    /// tree of OpenMP loop transformations and Polly settings, each node built, checked
+    /// against the untransformed program and timed.
+    Mctree(MctreeOptions),
+    /// Which parameters matter: mean decrease in impurity of a random forest fitted to a run,
+    /// with the evaluations used and the forest's out-of-bag R² (no ranking when too low).
+    Importance {
+        /// The run directory.
+        dir: PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search-quality benchmark: replay a recorded run directory (ideally exhaustive) and/or
+    /// synthetic functions for each learner over many seeds; no compiler needed.
+    Replay(ReplayArgs),
+    /// Build, check and time one configuration (the default, or the best / a given evaluation
+    /// of a run directory), e.g. to re-measure a tuned result with more repeats.
+    Measure {
+        /// The problem file.
+        problem: PathBuf,
+        /// Take the configuration from this run directory (its best unless `--eval`).
+        #[arg(long, value_name = "DIR")]
+        from: Option<PathBuf>,
+        /// The evaluation of `--from` to measure.
+        #[arg(long, requires = "from")]
+        eval: Option<usize>,
+        /// Set a parameter, e.g. `--set P0=32 --set P2='#pragma omp interchange'` (on top
+        /// of the default or the `--from` configuration).
+        #[arg(long = "set", value_name = "P=V")]
+        set: Vec<String>,
+        /// Timed runs.
+        #[arg(long, default_value_t = 5)]
+        repeats: u32,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print one variant's source and the exact compile, check and run commands, without
+    /// building or running anything.
+    Show {
+        /// The problem file.
+        problem: PathBuf,
+        /// Set a parameter, e.g. `--set P0=32 --set P2='#pragma omp interchange'` (on top
+        /// of the default or the `--from` configuration).
+        #[arg(long = "set", value_name = "P=V")]
+        set: Vec<String>,
+        /// Take the configuration from this run directory (its best unless `--eval`).
+        #[arg(long, value_name = "DIR")]
+        from: Option<PathBuf>,
+        /// The evaluation of `--from` to show.
+        #[arg(long, requires = "from")]
+        eval: Option<usize>,
+        /// Write the variant's source to this file instead of printing it.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The CI regression gate: rebuild each baseline's guarded configurations and their
+    /// reference, check their output, time them interleaved and decide whether the
+    /// recorded speed-ups still hold. Exit 0 ok, 4 regression, 6 broken (wrong output,
+    /// build or run failure), 7 undecided.
+    Check(CheckArgs),
+    /// Write baselines for `moldtune check` from run directories: the problem's default as
+    /// the reference, the run's (verified) best as the guarded configuration, both measured
+    /// interleaved.
+    Baseline {
+        /// Run directories of `moldtune run`.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Folder of the baseline files (one `<problem name>.json` per run).
+        #[arg(long, default_value = crate::check::DEFAULT_BASELINES)]
+        out: PathBuf,
+        /// Interleaved rounds to record; more (up to 4×) while the guards' speed-ups are
+        /// not known finely enough for `--threshold`.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u16).range(5..))]
+        rounds: u16,
+        /// The regression threshold the baseline is meant for (`10%` or `0.1`).
+        #[arg(long, default_value = "10%", value_parser = threshold)]
+        threshold: f64,
+        /// Refuse (exit 7, nothing written) a baseline too noisy for `--threshold`,
+        /// instead of writing it with a warning.
+        #[arg(long)]
+        strict: bool,
+        /// Builds (and output checks) run at once before the timed rounds, which stay
+        /// alone [default: the number of cores, at most 4].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        jobs: Option<u16>,
+        /// Testing: replace compile+run by a deterministic synthetic objective.
+        #[arg(long, hide = true)]
+        mock: bool,
+    },
+    /// Print the best configuration of a run directory and where its source is.
+    Best {
+        /// The run directory (holds results.csv and run.json).
+        dir: PathBuf,
+        /// Re-measure the default and the best few interleaved first, decide the winner
+        /// and its speed-up on those numbers, and record them in the run directory.
+        #[arg(long)]
+        verify: bool,
+        /// With `--verify`: how many of the best besides the default.
+        #[arg(long, default_value_t = 3, requires = "verify")]
+        top: usize,
+        /// With `--verify`: interleaved rounds.
+        #[arg(long, default_value_t = 10, requires = "verify", value_parser = clap::value_parser!(u16).range(2..))]
+        rounds: u16,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A Slurm job of `moldtune run --executor slurm`: does the task the run wrote in
+    /// DIR/jobs/KEY (started by Slurm, not by hand).
+    #[command(hide = true)]
+    Worker {
+        /// The run directory.
+        dir: PathBuf,
+        /// The job: `reference`, `eval-N` or `verify`.
+        key: String,
+    },
+    /// One self-contained HTML page and a Markdown summary over run directories: a
+    /// comparison table, convergence plots, outcome counts, parameter importance and the
+    /// diff of each best variant against the default.
+    Report {
+        /// Run directories of `moldtune run` or `moldtune mctree`.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output directory [default: DIR/report for one run directory, else ./moldtune-report].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+/// `moldtune replay`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ReplayArgs {
+    /// Run directories whose results are the tables to replay.
+    dirs: Vec<PathBuf>,
+    /// Also replay the synthetic functions (branin, a tile space with 25% build failures).
+    #[arg(long)]
+    synthetic: bool,
+    /// Seeds per learner.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..))]
+    seeds: u16,
+    /// Evaluations per simulated search.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    budget: u32,
+    /// Learners to compare, separated by commas (`rf,gp`).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = Learner::ALL)]
+    learners: Vec<Learner>,
+    /// Initial random configurations of each simulated search.
+    #[arg(long, default_value_t = 10)]
+    initial: usize,
+    /// Acquisition function.
+    #[arg(long = "acq", value_enum, default_value_t = Acquisition::Lcb)]
+    acquisition: Acquisition,
+    /// LCB exploration weight.
+    #[arg(long, default_value_t = 1.96)]
+    kappa: f64,
+    /// Write the report (Markdown) here as well as to stdout.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// A run of the same space as each table (given in the same order as the tables):
+    /// rf and auto are also replayed warm-started from it (`run --warm-start`).
+    #[arg(long = "warm-start", value_name = "DIR")]
+    warm_start: Vec<PathBuf>,
+    /// Also draw each table's best-so-far curves (median and quartiles over seeds) as
+    /// SVG files in this directory.
+    #[arg(long, value_name = "DIR")]
+    figures: Option<PathBuf>,
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn run(args: Vec<String>) -> u8 {
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            };
+        }
+    };
+    match dispatch(cli, args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.code()
+        }
+    }
+}
+
+fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
+    match cli.command {
+        Command::Run(a) => run_command(a, args),
+        Command::Mctree(a) => mctree_command(a, args),
+        Command::Importance { dir, json } => importance_command(&dir, json),
+        Command::Replay(a) => replay_command(a),
+        Command::Measure {
+            problem,
+            from,
+            eval,
+            set,
+            repeats,
+            json,
+        } => measure_command(&problem, from.as_deref(), eval, &set, repeats, json),
+        Command::Show {
+            problem,
+            set,
+            from,
+            eval,
+            out,
+            json,
+        } => show_command(&problem, from.as_deref(), eval, &set, out.as_deref(), json),
+        Command::Check(a) => check_command(a),
+        Command::Worker { dir, key } => crate::run::slurm::worker::work(&dir, &key),
+        Command::Baseline {
+            dirs,
+            out,
+            rounds,
+            threshold,
+            strict,
+            jobs,
+            mock,
+        } => {
+            let mut opts = check_options(rounds.into(), mock, false);
+            (opts.rule.threshold, opts.strict) = (threshold, strict);
+            opts.jobs = jobs.map_or(opts.jobs, usize::from);
+            baseline_command(&dirs, &out, &opts)
+        }
+        Command::Best {
+            dir,
+            verify,
+            top,
+            rounds,
+            json,
+        } => {
+            if verify {
+                let plan = crate::run::verdict::Plan {
+                    top,
+                    rounds: rounds.into(),
+                };
+                let verified = report::best::verify_again(&dir, plan);
+                // The curve rings the verified best: draw it again.
+                leave_curve(&verified, |_| dir.clone(), Some(&dir));
+                verified?;
+            }
+            best_command(&dir, json)
+        }
+        Command::Report { dirs, out } => report_command(&dirs, out),
+    }
+}
+
+fn print_json(v: &impl serde::Serialize) {
+    println!("{}", serde_json::to_string_pretty(v).expect("serializable"));
+}

@@ -1,0 +1,241 @@
+//! `importance`, `replay`, `measure`, `show`, `best`: reading run directories.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+
+/// `moldtune importance`.
+pub(super) fn importance_command(dir: &Path, json: bool) -> Result<u8, Error> {
+    let report = report::importance(dir)?;
+    if json {
+        print_json(&report);
+    } else {
+        print!("{}", importance_text(dir, &report));
+    }
+    Ok(exit::OK)
+}
+
+/// The text of `moldtune importance`: a first line with the numbers behind the ranking (or why
+/// there is none), the method, then one line per parameter.
+fn importance_text(dir: &Path, r: &report::Importance) -> String {
+    let r2 = r.oob_r2.map_or("-".to_string(), |v| format!("{v:.2}"));
+    let numbers = format!(
+        "{} of {} evaluations used (the successes), out-of-bag R² {r2}",
+        r.successes, r.evaluations
+    );
+    let Some(ranking) = &r.ranking else {
+        let why = r.reason.as_deref().unwrap_or_default();
+        let front = crate::run::meta::read_run_json(dir).map_or("run", |m| {
+            if m.mctree.is_some() {
+                "mctree"
+            } else {
+                "run"
+            }
+        });
+        return format!(
+            "not enough data to rank parameters: {numbers}\n  {why}\n  hint: a longer run may \
+             give enough: `moldtune {front} --resume {} --max-evals N` (N > {})\n",
+            dir.display(),
+            r.evaluations
+        );
+    };
+    let method = r.method.replace("; ", ";\n          ");
+    let mut out = format!("parameter importance: {numbers}\n  method: {method}\n");
+    for s in ranking {
+        let bar = "#".repeat((s.importance * 40.0).round() as usize);
+        let line = format!(
+            "  {:<16} {:>5.1}%  {bar}",
+            s.parameter,
+            100.0 * s.importance
+        );
+        if s.from_children >= 0.0005 {
+            let children = s.children.join(", ");
+            let pct = 100.0 * s.from_children;
+            out += &format!("{line:<67}  incl. {pct:.1}% switching {children}\n");
+        } else {
+            out += &format!("{}\n", line.trim_end());
+        }
+    }
+    out
+}
+
+/// Draws `table`'s curves into `dir`, named after the table's first word.
+fn replay_figure(
+    dir: &Path,
+    table: &crate::report::replay::Table,
+    reports: &[crate::report::replay::LearnerReport],
+) -> Result<PathBuf, Error> {
+    let name = table.name.split_whitespace().next().unwrap_or("table");
+    let path = dir.join(format!("{name}.svg"));
+    let lower = table.goal == crate::problem::Goal::Minimize;
+    let svg = crate::report::replay_plot::replay_svg(&table.name, reports, table.optimum(), lower)?;
+    std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(&path, svg))
+        .map_err(|e| Error::io(format!("cannot write `{}`", path.display()), e))?;
+    Ok(path)
+}
+
+/// `moldtune replay`.
+pub(super) fn replay_command(a: ReplayArgs) -> Result<u8, Error> {
+    use crate::report::replay;
+    let protocol = replay::Protocol {
+        seeds: a.seeds.into(),
+        budget: a.budget as usize,
+        initial: a.initial,
+        acquisition: a.acquisition,
+        kappa: crate::run::settings::flag(
+            "--kappa",
+            crate::problem::limits::non_negative(a.kappa),
+        )?,
+    };
+    let mut text = String::from("# Search quality: replayed tables\n\nProduced by `moldtune replay`. Lower is better; `best@k` is the best objective found within k evaluations.\n\n");
+    for (table, prior) in &replay_tables(&a)? {
+        let named = (prior.as_ref()).map(|(p, w)| (w.problem_name.as_str(), p));
+        let variants = replay::variants(&a.learners, named);
+        let reports = replay::replay_table(table, &variants, &protocol);
+        text.push_str(&replay::report_table(table, &reports, &protocol));
+        if let Some(dir) = &a.figures {
+            let path = replay_figure(dir, table, &reports)?;
+            // Linked from where the report is written.
+            let base = (a.report.as_deref()).and_then(Path::parent);
+            let link = path
+                .strip_prefix(base.unwrap_or(Path::new("")))
+                .unwrap_or(&path);
+            text.push_str(&format!("![{}]({})\n\n", table.name, link.display()));
+        }
+    }
+    print!("{text}");
+    if let Some(p) = &a.report {
+        if let Some(parent) = p.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        std::fs::write(p, &text)
+            .map_err(|e| Error::io(format!("cannot write `{}`", p.display()), e))?;
+    }
+    Ok(exit::OK)
+}
+
+/// The tables `moldtune replay` replays: the run directories', each with its prior when
+/// `--warm-start` gives one, then the synthetic ones.
+fn replay_tables(
+    a: &ReplayArgs,
+) -> Result<Vec<(crate::report::replay::Table, Option<Warm>)>, Error> {
+    use crate::report::replay;
+    if a.dirs.is_empty() && !a.synthetic {
+        return Err(Error::usage(
+            "nothing to replay",
+            Some("give run directories and/or `--synthetic`"),
+        ));
+    }
+    if !a.warm_start.is_empty() && a.warm_start.len() != a.dirs.len() {
+        return Err(Error::usage(
+            format!(
+                "{} `--warm-start` for {} tables ({})",
+                a.warm_start.len(),
+                a.dirs.len(),
+                (a.dirs.iter().map(|d| format!("`{}`", d.display())))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Some("give one `--warm-start DIR` per table, in the tables' order"),
+        ));
+    }
+    let mut tables = Vec::new();
+    for (k, d) in a.dirs.iter().enumerate() {
+        let table = report::table_of(d)?;
+        let prior = match a.warm_start.get(k) {
+            Some(p) => Some(crate::run::warm::load(p, &table.space, table.goal, None)?),
+            None => None,
+        };
+        tables.push((table, prior));
+    }
+    if a.synthetic {
+        tables.push((replay::branin(), None));
+        tables.push((replay::tiles(), None));
+    }
+    Ok(tables)
+}
+
+type Warm = (crate::search::prior::Prior, crate::run::meta::WarmStart);
+
+/// `moldtune measure`.
+pub(super) fn measure_command(
+    problem: &Path,
+    from: Option<&Path>,
+    eval: Option<usize>,
+    set: &[String],
+    repeats: u32,
+    json: bool,
+) -> Result<u8, Error> {
+    let r = report::measure(problem, from, eval, set, repeats)?;
+    if json {
+        print_json(&r);
+    } else {
+        println!("{}: {}", r.status, r.config);
+        if let Some(o) = r.objective {
+            println!("objective {o} (samples {:?})", r.samples);
+        }
+        if let Some(c) = &r.cause {
+            println!("cause: {c}");
+        }
+    }
+    Ok(if r.status == crate::evaluate::outcome::Status::Ok {
+        exit::OK
+    } else {
+        exit::NO_SUCCESS
+    })
+}
+
+/// `moldtune show`.
+pub(super) fn show_command(
+    problem: &Path,
+    from: Option<&Path>,
+    eval: Option<usize>,
+    set: &[String],
+    out: Option<&Path>,
+    json: bool,
+) -> Result<u8, Error> {
+    let shown = report::show(problem, from, eval, set)?;
+    if let Some(p) = out {
+        std::fs::write(p, &shown.source)
+            .map_err(|e| Error::io(format!("cannot write `{}`", p.display()), e))?;
+    }
+    if json {
+        print_json(&shown);
+    } else {
+        print!("{}", shown.text(out));
+    }
+    Ok(exit::OK)
+}
+
+/// `moldtune best`.
+pub(super) fn best_command(dir: &Path, json: bool) -> Result<u8, Error> {
+    let b = report::best(dir)?;
+    match (b, json) {
+        (None, true) => println!("null"),
+        (None, false) => println!("no successful evaluation in {}", dir.display()),
+        (Some(b), true) => print_json(&b),
+        (Some(b), false) => {
+            println!(
+                "best objective {} (eval {}, {} of {} evaluations ok)",
+                b.objective, b.eval_id, b.ok, b.evaluations
+            );
+            for (k, v) in &b.config {
+                match v {
+                    serde_json::Value::String(s) => println!("  {k} = {s:?}"),
+                    other => println!("  {k} = {other}"),
+                }
+            }
+            for k in &b.inactive {
+                println!("  {k} (inactive)");
+            }
+            if let Some(v) = &b.verification {
+                println!("verified: {}", v.describe());
+            }
+            if let Some(p) = &b.best_c {
+                println!("source: {p}");
+            }
+        }
+    }
+    Ok(exit::OK)
+}

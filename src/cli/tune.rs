@@ -1,0 +1,142 @@
+//! `run`, `mctree` and `report`: tuning and its report, their summaries.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+
+/// `moldtune report`.
+pub(super) fn report_command(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<u8, Error> {
+    let out = out.unwrap_or_else(|| report::page::default_out(dirs));
+    let w = report::page::report(dirs, &out)?;
+    println!("page: {}", w.html.display());
+    println!("summary: {}", w.markdown.display());
+    for f in &w.figures {
+        println!("figure: {}", f.display());
+    }
+    Ok(exit::OK)
+}
+
+/// Draws `curve.svg` into the run directory a `run` or `mctree` left, whether the search
+/// finished, was interrupted or found no working variant (not after a usage error: the
+/// directory may then be another run's). A failure to draw is a warning, never the run's.
+pub(super) fn leave_curve<T>(
+    result: &Result<T, Error>,
+    finished: impl Fn(&T) -> PathBuf,
+    out: Option<&Path>,
+) {
+    let dir = match result {
+        Ok(t) => Some(finished(t)),
+        Err(Error::Interrupted(d)) => Some(d.clone()),
+        Err(e) if e.code() == exit::USAGE => None,
+        Err(_) => out.map(Path::to_path_buf),
+    };
+    let Some(dir) = dir.filter(|d| d.join(crate::run::meta::RUN_JSON).is_file()) else {
+        return;
+    };
+    // Even a bug in the plotting must not turn a finished run into a failed one.
+    let drawn = std::panic::catch_unwind(|| report::curve::write_curve(&dir));
+    let why = match drawn {
+        Ok(Ok(_)) => return,
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => "the plotting panicked".to_string(),
+    };
+    let path = dir.join(report::curve::CURVE_SVG);
+    eprintln!("warning: cannot draw `{}`: {why}", path.display());
+}
+
+/// `moldtune run`.
+pub(super) fn run_command(mut a: RunOptions, args: Vec<String>) -> Result<u8, Error> {
+    a.shared.command_line = args;
+    let (json, out_dir) = (a.shared.json, a.shared.run_dir());
+    let result = driver::run(a);
+    leave_curve(&result, |s| s.dir.clone(), out_dir.as_deref());
+    let s = result?;
+    if json {
+        print_json(&serde_json::json!({
+            "dir": s.dir, "evaluations": s.evaluations, "termination": s.termination,
+            "best": s.best.as_ref().map(|b| serde_json::json!({"eval_id": b.0, "objective": b.1, "config": s.best_config, "described": b.2})),
+            "default_objective": s.default_objective,
+            "verification": s.verification,
+            "proposers": s.proposers,
+        }));
+    } else {
+        print_summary(&s);
+    }
+    Ok(exit::OK)
+}
+
+/// `moldtune mctree`.
+pub(super) fn mctree_command(mut o: MctreeOptions, args: Vec<String>) -> Result<u8, Error> {
+    o.shared.command_line = args;
+    let (list, json, out_dir) = (o.list, o.shared.json, o.shared.run_dir());
+    let result = crate::mctree::mctree(o);
+    if !list {
+        let dir = |d: &crate::mctree::Done| match d {
+            crate::mctree::Done::Tuned(t) => t.summary.dir.clone(),
+            crate::mctree::Done::Listed(_) => PathBuf::new(),
+        };
+        leave_curve(&result, dir, out_dir.as_deref());
+    }
+    match result? {
+        crate::mctree::Done::Listed(tree) if json => print_json(&tree),
+        crate::mctree::Done::Listed(tree) => print!("{}", tree.render()),
+        crate::mctree::Done::Tuned(t) if json => print_json(&serde_json::json!({
+            "dir": t.summary.dir, "termination": t.summary.termination,
+            "experiments": t.summary.evaluations, "valid": t.summary.spent,
+            "best": t.summary.best.as_ref().map(|b| serde_json::json!({"eval_id": b.0, "objective": b.1, "config": t.summary.best_config})),
+            "default_objective": t.summary.default_objective,
+            "verification": t.summary.verification,
+            "emitted": t.emitted,
+            "legality": t.legality,
+        })),
+        crate::mctree::Done::Tuned(t) => {
+            print_summary(&t.summary);
+            println!(
+                "{} experiments for {} valid evaluations ({:.2} per valid evaluation)",
+                t.summary.evaluations,
+                t.summary.spent,
+                t.summary.evaluations as f64 / t.summary.spent.max(1) as f64
+            );
+            let l = t.legality;
+            println!(
+                "legality: {} evaluated nodes proved legal by the dependence analysis, {} output-checked only; {} candidates refused (not proved)",
+                l.proved, l.output_checked, l.refused
+            );
+            if let Some(p) = &t.emitted {
+                println!("mold for `moldtune run`: {}", p.display());
+            }
+        }
+    }
+    Ok(exit::OK)
+}
+
+fn print_summary(s: &driver::Summary) {
+    println!(
+        "{} evaluations ({}), stopped by {}",
+        s.evaluations, s.counts, s.termination
+    );
+    if let Some(p) = &s.proposers {
+        println!("proposed by (--learner auto): {p}");
+    }
+    if let Some(d) = s.default_objective {
+        println!("default configuration: {d:.6}");
+    }
+    if let Some((id, obj, desc)) = &s.best {
+        println!("best: {obj:.6} at eval {id}\n  {desc}");
+    }
+    match (&s.verification, &s.best, s.default_objective) {
+        (Some(v), _, _) => println!("verified: {}", v.describe()),
+        (None, Some((id, obj, _)), Some(d)) if *id != 0 => {
+            let ratio = if s.goal == crate::problem::Goal::Minimize {
+                d / obj
+            } else {
+                obj / d
+            };
+            println!(
+                "{ratio:.2}x better than the default by the search's own numbers (not re-measured)"
+            );
+        }
+        _ => {}
+    }
+    println!("results: {}", s.dir.display());
+}
