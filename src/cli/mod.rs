@@ -210,6 +210,8 @@ pub struct ReplayArgs {
 
 /// Runs the command line; returns the process exit code.
 pub fn run(args: Vec<String>) -> u8 {
+    // mctree's runs rebuild their problem from the C file's loops, which only mctree reads.
+    crate::run::dir::register(crate::mctree::problem_of_run);
     let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
         Err(e) => {

@@ -130,7 +130,9 @@ pub fn verify_again(dir: &Path, plan: Plan) -> Result<Option<Verification>, Erro
     let mut meta = meta::read_run_json(dir)?;
     let before = meta.verification.iter().flat_map(|v| &v.candidates);
     let anchors: Vec<usize> = before.map(|c| c.eval_id).collect();
-    let (problem, records) = crate::report::load_run(dir)?;
+    let crate::run::dir::RunDir {
+        problem, records, ..
+    } = crate::run::dir::RunDir::open(dir)?;
     let mut evaluator: Box<dyn Evaluator> = match meta.mock {
         true => Box::new(MockEvaluator::new()),
         false => Box::new(RealEvaluator::new()),

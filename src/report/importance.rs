@@ -88,7 +88,9 @@ pub struct Share {
 
 /// Parameter importance of the run in `dir`: see the module documentation.
 pub fn importance(dir: &Path) -> Result<Importance, Error> {
-    let (problem, records) = crate::report::load_run(dir)?;
+    let crate::run::dir::RunDir {
+        problem, records, ..
+    } = crate::run::dir::RunDir::open(dir)?;
     Ok(importance_of(&problem, &records))
 }
 

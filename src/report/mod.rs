@@ -27,24 +27,6 @@ pub mod templates;
 
 pub use best::{best, Best};
 
-use std::path::Path;
-
-use crate::error::Error;
-use crate::problem::Problem;
-use crate::run::log::{self, Record};
-use crate::run::meta;
-
-/// Loads a run directory's problem and records: a `run` directory's problem file, or the
-/// problem `mctree` rebuilds from its run.json.
-pub fn load_run(dir: &Path) -> Result<(Problem, Vec<Record>), Error> {
-    let meta = meta::read_run_json(dir)?;
-    let problem = match crate::mctree::problem_of_run(dir, &meta) {
-        Some(p) => p?,
-        None => Problem::load(&meta.problem)?,
-    };
-    let records = log::read_run_records(dir, &problem)?;
-    Ok((problem, records))
-}
 pub use importance::{importance, Importance};
 pub use measure::{measure, Measured};
 pub use replay::table_of;

@@ -1,22 +1,14 @@
-//! One run directory loaded for the reports (`moldtune report`, `curve.svg`): its run.json,
-//! problem and evaluations, and the names the reports give it (problem, strategy, metric).
+//! A run directory as the reports name it (`moldtune report`, `curve.svg`): opened through
+//! [`crate::run::dir`], errors naming the directory, and its title, strategy, metric and counts.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::{exit, Error};
 use crate::evaluate::outcome::Status;
-use crate::problem::{Goal, MetricKind, Problem};
-use crate::run::log::{self, Record};
+use crate::problem::{Goal, MetricKind};
 use crate::run::meta;
-use crate::run::meta::RunMeta;
 
-/// A run directory of `moldtune run` or `moldtune mctree`, read.
-pub struct RunDir {
-    pub dir: PathBuf,
-    pub meta: RunMeta,
-    pub problem: Problem,
-    pub records: Vec<Record>,
-}
+pub use crate::run::dir::RunDir;
 
 impl RunDir {
     /// Reads the run in `dir`. A directory that is not a run, or whose files cannot be read
@@ -36,14 +28,7 @@ impl RunDir {
             exit::USAGE => Error::usage(format!("run directory `{}`: {e}", dir.display()), None),
             _ => e,
         };
-        let meta = meta::read_run_json(dir).map_err(named)?;
-        let (problem, records) = super::load_run(dir).map_err(named)?;
-        Ok(RunDir {
-            dir: dir.to_path_buf(),
-            meta,
-            problem,
-            records,
-        })
+        RunDir::open(dir).map_err(named)
     }
 
     /// The search that made the run: the learner (`rf`), or `mctree` and its tree search.
@@ -83,22 +68,6 @@ impl RunDir {
             Goal::Minimize => what.to_string(),
             Goal::Maximize => format!("{what}, higher is better"),
         }
-    }
-
-    /// The default configuration's evaluation (the baseline), when there is one.
-    pub fn default_record(&self) -> Option<&Record> {
-        crate::run::log::default_record(&self.records)
-    }
-
-    /// The run's best as `moldtune best` reports it: the verified winner, else the search's
-    /// best (the earliest of equals).
-    pub fn best_record(&self) -> Option<&Record> {
-        let verified = self.meta.verification.as_ref();
-        let chosen = verified.and_then(|v| v.winner_eval_id);
-        chosen
-            .and_then(|id| self.records.iter().find(|r| r.eval_id == id))
-            .filter(|r| r.m.objective.is_some())
-            .or_else(|| log::best(&self.records, self.meta.goal))
     }
 
     /// How many evaluations ended with each status, in [`Status::ALL`]'s order, zeros left out.

@@ -116,12 +116,16 @@ pub fn load(
     let not_a_run =
         "give the directory of a finished `moldtune run` (it holds run.json and results.csv)";
     let same = "give a run of the same parameters and values (another dataset size or machine)";
-    let (name, earlier_goal, records) = match crate::report::load_run(dir) {
-        Ok((earlier, records)) => {
-            if let Some(d) = space.first_difference(&earlier.space) {
+    let (name, earlier_goal, records) = match crate::run::dir::RunDir::open(dir) {
+        Ok(earlier) => {
+            if let Some(d) = space.first_difference(&earlier.problem.space) {
                 return Err(refuse(format!("its space differs: {d}"), same));
             }
-            (earlier.name, earlier.metric.goal, records)
+            (
+                earlier.problem.name,
+                earlier.problem.metric.goal,
+                earlier.records,
+            )
         }
         Err(e) => {
             let alone = alone(dir, this).ok_or_else(|| refuse(e.message(), not_a_run))?;

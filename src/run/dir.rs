@@ -1,0 +1,79 @@
+//! The one door to a run directory that `moldtune run` or `moldtune mctree` wrote: its
+//! run.json, the problem it was run on and its records (results.csv through
+//! [`log::read_run_records`]'s one reader). Reports, warm starts and `best` open runs here.
+//!
+//! A front end whose problem is not a problem file — mctree's is the C file's loops, kept in
+//! the run directory's `mctree.json` — says how to rebuild it ([`register`], done once by the
+//! command line); `run/` knows no front end.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::error::Error;
+use crate::problem::Problem;
+use crate::run::log::{self, Record};
+use crate::run::meta::{self, RunMeta};
+
+/// A front end's rebuilding of the problem of a run directory it wrote (`None`: not one of
+/// its runs).
+pub type Rebuild = fn(&Path, &RunMeta) -> Option<Result<Problem, Error>>;
+
+static FRONT_END: OnceLock<Rebuild> = OnceLock::new();
+
+/// Tells the door how a front end's runs rebuild their problem (later calls are ignored).
+pub fn register(rebuild: Rebuild) {
+    let _ = FRONT_END.set(rebuild);
+}
+
+/// A run directory, read.
+pub struct RunDir {
+    pub dir: PathBuf,
+    pub meta: RunMeta,
+    pub problem: Problem,
+    pub records: Vec<Record>,
+}
+
+impl RunDir {
+    /// Reads the run in `dir`: run.json, its problem, its records.
+    pub fn open(dir: &Path) -> Result<RunDir, Error> {
+        let meta = meta::read_run_json(dir)?;
+        let problem = problem_of(dir, &meta)?;
+        let records = log::read_run_records(dir, &problem)?;
+        Ok(RunDir {
+            dir: dir.to_path_buf(),
+            meta,
+            problem,
+            records,
+        })
+    }
+
+    /// The default configuration's evaluation (the baseline), when there is one.
+    pub fn default_record(&self) -> Option<&Record> {
+        log::default_record(&self.records)
+    }
+
+    /// The run's best as `moldtune best` reports it: the verified winner, else the search's
+    /// best (the earliest of equals).
+    pub fn best_record(&self) -> Option<&Record> {
+        let verified = self.meta.verification.as_ref();
+        let chosen = verified.and_then(|v| v.winner_eval_id);
+        chosen
+            .and_then(|id| self.records.iter().find(|r| r.eval_id == id))
+            .filter(|r| r.m.objective.is_some())
+            .or_else(|| log::best(&self.records, self.meta.goal))
+    }
+}
+
+/// The problem of the run in `dir` (run.json `meta`): the front end's rebuilding for one of
+/// its runs, else the problem file run.json names.
+pub fn problem_of(dir: &Path, meta: &RunMeta) -> Result<Problem, Error> {
+    let rebuilt = FRONT_END.get().and_then(|rebuild| rebuild(dir, meta));
+    match (rebuilt, &meta.mctree) {
+        (Some(p), _) => p,
+        (None, Some(_)) => Err(Error::Internal(format!(
+            "`{}` was written by `moldtune mctree`, whose runs this command cannot read",
+            dir.display()
+        ))),
+        (None, None) => Problem::load(&meta.problem),
+    }
+}
