@@ -1,6 +1,6 @@
 //! `moldtune report` and `curve.svg`: the page and the summary written over committed run
-//! directories (no compiler needed for `run` directories; the mctree one is rebuilt with
-//! clang-22's AST, so that test is skipped without it), bad input refused with exit 2, and
+//! directories (no compiler needed: mctree's keep what discovery found in `mctree.json`),
+//! bad input refused with exit 2, and
 //! `moldtune run` (mock) leaving `curve.svg` in its run directory.
 
 mod common;
@@ -457,4 +457,40 @@ fn an_interrupted_run_leaves_curve_svg() {
     assert!(rows() < 41, "the run was not interrupted");
     let svg = read(&out.join("curve.svg"));
     assert!(svg.starts_with("<svg") && svg.contains("best so far"));
+}
+
+/// Every committed run directory under results/ — mctree's included, which keep what
+/// discovery found in `mctree.json` — is read by `moldtune report` with no compiler on PATH.
+#[test]
+fn every_committed_run_is_reported_without_a_compiler() {
+    let mut dirs = vec![];
+    let mut stack = vec![root().join("results")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.file_name().is_some_and(|n| n == "run.json") {
+                dirs.push(d.clone());
+            }
+        }
+    }
+    dirs.sort();
+    assert!(dirs.len() >= 100, "{} run directories", dirs.len());
+    let tmp = tempfile::tempdir().unwrap();
+    let o = bin()
+        .env("PATH", "/nonexistent")
+        .arg("report")
+        .args(&dirs)
+        .arg("--out")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let curves = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with("-curve.svg"))
+        .count();
+    assert_eq!(curves, dirs.len());
 }
