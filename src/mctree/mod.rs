@@ -21,6 +21,14 @@ pub mod transform;
 pub mod tree;
 pub mod unit;
 
+mod kept;
+mod preflight;
+mod resolve;
+pub use kept::problem_of_run;
+use kept::{discover, keep_discovered, read_source};
+use preflight::preflight;
+use resolve::{load_config, recorded_of, resolve, resolved};
+
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
@@ -145,14 +153,6 @@ pub fn mctree(o: MctreeOptions) -> Result<Done, Error> {
     tune(o, r, text, tree, prev.as_ref())
 }
 
-/// The settings of an mctree run directory; its C file is run.json's `problem` (written
-/// relative to the directory, so a moved or cloned results tree still finds it).
-fn recorded_of(meta: &RunMeta) -> Option<Recorded> {
-    let mut r: Recorded = serde_json::from_value(meta.mctree.clone()?).ok()?;
-    r.file = meta.problem.clone();
-    Some(r)
-}
-
 fn untouchable(r: &Recorded, tree: &LoopTree) -> Error {
     let why = if tree.loops.is_empty() {
         "has no loops".to_string()
@@ -181,234 +181,6 @@ fn untouchable(r: &Recorded, tree: &LoopTree) -> Error {
         ),
         Some("`moldtune mctree FILE --list` shows the loops found; name another with `--kernel`"),
     )
-}
-
-/// The C file's text (bytes that are not UTF-8 only in comments: [`mold::c_text`]).
-fn read_source(file: &Path) -> Result<String, Error> {
-    let bytes = std::fs::read(file).map_err(|e| {
-        Error::usage(
-            format!("cannot read `{}`: {e}", file.display()),
-            Some("give the C file that holds the kernel: `moldtune mctree kernel.c`"),
-        )
-    })?;
-    mold::c_text(file, bytes)
-}
-
-/// The kernel's loop tree, from the AST of the file parsed with the user's flags. On a thread
-/// of its own with a large stack: the AST is as deep as the code (clang compiles a 60-deep
-/// nest or a 500-term expression), and reading it, walking it and dropping it all recurse.
-fn discover(r: &Recorded, text: &str) -> Result<LoopTree, Error> {
-    const STACK: usize = 1 << 30; // reserved, not committed: only the pages touched count
-    std::thread::scope(|s| {
-        let t = std::thread::Builder::new()
-            .stack_size(STACK)
-            .spawn_scoped(s, || {
-                let wanted = Some(r.kernel.as_str()).filter(|k| !k.is_empty());
-                let (flags, timeout) = (r.parse_flags(), r.compile_timeout());
-                let unit = unit::read(&r.compiler, &r.file, &flags, timeout, text, wanted)?;
-                ast::kernel_tree(&unit, text, &r.file, wanted, &r.sources)
-            });
-        let t = t.map_err(|e| Error::Internal(format!("cannot start discovery's thread: {e}")))?;
-        (t.join()).unwrap_or_else(|_| Err(Error::Internal("discovery's thread panicked".into())))
-    })
-}
-
-fn load_config(path: Option<&Path>) -> Result<ConfigFile, Error> {
-    let Some(p) = path else {
-        return Ok(ConfigFile::default());
-    };
-    let text = std::fs::read_to_string(p).map_err(|e| Error::ConfigFile {
-        file: p.to_path_buf(),
-        message: format!("cannot read the mctree config: {e}"),
-        hint: None,
-    })?;
-    crate::problem::from_yaml(p, &text)
-}
-
-/// The settings: flags, else the config file, else run.json (resuming), else defaults.
-fn resolve(o: &MctreeOptions, c: &ConfigFile, prev: Option<Recorded>) -> Result<Recorded, Error> {
-    if let Some(prev) = prev {
-        return Ok(prev);
-    }
-    let Some(file) = &o.file else {
-        return Err(Error::usage(
-            "no C file given",
-            Some("`moldtune mctree kernel.c`"),
-        ));
-    };
-    let file = std::fs::canonicalize(file)
-        .map_err(|e| Error::usage(format!("cannot find `{}`: {e}", file.display()), None))?;
-    let mut args = c.args.clone().unwrap_or_default();
-    args.extend(o.args.iter().cloned());
-    let (args, sources) = setup::split_args(&args)?;
-    let text = read_source(&file)?;
-    let timeouts = c.timeouts.as_ref();
-    let defaults = transform::Options::default();
-    let mut env = vec![("OMP_NUM_THREADS".to_string(), setup::threads())];
-    env.extend(c.env.clone().unwrap_or_default());
-    let mut r = Recorded {
-        file,
-        kernel: o.kernel.clone().or(c.kernel.clone()).unwrap_or_default(),
-        hosts: vec![],
-        strategy: (o.strategy.clone().or(c.strategy.clone())).unwrap_or("rf".into()),
-        depth: o.depth.or(c.depth).unwrap_or(defaults.depth),
-        tile_sizes: (o.tile_sizes.clone().or(c.tile_sizes.clone())).unwrap_or(defaults.tile_sizes),
-        unroll: c.unroll.clone().unwrap_or(defaults.unroll),
-        compiler: c.compiler.clone().unwrap_or("clang-22".into()),
-        flags: (c.flags.clone()).unwrap_or_else(|| default_flags(c.metric)),
-        args,
-        sources,
-        metric: c.metric.unwrap_or(MetricKind::KernelTime),
-        repeats: o.shared.repeats.or(c.repeats).unwrap_or(3),
-        compile_timeout_s: (o
-            .shared
-            .compile_timeout
-            .or(timeouts.and_then(|t| t.compile_s)))
-        .unwrap_or(120.0),
-        run_timeout_s: (o.shared.run_timeout.or(timeouts.and_then(|t| t.run_s))).unwrap_or(0.0),
-        env,
-        check_mode: CheckMode::Output,
-        check_stream: Stream::Stderr,
-        check_env: vec![],
-        check_build_flags: vec![],
-        rtol: 1e-6,
-        trust_output_check: o.trust_output_check || c.trust_output_check.unwrap_or(false),
-        records_legality: true,
-    };
-    check_settings(&mut r, c.check.as_ref(), &text);
-    validate(&r)?;
-    Ok(r)
-}
-
-/// `-O3 -march=native`; for a metric counted under valgrind, which cannot decode AVX-512,
-/// `-march=x86-64-v3` (AVX2) instead.
-fn default_flags(metric: Option<MetricKind>) -> Vec<String> {
-    let simulated = metric.is_some_and(MetricKind::is_simulated);
-    let arch = if simulated { "x86-64-v3" } else { "native" };
-    vec!["-O3".into(), format!("-march={arch}")]
-}
-
-/// The output check: stderr with `PB_DUMP=1` (moldtune's harness) against the untransformed
-/// program, on random input where the program offers it (`PB_INPUT=random`: PolyBench's own
-/// input cannot tell floyd-warshall's loop orders apart); for a file in PolyBench's layout
-/// (compile-time array dump) a check build with `-DPOLYBENCH_DUMP_ARRAYS`; the config file's
-/// `check:` on top.
-fn check_settings(r: &mut Recorded, check: Option<&setup::ConfigCheck>, text: &str) {
-    let pb_dump = text.contains("polybench_prevent_dce") || text.contains("POLYBENCH_DUMP_ARRAYS");
-    r.check_env = vec![
-        ("PB_DUMP".to_string(), "1".to_string()),
-        ("PB_INPUT".into(), "random".into()),
-        ("OMP_NUM_THREADS".into(), setup::threads()),
-    ];
-    r.check_env
-        .extend(check.and_then(|k| k.env.clone()).unwrap_or_default());
-    r.check_mode = check.and_then(|k| k.mode).unwrap_or(CheckMode::Output);
-    r.check_stream = check.and_then(|k| k.stream).unwrap_or(Stream::Stderr);
-    r.check_build_flags = match check.and_then(|k| k.build_flags.clone()) {
-        Some(flags) => flags,
-        None if pb_dump => vec!["-DPOLYBENCH_DUMP_ARRAYS".into()],
-        None => vec![],
-    };
-    r.rtol = check.and_then(|k| k.rtol).unwrap_or(1e-6);
-}
-
-fn validate(r: &Recorded) -> Result<(), Error> {
-    if Kind::parse(&r.strategy).is_none() {
-        return Err(Error::usage(
-            format!("unknown strategy `{}`", r.strategy),
-            Some("use greedy, mcts or rf"),
-        ));
-    }
-    flag("--depth", limits::at_least(r.depth, 1))?;
-    flag("--repeats", limits::repeats(r.repeats as u64))?;
-    flag("--compile-timeout", limits::timeout(r.compile_timeout_s))?;
-    if r.run_timeout_s != 0.0 {
-        flag("--run-timeout", limits::timeout(r.run_timeout_s))?;
-    }
-    if r.tile_sizes.is_empty() || r.tile_sizes.iter().any(|&s| s < 2) {
-        return Err(Error::usage(
-            format!(
-                "`--tile-sizes` must list sizes of at least 2, got {:?}",
-                r.tile_sizes
-            ),
-            Some("e.g. `--tile-sizes 8,32,128`"),
-        ));
-    }
-    flag("check rtol", limits::non_negative(r.rtol))?;
-    Ok(())
-}
-
-/// Builds and runs the untransformed program once (before a run directory exists): a file
-/// that does not build or run, or whose check run prints nothing to compare, is a usage
-/// error; decides the metric (the kernel time the program prints, else wall time) and the
-/// run timeout (30× this run, 5 s to 10 min).
-fn preflight(r: &mut Recorded, problem: &mut Problem) -> Result<(), Error> {
-    let scratch = crate::scratch::Scratch::new("mctree")
-        .map_err(|e| Error::io("cannot create a scratch directory", e))?;
-    let dir = scratch.path().to_path_buf();
-    let config = setup::root_config(problem);
-    problem.run_timeout_s = if r.run_timeout_s > 0.0 {
-        r.run_timeout_s
-    } else {
-        600.0
-    };
-    let result = probe(problem, &config, &dir).and_then(|timed| {
-        if problem.check.mode == CheckMode::Output {
-            reference_output(problem, &dir.join("reference"), &dir).map_err(|e| match e {
-                Error::Reference { message: why, .. } => Error::usage(
-                    format!("the output check cannot work on the untransformed program: {why}"),
-                    Some(
-                        "the check compares what the program prints on stderr with `PB_DUMP=1` \
-                          (PolyBench: when built with -DPOLYBENCH_DUMP_ARRAYS); set `check: \
-                          {stream, env, build_flags}` in `--config`, or `check: {mode: none}`",
-                    ),
-                ),
-                other => other,
-            })?;
-        }
-        Ok(timed)
-    });
-    drop(scratch);
-    let (wall, kernel) = result?;
-    if r.metric == MetricKind::KernelTime && kernel.is_none() {
-        r.metric = MetricKind::WallTime;
-    }
-    if r.run_timeout_s == 0.0 {
-        r.run_timeout_s = (30.0 * wall).clamp(5.0, 600.0);
-    }
-    problem.metric.kind = r.metric;
-    problem.run_timeout_s = r.run_timeout_s;
-    Ok(())
-}
-
-/// One build and run: (wall seconds, the kernel time printed, if any).
-fn probe(problem: &Problem, config: &Config, dir: &Path) -> Result<(f64, Option<f64>), Error> {
-    let v = Variant::render(problem, config, dir)
-        .map_err(|u| Error::usage(format!("the untransformed program: {}", u.cause), None))?;
-    match build(&v, &v.compile) {
-        Step::Ok(_) => {}
-        Step::Fail(m) => {
-            return Err(Error::usage(
-                format!("the untransformed program does not build ({}):\n{}", m.status, m.cause.unwrap_or_default()),
-                Some("pass what it needs after `--`: include paths, macros, extra sources such as polybench.c"),
-            ))
-        }
-        Step::Stop(s) => return Err(s.into_error(&v.dir)),
-    }
-    let t0 = std::time::Instant::now();
-    let ran = v.run_timed("probe", problem.run_timeout_s);
-    let wall = t0.elapsed().as_secs_f64();
-    if !ran.finished.success() {
-        return Err(Error::usage(
-            format!(
-                "the untransformed program fails: {}",
-                describe_exit(&ran.finished, &ran.stderr, "it")
-            ),
-            None,
-        ));
-    }
-    let stdout = String::from_utf8_lossy(&ran.stdout_tail()).to_string();
-    Ok((wall, parse_kernel_time(&stdout)))
 }
 
 /// Tunes the kernel: the run's driver with the tree search as its strategy.
@@ -550,74 +322,4 @@ fn announce(r: &Recorded, loops: &LoopTree) {
             r.polly_scope()
         );
     }
-}
-
-/// The search settings of an mctree run (budget in valid evaluations).
-fn resolved(o: &MctreeOptions, prev: Option<&RunMeta>, kind: Kind) -> Result<Resolved, Error> {
-    let c = settings::common(&o.shared, prev, 60, 0)?;
-    Ok(Resolved {
-        learner: Learner::Random,
-        max_evals: c.max_evals,
-        seed: c.seed,
-        initial: 0,
-        kappa: 1.96,
-        pool: 0,
-        mock: c.mock,
-        acquisition: Acquisition::default(),
-        design: Design::default(),
-        feasibility: false,
-        interleave: 0,
-        verify: c.verify,
-        jobs: c.jobs,
-        slurm: None,
-        budget: Budget::Valid,
-        strategy: Some(kind.as_str().into()),
-    })
-}
-
-/// What discovery found, kept in the run directory (`mctree.json`) so that reading the run
-/// later (`best`, `report`) needs neither clang nor the C file as it was.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Discovered {
-    /// The C file's text as tuned.
-    source: String,
-    loops: LoopTree,
-}
-
-const DISCOVERED: &str = "mctree.json";
-
-/// Writes `mctree.json` into a run directory that holds no other run's results.
-fn keep_discovered(out: &Path, resume: bool, text: &str, loops: &LoopTree) -> Result<(), Error> {
-    if !resume && log::has_rows(out) {
-        return Ok(()); // the driver refuses this directory; its file is not ours to replace
-    }
-    std::fs::create_dir_all(out)
-        .map_err(|e| Error::io(format!("cannot create `{}`", out.display()), e))?;
-    let d = Discovered {
-        source: text.to_string(),
-        loops: loops.clone(),
-    };
-    let json = serde_json::to_vec(&d).map_err(|e| Error::Internal(e.to_string()))?;
-    meta::write_atomic(&out.join(DISCOVERED), &json)
-}
-
-/// The problem of an mctree run directory: from its `mctree.json` and run.json, else (a run
-/// recorded before it was kept) rebuilt by discovery on the C file.
-pub fn problem_of_run(dir: &Path, meta: &RunMeta) -> Option<Result<Problem, Error>> {
-    let r = recorded_of(meta)?;
-    Some((|| {
-        let labels = OpenValues::default();
-        if let Ok(bytes) = std::fs::read(dir.join(DISCOVERED)) {
-            let d: Discovered = serde_json::from_slice(&bytes).map_err(|e| {
-                Error::usage(
-                    format!("`{}` does not parse: {e}", dir.join(DISCOVERED).display()),
-                    None,
-                )
-            })?;
-            return setup::problem(&r, &d.source, &d.loops, &labels);
-        }
-        let text = read_source(&r.file)?;
-        let tree = discover(&r, &text)?;
-        setup::problem(&r, &text, &tree, &labels)
-    })())
 }

@@ -1,0 +1,82 @@
+//! The pre-flight: before a run directory exists, the untransformed program is built and run
+//! once; a file that does not build or run, or whose check prints nothing to compare, is a
+//! usage error, and this run fixes the metric and the run timeout.
+
+use super::*;
+
+/// Builds and runs the untransformed program once (before a run directory exists): a file
+/// that does not build or run, or whose check run prints nothing to compare, is a usage
+/// error; decides the metric (the kernel time the program prints, else wall time) and the
+/// run timeout (30× this run, 5 s to 10 min).
+pub(super) fn preflight(r: &mut Recorded, problem: &mut Problem) -> Result<(), Error> {
+    let scratch = crate::scratch::Scratch::new("mctree")
+        .map_err(|e| Error::io("cannot create a scratch directory", e))?;
+    let dir = scratch.path().to_path_buf();
+    let config = setup::root_config(problem);
+    problem.run_timeout_s = if r.run_timeout_s > 0.0 {
+        r.run_timeout_s
+    } else {
+        600.0
+    };
+    let result = probe(problem, &config, &dir).and_then(|timed| {
+        if problem.check.mode == CheckMode::Output {
+            reference_output(problem, &dir.join("reference"), &dir).map_err(|e| match e {
+                Error::Reference { message: why, .. } => Error::usage(
+                    format!("the output check cannot work on the untransformed program: {why}"),
+                    Some(
+                        "the check compares what the program prints on stderr with `PB_DUMP=1` \
+                          (PolyBench: when built with -DPOLYBENCH_DUMP_ARRAYS); set `check: \
+                          {stream, env, build_flags}` in `--config`, or `check: {mode: none}`",
+                    ),
+                ),
+                other => other,
+            })?;
+        }
+        Ok(timed)
+    });
+    drop(scratch);
+    let (wall, kernel) = result?;
+    if r.metric == MetricKind::KernelTime && kernel.is_none() {
+        r.metric = MetricKind::WallTime;
+    }
+    if r.run_timeout_s == 0.0 {
+        r.run_timeout_s = (30.0 * wall).clamp(5.0, 600.0);
+    }
+    problem.metric.kind = r.metric;
+    problem.run_timeout_s = r.run_timeout_s;
+    Ok(())
+}
+
+/// One build and run: (wall seconds, the kernel time printed, if any).
+pub(super) fn probe(
+    problem: &Problem,
+    config: &Config,
+    dir: &Path,
+) -> Result<(f64, Option<f64>), Error> {
+    let v = Variant::render(problem, config, dir)
+        .map_err(|u| Error::usage(format!("the untransformed program: {}", u.cause), None))?;
+    match build(&v, &v.compile) {
+        Step::Ok(_) => {}
+        Step::Fail(m) => {
+            return Err(Error::usage(
+                format!("the untransformed program does not build ({}):\n{}", m.status, m.cause.unwrap_or_default()),
+                Some("pass what it needs after `--`: include paths, macros, extra sources such as polybench.c"),
+            ))
+        }
+        Step::Stop(s) => return Err(s.into_error(&v.dir)),
+    }
+    let t0 = std::time::Instant::now();
+    let ran = v.run_timed("probe", problem.run_timeout_s);
+    let wall = t0.elapsed().as_secs_f64();
+    if !ran.finished.success() {
+        return Err(Error::usage(
+            format!(
+                "the untransformed program fails: {}",
+                describe_exit(&ran.finished, &ran.stderr, "it")
+            ),
+            None,
+        ));
+    }
+    let stdout = String::from_utf8_lossy(&ran.stdout_tail()).to_string();
+    Ok((wall, parse_kernel_time(&stdout)))
+}
