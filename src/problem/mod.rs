@@ -11,6 +11,7 @@ pub mod limits;
 mod locate;
 pub mod mold;
 pub mod overrides;
+pub mod param;
 mod params;
 mod raw;
 pub mod sample;
