@@ -17,7 +17,7 @@ pub mod simulate;
 use std::path::PathBuf;
 
 use crate::error::Error;
-use crate::evaluate::{Evaluator, MockEvaluator, RealEvaluator};
+use crate::evaluate::Evaluator;
 use crate::run::machine;
 use baseline::Loaded;
 use gate::Guarded;
@@ -168,16 +168,7 @@ pub(crate) fn progress(opts: &Options, line: String) {
 
 /// The evaluator of a check or a recording: builds `jobs` at once before the timed rounds.
 pub(crate) fn evaluator(mock: bool, jobs: usize) -> Box<dyn Evaluator> {
-    match mock {
-        true => Box::new(MockEvaluator::new()),
-        false => {
-            crate::process::install_signal_handlers();
-            crate::process::become_subreaper();
-            let mut e = RealEvaluator::new();
-            e.jobs = jobs;
-            Box::new(e)
-        }
-    }
+    crate::evaluate::make_evaluator(mock, false, jobs)
 }
 
 /// What differs from the recording in a way that can move the ratio, and a recording

@@ -22,3 +22,19 @@ pub mod variant;
 pub use evaluator::{Evaluator, RealEvaluator};
 pub use mock::MockEvaluator;
 pub use outcome::Evaluated;
+
+/// The one place an evaluator is made (`run`, `mctree`, `check`, `baseline`, `best --verify`,
+/// `measure`, a Slurm worker): the mock, or the real one — keeping its builds or not,
+/// building `jobs` at once when it re-measures — with the process layer ready for the
+/// children it starts (the interrupt handlers, moldtune their subreaper).
+pub fn make_evaluator(mock: bool, keep_builds: bool, jobs: usize) -> Box<dyn Evaluator> {
+    crate::process::install_signal_handlers();
+    crate::process::become_subreaper();
+    if mock {
+        return Box::new(MockEvaluator::new());
+    }
+    let mut e = RealEvaluator::new();
+    e.keep_builds = keep_builds;
+    e.jobs = jobs;
+    Box::new(e)
+}

@@ -4,8 +4,6 @@
 use std::path::Path;
 
 use crate::error::Error;
-use crate::evaluate::{Evaluator, MockEvaluator, RealEvaluator};
-use crate::process;
 use crate::run::log;
 use crate::run::meta;
 use crate::run::verdict::{Plan, Verification};
@@ -133,12 +131,7 @@ pub fn verify_again(dir: &Path, plan: Plan) -> Result<Option<Verification>, Erro
     let crate::run::dir::RunDir {
         problem, records, ..
     } = crate::run::dir::RunDir::open(dir)?;
-    let mut evaluator: Box<dyn Evaluator> = match meta.mock {
-        true => Box::new(MockEvaluator::new()),
-        false => Box::new(RealEvaluator::new()),
-    };
-    process::install_signal_handlers();
-    process::become_subreaper();
+    let mut evaluator = crate::evaluate::make_evaluator(meta.mock, false, 0);
     evaluator.prepare(&problem, dir)?;
     let v = verify::verify(&problem, &records, evaluator.as_mut(), plan, &anchors)
         .map_err(|s| s.into_error(dir))?;

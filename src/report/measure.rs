@@ -27,16 +27,14 @@ pub fn measure(
     sets: &[String],
     repeats: u32,
 ) -> Result<Measured, Error> {
-    use crate::evaluate::{Evaluated, Evaluator, RealEvaluator};
+    use crate::evaluate::Evaluated;
     let mut problem = crate::problem::Problem::load(problem_path)?;
     problem.repeats = crate::run::settings::flag("--repeats", limits::repeats(repeats.into()))?;
     let config = pick::configuration(&problem, from, eval, sets)?;
     let dir = crate::scratch::Scratch::new("measure")
         .map_err(|e| Error::io("cannot create a scratch directory", e))?;
     let scratch = dir.path().to_path_buf();
-    crate::process::install_signal_handlers();
-    crate::process::become_subreaper();
-    let mut ev = RealEvaluator::new();
+    let mut ev = crate::evaluate::make_evaluator(false, false, 0);
     let result = ev
         .prepare(&problem, &scratch)
         .map(|_| ev.evaluate(&problem, &config, 0));

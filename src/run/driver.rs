@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use crate::error::Error;
 use crate::evaluate::outcome::{Source, Status, Stop};
-use crate::evaluate::{Evaluated, Evaluator, MockEvaluator, RealEvaluator};
+use crate::evaluate::{make_evaluator, Evaluated, Evaluator};
 use crate::problem::space::Config;
 use crate::problem::{Goal, Problem};
 use crate::process;
@@ -131,7 +131,7 @@ pub fn drive(l: Launch, strategy: &mut dyn Strategy) -> Result<Summary, Error> {
     if let Some(settings) = session.s.slurm.clone() {
         return drive_farm(session, strategy, settings);
     }
-    let mut evaluator = make_evaluator(session.s.mock, l.opts.keep_builds);
+    let mut evaluator = make_evaluator(session.s.mock, l.opts.keep_builds, 0);
     session.prepared(evaluator.prepare(l.problem, &session.dir))?;
     session.replay(strategy, Some(evaluator.as_mut()));
     let termination = session.search(strategy, evaluator.as_mut())?;
@@ -140,16 +140,6 @@ pub fn drive(l: Launch, strategy: &mut dyn Strategy) -> Result<Summary, Error> {
         verify::verify(p, records, evaluator.as_mut(), plan, anchors)
     })?;
     session.finish(termination)
-}
-
-/// The evaluator of a run (`--mock`: the synthetic one).
-pub fn make_evaluator(mock: bool, keep_builds: bool) -> Box<dyn Evaluator> {
-    if mock {
-        return Box::new(MockEvaluator::new());
-    }
-    let mut e = RealEvaluator::new();
-    e.keep_builds = keep_builds;
-    Box::new(e)
 }
 
 /// One run in progress: its directory, log, records and the best so far.

@@ -41,8 +41,6 @@ pub(super) fn claim_dir(dir: &Path, resume: bool) -> Result<PathBuf, Error> {
     // finish that job now (only processes of that group that work inside this directory).
     process::reap_stale_group(&dir);
     process::track_children_in(&dir);
-    process::install_signal_handlers();
-    process::become_subreaper();
     Ok(dir)
 }
 

@@ -8,11 +8,11 @@
 use std::path::Path;
 
 use crate::error::{exit, Error};
+use crate::evaluate::make_evaluator;
 use crate::evaluate::outcome::{Measurement, Status, Stop};
 use crate::evaluate::{Evaluated, Evaluator};
 use crate::problem::Problem;
 use crate::process;
-use crate::run::driver::make_evaluator;
 use crate::run::log;
 use crate::run::machine::now_rfc3339;
 use crate::run::meta;
@@ -33,7 +33,6 @@ pub fn work(run_dir: &Path, key: &str) -> Result<u8, Error> {
             Some("`moldtune worker` is started by `moldtune run --executor slurm`, not by hand"),
         )
     })?;
-    process::install_signal_handlers();
     process::track_children_in(&jd.0);
     let started_at = now_rfc3339();
     let meta = meta::read_run_json(run_dir)?;
@@ -79,7 +78,7 @@ fn failed(e: Error) -> Answer {
 /// The task's answer; `None` when the worker was interrupted.
 fn answer(problem: &Problem, run_dir: &Path, meta: &RunMeta, task: Task) -> Option<Answer> {
     match task {
-        Task::Reference => match make_evaluator(meta.mock, false).prepare(problem, run_dir) {
+        Task::Reference => match make_evaluator(meta.mock, false, 0).prepare(problem, run_dir) {
             Ok(()) => Some(Answer::Reference),
             Err(Error::Interrupted(_)) => None,
             Err(e) => Some(failed(e)),
@@ -152,7 +151,7 @@ fn evaluator(
     run_dir: &Path,
     meta: &RunMeta,
 ) -> Result<Box<dyn Evaluator>, Error> {
-    let mut e = make_evaluator(meta.mock, false);
+    let mut e = make_evaluator(meta.mock, false, 0);
     e.prepare(problem, run_dir)?;
     for r in log::read_records_live(run_dir, problem)? {
         e.remember(&r.m, r.eval_id);
