@@ -1,20 +1,17 @@
-//! Discovery: the kernel's loops from clang-22's JSON AST, parsed with the user's own flags
-//! and read as a [`Unit`] (the kernel's candidates and what names them, see
-//! [`crate::mctree::unit`]); the accessors of the AST's nodes the other analyses share.
+//! The kernel's loops, from its body in clang-22's JSON AST ([`crate::mctree::unit`]): each
+//! `for` read as a canonical header (or the reason it is untouchable), its bounds and trip
+//! count, the nests, and what each body writes. The dependences come after
+//! ([`crate::mctree::discover`]).
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::error::Error;
 use crate::mctree::header::{assigns, header, is_write, leaves_early, moving_bound};
 use crate::mctree::looptree::{Bound, Loop, LoopTree};
-use crate::mctree::memory::Memory;
+use crate::mctree::node::{decl_ref, inner, kind, literal, offset, refs, text_of};
 pub use crate::mctree::unit::choose;
-pub(crate) use crate::mctree::unit::{bare, inner, kind, offset};
-use crate::mctree::unit::{Function, Unit};
-use crate::mctree::{deps, legality};
+use crate::mctree::unit::Function;
 use crate::problem::mold::line_col;
 
 /// The functions of the file that call `kernel`, directly or through one another: where
@@ -32,73 +29,6 @@ pub fn callers(fns: &[Function], kernel: &str) -> Vec<String> {
         }
     }
     found
-}
-
-/// The declaration a `DeclRefExpr` names: (id, name, type).
-pub(crate) fn decl_ref(v: &Value) -> Option<(&str, &str, &str)> {
-    let v = bare(v);
-    if kind(v) != "DeclRefExpr" {
-        return None;
-    }
-    let d = v.get("referencedDecl")?;
-    let id = d.get("id")?.as_str()?;
-    let name = d.get("name")?.as_str()?;
-    let ty = d
-        .get("type")
-        .and_then(|t| t.get("qualType"))
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    Some((id, name, ty))
-}
-
-/// Every declaration an expression reads.
-pub(crate) fn refs(v: &Value, out: &mut BTreeSet<String>) {
-    if let Some((id, _, _)) = decl_ref(v) {
-        out.insert(id.to_string());
-    }
-    for c in inner(v) {
-        refs(c, out);
-    }
-}
-
-/// The value of an integer constant expression (`N - 1` once `N` is expanded).
-pub(crate) fn literal(v: &Value) -> Option<i64> {
-    let v = bare(v);
-    let op = v.get("opcode").and_then(Value::as_str);
-    match (kind(v), op, inner(v)) {
-        ("IntegerLiteral", _, _) => v.get("value")?.as_str()?.parse().ok(),
-        ("UnaryOperator", Some("-"), [x]) => literal(x)?.checked_neg(),
-        ("BinaryOperator", Some(op), [a, b]) => {
-            let (a, b) = (literal(a)?, literal(b)?);
-            match op {
-                "+" => a.checked_add(b),
-                "-" => a.checked_sub(b),
-                "*" => a.checked_mul(b),
-                "/" => a.checked_div(b),
-                _ => None,
-            }
-        }
-        _ => None,
-    }
-}
-
-/// The source text of an expression, from its range's offsets.
-pub(crate) fn text_of<'t>(v: &Value, text: &'t str) -> &'t str {
-    let r = v.get("range");
-    let b = r.and_then(|r| r.get("begin")).and_then(offset);
-    let e = r.and_then(|r| r.get("end"));
-    let end = e.and_then(offset).map(|o| {
-        let len = e
-            .and_then(|e| e.get("expansionLoc").or(Some(e)))
-            .and_then(|l| l.get("tokLen"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0) as usize;
-        o + len
-    });
-    match (b, end) {
-        (Some(b), Some(e)) if b <= e => text.get(b..e).unwrap_or("?"),
-        _ => "?",
-    }
 }
 
 /// What the walk knows: the file's text and, per enclosing loop, its induction variable.
@@ -246,27 +176,6 @@ impl Walk<'_> {
     }
 }
 
-/// Whether a node of one of `kinds` is anywhere below `v` (not counting nested loops'
-/// `break`, which leaves only the nested loop).
-pub(crate) fn find_kind(v: Option<&Value>, kinds: &[&str], found: &mut bool) {
-    let Some(v) = v else { return };
-    if kinds.contains(&kind(v)) {
-        *found = true;
-        return;
-    }
-    for c in inner(v) {
-        let nested_loop = matches!(kind(c), "ForStmt" | "WhileStmt" | "DoStmt" | "SwitchStmt");
-        if nested_loop {
-            let outer: Vec<&str> = (kinds.iter().copied())
-                .filter(|k| *k != "BreakStmt")
-                .collect();
-            find_kind(inner(c).last(), &outer, found);
-        } else {
-            find_kind(Some(c), kinds, found);
-        }
-    }
-}
-
 fn trip(lower: &Bound, upper: &Bound, inclusive: bool, step: i64) -> Option<i64> {
     let (Bound::Constant { value: lo }, Bound::Constant { value: hi }) = (lower, upper) else {
         return None;
@@ -275,41 +184,9 @@ fn trip(lower: &Bound, upper: &Bound, inclusive: bool, step: i64) -> Option<i64>
     Some((span + step - step.signum()) / step).map(|t| t.max(0))
 }
 
-/// The loop tree of the kernel (`wanted`, or the one [`choose`] finds) in the translation
-/// unit `unit` of the file `file` (its text `text`), linked with the extra sources `others`.
-pub fn kernel_tree(
-    unit: &Unit,
-    text: &str,
-    file: &Path,
-    wanted: Option<&str>,
-    others: &[PathBuf],
-) -> Result<LoopTree, Error> {
-    let fns = &unit.functions;
-    let k = choose(fns, wanted, text, file)?;
-    let memory = Memory::of(unit, k, !named_in(others, &k.name));
-    let callers = callers(fns, &k.name);
-    let name = file.display().to_string();
-    Ok(loop_tree(k, text, &name, callers, &memory))
-}
-
-/// Whether one of the extra sources may call `name`: a C file that mentions it, or an object
-/// or archive (not read).
-fn named_in(others: &[PathBuf], name: &str) -> bool {
-    others.iter().any(|p| {
-        let c = p.extension().is_some_and(|e| e == "c");
-        !c || std::fs::read_to_string(p).map_or(true, |t| t.contains(name))
-    })
-}
-
 /// The loop tree of `kernel`, with nests, rectangularity and the variables a `parallel
 /// for` must privatise worked out.
-fn loop_tree(
-    kernel: &Function,
-    text: &str,
-    file: &str,
-    callers: Vec<String>,
-    memory: &Memory,
-) -> LoopTree {
+pub fn loop_tree(kernel: &Function, text: &str, file: &str, callers: Vec<String>) -> LoopTree {
     let mut w = Walk {
         text,
         loops: vec![],
@@ -328,7 +205,6 @@ fn loop_tree(
         roots,
     };
     nests(&mut t);
-    t.deps = deps::analyse(kernel, memory, text);
     writes(&mut t, &kernel.body);
     t
 }
@@ -372,9 +248,9 @@ fn nests(t: &mut LoopTree) {
     }
 }
 
-/// For every loop: the scalars declared outside it that its body writes, what a `parallel
-/// for` on it must make private (inner induction variables declared outside it, scalars
-/// the dependence analysis found privatisable), and whether it carries a dependence.
+/// For every loop: the scalars declared outside it that its body writes, and what a
+/// `parallel for` on it must make private of them (inner induction variables declared
+/// outside it; the dependence analysis adds the scalars it finds privatisable).
 fn writes(t: &mut LoopTree, body: &Value) {
     let mut found = Vec::new();
     collect_fors(body, &mut found);
@@ -396,9 +272,7 @@ fn writes(t: &mut LoopTree, body: &Value) {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
-        let scalars = t.deps.private.get(&id).cloned().unwrap_or_default();
-        t.loops[id].private = inner_ivs.into_iter().chain(scalars).collect();
-        t.loops[id].independent = !legality::carries(t, id);
+        t.loops[id].private = inner_ivs.into_iter().collect();
     }
 }
 

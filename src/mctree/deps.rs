@@ -27,9 +27,9 @@ use serde_json::Value;
 
 pub use crate::mctree::affine::Dir;
 use crate::mctree::affine::{dimension, Affine, Nest};
-use crate::mctree::ast::{bare, decl_ref, inner, kind, literal, text_of};
 use crate::mctree::header::{assigns, header, is_write};
 use crate::mctree::memory::{Memory, Place, Subscript};
+use crate::mctree::node::{bare, decl_ref, inner, kind, literal, text_of};
 use crate::mctree::unit::Function;
 use crate::problem::mold::line_col;
 
@@ -640,4 +640,20 @@ fn feasible(a: &Access, b: &Access, nest: &Nest) -> bool {
         (Some(x), Some(y)) => dimension(x, y, nest),
         _ => true,
     })
+}
+
+/// `a dependence on `path` (<,>,=) over L0,L1,L2`.
+pub fn describe(d: &Dependence) -> String {
+    let loops: Vec<String> = d.loops.iter().map(|l| format!("L{l}")).collect();
+    let how = if d.exact {
+        ""
+    } else {
+        " (assumed: an access the analysis cannot read)"
+    };
+    format!(
+        "a dependence on `{}` {} over {}{how}",
+        d.on,
+        d.vector(),
+        loops.join(",")
+    )
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::mctree::ast::{bare, decl_ref, find_kind, inner, kind, literal, offset, refs};
+use crate::mctree::node::{bare, decl_ref, find_kind, inner, kind, literal, offset, refs};
 
 /// The parts of a canonical `for` header.
 pub(crate) struct Header {

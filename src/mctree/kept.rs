@@ -27,7 +27,7 @@ pub(super) fn discover(r: &Recorded, text: &str) -> Result<LoopTree, Error> {
                 let wanted = Some(r.kernel.as_str()).filter(|k| !k.is_empty());
                 let (flags, timeout) = (r.parse_flags(), r.compile_timeout());
                 let unit = unit::read(&r.compiler, &r.file, &flags, timeout, text, wanted)?;
-                ast::kernel_tree(&unit, text, &r.file, wanted, &r.sources)
+                discover::kernel_tree(&unit, text, &r.file, wanted, &r.sources)
             });
         let t = t.map_err(|e| Error::Internal(format!("cannot start discovery's thread: {e}")))?;
         (t.join()).unwrap_or_else(|_| Err(Error::Internal("discovery's thread panicked".into())))

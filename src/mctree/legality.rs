@@ -18,9 +18,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::mctree::deps::{Dependence, Dependences, Dir};
+use crate::mctree::deps::{describe, Dependence, Dependences, Dir};
+use crate::mctree::directive::{Op, Stacks};
 use crate::mctree::looptree::LoopTree;
-use crate::mctree::transform::{Op, Stacks};
 
 /// How a node's correctness is established, beyond the output check every node passes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -116,22 +116,6 @@ fn relevant(deps: &Dependences, l: usize) -> impl Iterator<Item = (&Dependence, 
             .all(|&x| x == Dir::Eq)
             .then(|| (d, &d.dirs[at..]))
     })
-}
-
-/// `a dependence on `path` (<,>,=) over L0,L1,L2`.
-pub fn describe(d: &Dependence) -> String {
-    let loops: Vec<String> = d.loops.iter().map(|l| format!("L{l}")).collect();
-    let how = if d.exact {
-        ""
-    } else {
-        " (assumed: an access the analysis cannot read)"
-    };
-    format!(
-        "a dependence on `{}` {} over {}{how}",
-        d.on,
-        d.vector(),
-        loops.join(",")
-    )
 }
 
 /// Whether loop `l` carries a dependence (privatisable scalars aside): `reverse` and a

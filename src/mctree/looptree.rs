@@ -166,7 +166,7 @@ impl LoopTree {
             d.deps.len()
         );
         for dep in d.deps.iter().take(SHOWN_DEPS) {
-            out.push_str(&format!("  {}\n", crate::mctree::legality::describe(dep)));
+            out.push_str(&format!("  {}\n", crate::mctree::deps::describe(dep)));
         }
         if d.deps.len() > SHOWN_DEPS {
             out.push_str(&format!(

@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use crate::mctree::ast::{decl_ref, inner, kind};
+use crate::mctree::node::{decl_ref, inner, kind};
 use crate::mctree::unit::{Function, Unit};
 
 /// A subscript as written: the sum of `sign · expression` terms (empty: 0).

@@ -8,11 +8,14 @@
 pub mod affine;
 pub mod ast;
 pub mod deps;
+pub mod directive;
+pub mod discover;
 pub mod emit;
 pub mod header;
 pub mod legality;
 pub mod looptree;
 pub mod memory;
+pub mod node;
 pub mod objects;
 pub mod polly;
 pub mod search;

@@ -22,6 +22,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::error::Error;
+use crate::mctree::node::{bare, inner, kind, offset};
 use crate::process::helper::{self, Output};
 use crate::process::Exit;
 
@@ -374,25 +375,6 @@ impl Cutter {
     }
 }
 
-/// The byte offset of a location (the expansion's, for a location inside a macro).
-pub(crate) fn offset(loc: &Value) -> Option<usize> {
-    loc.get("expansionLoc")
-        .and_then(|l| l.get("offset"))
-        .or_else(|| loc.get("offset"))
-        .and_then(Value::as_u64)
-        .map(|o| o as usize)
-}
-
-pub(crate) fn kind(v: &Value) -> &str {
-    v.get("kind").and_then(Value::as_str).unwrap_or("")
-}
-
-pub(crate) fn inner(v: &Value) -> &[Value] {
-    v.get("inner")
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
-}
-
 /// The kernel: `--kernel NAME`, else the one function named `kernel_*`, else the one that
 /// holds `#pragma scop`.
 pub fn choose<'f>(
@@ -446,14 +428,6 @@ pub fn choose<'f>(
             names()
         )),
     ))
-}
-
-/// Peels implicit casts and parentheses.
-pub(crate) fn bare(v: &Value) -> &Value {
-    match kind(v) {
-        "ImplicitCastExpr" | "ParenExpr" | "ConstantExpr" => inner(v).first().map_or(v, bare),
-        _ => v,
-    }
 }
 
 #[cfg(test)]

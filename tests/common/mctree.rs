@@ -6,7 +6,7 @@ use std::path::Path;
 use moldtune::mctree::looptree::LoopTree;
 use moldtune::mctree::setup::Recorded;
 use moldtune::mctree::transform::Options;
-use moldtune::mctree::{ast, unit};
+use moldtune::mctree::{discover, unit};
 use moldtune::problem::{CheckMode, MetricKind, Stream};
 
 /// The settings an mctree run on `file` would have with `flags` after `--` (compiled at -O1,
@@ -49,6 +49,6 @@ pub fn loop_tree(r: &Recorded) -> (String, LoopTree) {
     let wanted = (!r.kernel.is_empty()).then_some(r.kernel.as_str());
     let (flags, timeout) = (r.parse_flags(), r.compile_timeout());
     let unit = unit::read("clang-22", &r.file, &flags, timeout, &text, wanted).unwrap();
-    let t = ast::kernel_tree(&unit, &text, &r.file, wanted, &r.sources).unwrap();
+    let t = discover::kernel_tree(&unit, &text, &r.file, wanted, &r.sources).unwrap();
     (text, t)
 }
