@@ -11,12 +11,12 @@
 //! the first failing one is reported, so a file with several mistakes always gets the same
 //! message.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
-use serde_saphyr::{Location, Spanned};
+use serde_saphyr::Spanned;
 
-use crate::error::{did_you_mean, Error, Span};
+use crate::error::{Error, Span};
+use crate::problem::commands::{env_templates, named_templates};
 use crate::problem::limits;
 use crate::problem::locate::Ctx;
 use crate::problem::mold::Mold;
@@ -25,7 +25,7 @@ use crate::problem::raw::{
     self, RawCheck, RawMetric, RawProblem, RawSearch, RawSlurm, RawTimeouts,
 };
 pub use crate::problem::raw::{CheckMode, Goal, MetricKind, Reduce, Stream};
-use crate::problem::space::{Config, Kind, Param, Scalar, Space};
+use crate::problem::space::{Config, Space};
 use crate::problem::template::{self, Template};
 use crate::rng::hex_hash;
 
@@ -213,68 +213,6 @@ impl Ctx<'_> {
 // What the evaluations need, and how they are measured and checked
 // ---------------------------------------------------------------------------------------------
 
-/// A template with where it is written and what to call it in an error.
-struct NamedTemplate<'a> {
-    template: &'a Template,
-    loc: &'a Location,
-    what: String,
-    /// A command (split into arguments), not an environment value.
-    command: bool,
-}
-
-impl<'a> NamedTemplate<'a> {
-    fn new(template: &'a Template, loc: &'a Location, what: String) -> Self {
-        let command = !what.starts_with("env.");
-        NamedTemplate {
-            template,
-            loc,
-            what,
-            command,
-        }
-    }
-}
-
-fn env_templates(env: &BTreeMap<String, Spanned<String>>) -> Vec<(String, Template)> {
-    env.iter()
-        .map(|(k, v)| (k.clone(), Template::new(v.value.clone())))
-        .collect()
-}
-
-/// compile, run and each `env.NAME`, in that order (the order their errors are reported in).
-fn named_templates<'a>(
-    raw: &'a RawProblem,
-    compile: &'a Template,
-    run: &'a Template,
-    env: &'a [(String, Template)],
-) -> Vec<NamedTemplate<'a>> {
-    let mut out = vec![
-        NamedTemplate::new(compile, &raw.compile.referenced, "compile".into()),
-        NamedTemplate::new(run, &raw.run.referenced, "run".into()),
-    ];
-    for ((k, t), (_, sp)) in env.iter().zip(raw.env.iter()) {
-        out.push(NamedTemplate::new(t, &sp.referenced, format!("env.{k}")));
-    }
-    out
-}
-
-/// The values of `p` that hold several flags (`-mllvm -polly`: two or more words, each
-/// starting with `-`), with their coordinates.
-fn flag_values(p: &Param) -> Vec<(f64, String)> {
-    let texts: Vec<String> = match &p.kind {
-        Kind::Categorical(v) => v.clone(),
-        Kind::Ordinal(v) => v.iter().map(Scalar::to_string).collect(),
-        _ => vec![],
-    };
-    let is_flags = |v: &str| {
-        let words: Vec<&str> = v.split_whitespace().collect();
-        words.len() > 1 && words.iter().all(|w| w.starts_with('-'))
-    };
-    (texts.into_iter().enumerate())
-        .filter(|(_, v)| is_flags(v))
-        .map(|(k, v)| (k as f64, v))
-        .collect()
-}
-
 impl Ctx<'_> {
     /// The mold file exists (its markers are checked by [`Mold::load`]).
     fn mold(&self, m: &Spanned<String>, space: &Space) -> Result<Mold, Error> {
@@ -307,180 +245,6 @@ impl Ctx<'_> {
             );
         }
         Ok(p)
-    }
-
-    /// Every template parses, reads only parameters and built-ins, passes no value that
-    /// holds several flags as one argument, and renders with the default configuration
-    /// (which finds what tera reports only when rendering, e.g. a filter's bad argument).
-    fn check_templates(
-        &self,
-        named: &[NamedTemplate],
-        space: &Space,
-        sources: &[PathBuf],
-    ) -> Result<(), Error> {
-        let builtins = template::Builtins::placeholder(self.dir, sources);
-        let vars = template::context(space, &space.default_config(), &builtins);
-        for t in named {
-            let read = match t.template.variables() {
-                Ok(read) => read,
-                Err(e) => return self.template_error(t, format!("does not parse: {e}")),
-            };
-            self.check_names_known(t, &read, space)?;
-            if t.command {
-                self.check_flags_split(t, &read, space, &builtins)?;
-            }
-            let rendered = if t.command {
-                t.template.argv(&vars).map(|argv| argv.is_empty())
-            } else {
-                t.template.render(&vars).map(|_| false)
-            };
-            match rendered {
-                Err(e) => return self.template_error(t, format!("does not render: {e}")),
-                Ok(true) => return self.empty_command(t),
-                Ok(false) => {}
-            }
-        }
-        Ok(())
-    }
-
-    /// A compile or run command that names no program (with the default configuration).
-    fn empty_command(&self, t: &NamedTemplate) -> Result<(), Error> {
-        let example = match t.what.as_str() {
-            "compile" => "clang-22 -O3 {{ source }} -o {{ exe }}",
-            _ => "{{ exe }}",
-        };
-        self.err(
-            t.loc,
-            format!("the `{}` command is empty", t.what),
-            Some(&format!("e.g. `{}: \"{example}\"`", t.what)),
-        )
-    }
-
-    fn template_error(&self, t: &NamedTemplate, what: String) -> Result<(), Error> {
-        self.err(
-            t.loc,
-            format!("the `{}` template {what}", t.what),
-            Some("template variables are the parameter names plus source, exe, sources, problem_dir, work_dir"),
-        )
-    }
-
-    /// Every name the template reads is a parameter or a built-in, in every branch: a
-    /// misspelt name is otherwise silently false in `{% if %}`, or an error only in the
-    /// configurations that take the branch reading it.
-    fn check_names_known(
-        &self,
-        t: &NamedTemplate,
-        read: &BTreeSet<String>,
-        space: &Space,
-    ) -> Result<(), Error> {
-        let known = || (space.params.iter().map(|p| p.name.as_str())).chain(template::BUILTINS);
-        let Some(name) = read.iter().find(|n| !known().any(|k| k == n.as_str())) else {
-            return Ok(());
-        };
-        let hint = match did_you_mean(name, known()) {
-            Some(near) => format!("did you mean `{near}`?"),
-            None => {
-                let params: Vec<String> = known().map(|n| format!("`{n}`")).collect();
-                format!("the names a template can read are {}", params.join(", "))
-            }
-        };
-        Err(Error::Config {
-            span: self.template_span(t, name),
-            message: format!(
-                "the `{}` template reads `{name}`, which is neither a parameter nor a built-in",
-                t.what
-            ),
-            hint: Some(hint),
-        })
-    }
-
-    /// A value that holds several flags (`-mllvm -polly`) is not passed as one argument: a
-    /// compiler would reject it in every variant that takes it. `{{ P | words }}` splits it.
-    fn check_flags_split(
-        &self,
-        t: &NamedTemplate,
-        read: &BTreeSet<String>,
-        space: &Space,
-        builtins: &template::Builtins,
-    ) -> Result<(), Error> {
-        let base: Vec<f64> = space.params.iter().map(|p| p.default).collect();
-        for (i, p) in space.params.iter().enumerate() {
-            if !read.contains(&p.name) {
-                continue;
-            }
-            for (coord, value) in flag_values(p) {
-                let mut c = Config(base.clone());
-                c.0[i] = coord;
-                let ctx = template::context(space, &c, builtins);
-                let argv = t.template.argv(&ctx).unwrap_or_default();
-                if argv.iter().any(|a| a.contains(value.as_str())) {
-                    return Err(Error::Config {
-                        span: self.template_span(t, &p.name),
-                        message: format!(
-                            "the `{}` template passes the value `{value}` of `{}` as one argument",
-                            t.what, p.name
-                        ),
-                        hint: Some(format!(
-                            "a value stays one argument (so paths with spaces work); write `{{{{ {} | words }}}}` to pass its words as separate arguments",
-                            p.name
-                        )),
-                    });
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Where `name` is first read in template `t`, in the YAML file: exact when the template
-    /// is written on one line as it reads (plain or quoted, no escape before that point),
-    /// else the template's start.
-    fn template_span(&self, t: &NamedTemplate, name: &str) -> Span {
-        let mut span = self.span(t.loc);
-        let Some(offset) = t.template.position_of(name) else {
-            return span;
-        };
-        let prefix = &t.template.text[..offset];
-        let line = self
-            .text
-            .lines()
-            .nth((span.line as usize).saturating_sub(1));
-        let rest: String = line
-            .unwrap_or("")
-            .chars()
-            .skip((span.col as usize).saturating_sub(1))
-            .collect();
-        let quote = usize::from(rest.starts_with(['"', '\'']));
-        if rest[quote..].starts_with(prefix) {
-            span.col += (quote + prefix.chars().count()) as u32;
-        }
-        span
-    }
-
-    /// Every parameter is used: by a marker in the mold or as a template variable.
-    fn check_every_param_used(
-        &self,
-        named: &[NamedTemplate],
-        space: &Space,
-        mold: &Mold,
-        raw: &RawProblem,
-    ) -> Result<(), Error> {
-        let in_templates: HashSet<String> = named
-            .iter()
-            .flat_map(|t| t.template.identifiers())
-            .collect();
-        for (i, p) in space.params.iter().enumerate() {
-            if !mold.uses(i) && !in_templates.contains(&p.name) {
-                return self.err(
-                    &raw.params.value[i].name.referenced,
-                    format!("parameter `{}` is used nowhere", p.name),
-                    Some(&format!(
-                        "put a `#{}` marker in `{}`, or use `{{{{ {} }}}}` in compile, run or env",
-                        p.name, raw.mold.value, p.name
-                    )),
-                );
-            }
-        }
-        Ok(())
     }
 
     /// The metric: `kind: regex` needs a `regex` (and a `regex` alone means that kind), and a

@@ -5,6 +5,8 @@
 //! `--set P=V` [`overrides`](overrides).
 
 pub mod bounds;
+mod commands;
+mod constraints;
 pub mod expr;
 pub mod file;
 pub mod limits;
