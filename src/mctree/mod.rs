@@ -5,6 +5,7 @@
 //! the file and settings into the [`Problem`] that the run's driver evaluates, logs and
 //! resumes like any other; [`emit`] writes the best node back as a mold for `moldtune run`.
 
+pub mod accesses;
 pub mod affine;
 pub mod ast;
 pub mod deps;
