@@ -5,8 +5,8 @@ Reads every `crate::…` path in every file of src/ (use lines and inline paths,
 excluded), maps it to the file it names, and reports:
   - imports against the data's path between folders (the rules below);
   - circles between files of one folder (strongly connected components of its import graph);
-  - files over 600 lines.
-Exits 1 when a rule is broken, so CI can run it.
+  - files over 600 lines, and functions over 60 (tests included).
+Exits 1 when a rule is broken: scripts/test.sh runs it.
 
     python3 scripts/layering.py [--quiet]
 """
@@ -26,6 +26,7 @@ FORBIDDEN = [
     ("search", "run"),
 ]
 MAX_LINES = 600
+MAX_FN_LINES = 60
 
 
 def module_files():
@@ -108,6 +109,29 @@ def sccs(graph):
     return out
 
 
+def long_functions(files):
+    """(lines, file, name) of every function longer than MAX_FN_LINES: from its `fn` line to
+    the closing brace at its own indentation."""
+    out = []
+    for f in files:
+        lines = f.read_text().split("\n")
+        for i, line in enumerate(lines):
+            m = re.match(r"^(\s*)(pub(\([^)]*\))? )?(const )?(async )?fn (\w+)", line)
+            if not m:
+                continue
+            j = i
+            while j < len(lines) and not lines[j].rstrip().endswith(("{", ";")):
+                j += 1
+            if j == len(lines) or lines[j].rstrip().endswith(";"):
+                continue
+            k = j + 1
+            while k < len(lines) and lines[k] != m.group(1) + "}":
+                k += 1
+            if k - i + 1 > MAX_FN_LINES:
+                out.append((k - i + 1, f, m.group(6)))
+    return sorted(out, key=lambda t: (-t[0], str(t[1])))
+
+
 def main():
     modules = module_files()
     edges = {}
@@ -134,6 +158,8 @@ def main():
     for n, f in sorted(long, reverse=True):
         if n > MAX_LINES:
             broken.append(f"{f.relative_to(SRC.parent)}: {n} lines (over {MAX_LINES})")
+    for n, f, name in long_functions(modules.values()):
+        broken.append(f"{f.relative_to(SRC.parent)}: fn {name} has {n} lines (over {MAX_FN_LINES})")
     for b in broken:
         print(b)
     if "--quiet" not in sys.argv:

@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh --test
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
+python3 scripts/layering.py --quiet
 if [ "$(id -u)" -eq 0 ] && [ "${MOLDTUNE_SLURM_TESTS:-}" != "0" ]; then
   slurm_dir=$(mktemp -d /tmp/moldtune-slurm.XXXXXX)
   trap 'bash scripts/slurm_local.sh stop "$slurm_dir"' EXIT

@@ -22,7 +22,7 @@ use crate::evaluate::interleave::{self, Remeasured, Rounds};
 use crate::evaluate::outcome::{ended, Evaluated, Measurement, Status, Step, Stop};
 use crate::evaluate::reuse::{self, Reuse};
 use crate::evaluate::time::{time, ADAPTIVE_FACTOR, ADAPTIVE_FLOOR_S};
-use crate::evaluate::variant::{describe_exit, Build, Variant};
+use crate::evaluate::variant::{describe_exit, Build, Ran, Variant};
 use crate::problem::space::Config;
 use crate::problem::{CheckMode, Goal, Problem, Stream};
 use crate::process::{self, Exit};
@@ -331,39 +331,11 @@ pub fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result
         built: false,
     })?;
     v.r.source = source;
-    // The reference output comes from the check build when there is one.
-    match build(&v, v.check_build.as_ref().unwrap_or(&v.compile)) {
-        Step::Ok(_) => {}
-        Step::Fail(m) => {
-            return Err(Error::Reference {
-                message: format!(
-                    "{what} did not build ({}): {}",
-                    m.status,
-                    m.cause.unwrap_or_default()
-                ),
-                built: false,
-            })
-        }
-        Step::Stop(s) => return Err(s.into_error(run_dir)),
-    }
     let failed = |message| Error::Reference {
         message,
         built: true,
     };
-    let Some(ran) = v.run_check(problem.run_timeout_s) else {
-        return Err(failed(format!("{what}: the problem checks no output")));
-    };
-    match &ran.finished.exit {
-        Exit::Interrupted => return Err(Stop::Interrupted.into_error(run_dir)),
-        Exit::SpawnError(m) => return Err(Stop::Environment(m.clone()).into_error(run_dir)),
-        _ if !ran.finished.success() => {
-            return Err(failed(format!(
-                "{what} failed to run: {}",
-                describe_exit(&ran.finished, &ran.stderr, "the program")
-            )))
-        }
-        _ => {}
-    }
+    let ran = reference_ran(&v, &what, run_dir)?;
     let got = checked_stream(&v, &ran).to_path_buf();
     if std::fs::metadata(&got).map_or(0, |m| m.len()) == 0 {
         let stream = match problem.check.stream {
@@ -376,6 +348,38 @@ pub fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result
     }
     same_twice(&v, &got, &what).map_err(failed)?;
     Ok(got)
+}
+
+/// The reference built (from its check build when there is one) and run once for its
+/// output: a reference that does not build or run is [`Error::Reference`].
+fn reference_ran(v: &Variant, what: &str, run_dir: &Path) -> Result<Ran, Error> {
+    match build(v, v.check_build.as_ref().unwrap_or(&v.compile)) {
+        Step::Ok(_) => {}
+        Step::Fail(m) => {
+            let cause = m.cause.unwrap_or_default();
+            return Err(Error::Reference {
+                message: format!("{what} did not build ({}): {cause}", m.status),
+                built: false,
+            });
+        }
+        Step::Stop(s) => return Err(s.into_error(run_dir)),
+    }
+    let failed = |message| Error::Reference {
+        message,
+        built: true,
+    };
+    let Some(ran) = v.run_check(v.problem.run_timeout_s) else {
+        return Err(failed(format!("{what}: the problem checks no output")));
+    };
+    match &ran.finished.exit {
+        Exit::Interrupted => Err(Stop::Interrupted.into_error(run_dir)),
+        Exit::SpawnError(m) => Err(Stop::Environment(m.clone()).into_error(run_dir)),
+        _ if !ran.finished.success() => Err(failed(format!(
+            "{what} failed to run: {}",
+            describe_exit(&ran.finished, &ran.stderr, "the program")
+        ))),
+        _ => Ok(ran),
+    }
 }
 
 /// Runs the reference's check a second time: an output that differs between two runs of one

@@ -170,16 +170,9 @@ fn private_lists(
         .collect()
 }
 
-/// The loop-carried dependences between accesses `a` and `b` (`same`: one access with
-/// itself), lexicographically positive in the order the iterations run (`steps`: each
-/// loop's step; a loop without one has no affine subscripts).
-fn pair(
-    a: &Access,
-    b: &Access,
-    same: bool,
-    private_at: &HashMap<String, usize>,
-    steps: &HashMap<usize, i64>,
-) -> Result<Vec<Dependence>, String> {
+/// The loops around both `a` and `b`, outermost first, when they may touch the same memory
+/// and one of them writes it (else none).
+fn common_loops(a: &Access, b: &Access, same: bool) -> Result<Vec<usize>, String> {
     let conflict = match (&a.target, &b.target) {
         (Target::Memory, _) | (_, Target::Memory) => true,
         (x, y) => x == y,
@@ -191,13 +184,27 @@ fn pair(
         .take_while(|(x, y)| x == y)
         .map(|(x, _)| *x)
         .collect();
-    if common.is_empty() {
-        return Ok(vec![]);
-    }
     if common.len() > MAX_COMMON_LOOPS {
         return Err(format!(
             "more than {MAX_COMMON_LOOPS} loops around one access"
         ));
+    }
+    Ok(common)
+}
+
+/// The loop-carried dependences between accesses `a` and `b` (`same`: one access with
+/// itself), lexicographically positive in the order the iterations run (`steps`: each
+/// loop's step; a loop without one has no affine subscripts).
+fn pair(
+    a: &Access,
+    b: &Access,
+    same: bool,
+    private_at: &HashMap<String, usize>,
+    steps: &HashMap<usize, i64>,
+) -> Result<Vec<Dependence>, String> {
+    let common = common_loops(a, b, same)?;
+    if common.is_empty() {
+        return Ok(vec![]);
     }
     // A private scalar carries nothing on its loop and the loops around it.
     let fixed = match &a.target {

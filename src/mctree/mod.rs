@@ -200,18 +200,7 @@ fn tune(
     let labels = OpenValues::default();
     let mut problem = setup::problem(&r, &text, &loops, &labels)?;
     if prev.is_none() && !o.shared.mock {
-        if !o.shared.quiet {
-            let run = match r.run_timeout_s > 0.0 {
-                true => format!("{} s", r.run_timeout_s),
-                false => "600 s; then 30× its time".to_string(),
-            };
-            eprintln!(
-                "mctree: building and running the untransformed `{}` (compile timeout {} s, run timeout {run}) ...",
-                r.file.display(),
-                r.compile_timeout_s
-            );
-        }
-        preflight(&mut r, &mut problem)?;
+        preflight(&mut r, &mut problem, o.shared.quiet)?;
     }
     let kind = Kind::parse(&r.strategy).unwrap_or(Kind::Rf);
     let s = resolved(&o, prev, kind)?;
@@ -246,11 +235,7 @@ fn tune(
     let summary = result?;
     let emitted = match (&o.emit_mold, &summary.best) {
         (Some(dir), Some((eval_id, _, _))) => {
-            let n = (search.tree.nodes.iter()).position(|n| n.eval_id == Some(*eval_id));
-            let best = n.map_or_else(transform::Stacks::root, |n| {
-                search.tree.nodes[n].stacks.clone()
-            });
-            Some(emit::emit(dir, &problem, &r, &search.tree.loops, &best)?)
+            Some(emit_best(dir, &problem, &r, &search.tree, *eval_id)?)
         }
         _ => None,
     };
@@ -260,6 +245,19 @@ fn tune(
         emitted,
         legality,
     })))
+}
+
+/// Writes evaluation `eval_id`'s node as a mold and problem file into `dir` (`--emit-mold`).
+fn emit_best(
+    dir: &Path,
+    problem: &Problem,
+    r: &Recorded,
+    tree: &Tree,
+    eval_id: usize,
+) -> Result<PathBuf, Error> {
+    let n = (tree.nodes.iter()).position(|n| n.eval_id == Some(eval_id));
+    let best = n.map_or_else(transform::Stacks::root, |n| tree.nodes[n].stacks.clone());
+    emit::emit(dir, problem, r, &tree.loops, &best)
 }
 
 /// The Polly knobs worth a build, saying which are not and why.

@@ -8,7 +8,18 @@ use super::*;
 /// that does not build or run, or whose check run prints nothing to compare, is a usage
 /// error; decides the metric (the kernel time the program prints, else wall time) and the
 /// run timeout (30× this run, 5 s to 10 min).
-pub(super) fn preflight(r: &mut Recorded, problem: &mut Problem) -> Result<(), Error> {
+pub(super) fn preflight(r: &mut Recorded, problem: &mut Problem, quiet: bool) -> Result<(), Error> {
+    if !quiet {
+        let run = match r.run_timeout_s > 0.0 {
+            true => format!("{} s", r.run_timeout_s),
+            false => "600 s; then 30× its time".to_string(),
+        };
+        eprintln!(
+            "mctree: building and running the untransformed `{}` (compile timeout {} s, run timeout {run}) ...",
+            r.file.display(),
+            r.compile_timeout_s
+        );
+    }
     let scratch = crate::scratch::Scratch::new("mctree")
         .map_err(|e| Error::io("cannot create a scratch directory", e))?;
     let dir = scratch.path().to_path_buf();

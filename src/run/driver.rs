@@ -184,24 +184,7 @@ impl<'p> Session<'p> {
         };
         let spent = records.iter().filter(|r| s.budget.spends(r)).count();
         let progress = Progress::new(s.max_evals, spent, opts.quiet);
-        let what = match s.budget {
-            Budget::Evaluations => "evaluations",
-            Budget::Valid => "valid evaluations",
-        };
-        progress.message(&format!(
-            "moldtune: {} — {} {}, seed {}, {spent} of {} {what} done{}, results in {}",
-            problem.name,
-            if s.strategy.is_some() {
-                "strategy"
-            } else {
-                "learner"
-            },
-            s.strategy_name(),
-            s.seed,
-            s.max_evals,
-            where_it_runs(&s),
-            dir.display()
-        ));
+        progress.message(&opening_line(problem, &s, spent, &dir));
         if let Some(w) = budget_warning(&s) {
             // A warning is shown even with --quiet: it questions the run's result.
             eprintln!("{w}");
@@ -483,4 +466,4 @@ mod farm;
 mod start;
 use farm::drive_farm;
 pub use start::default_out;
-use start::{budget_warning, claim_dir, new_meta, where_it_runs};
+use start::{budget_warning, claim_dir, new_meta, opening_line};

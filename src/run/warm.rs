@@ -113,44 +113,26 @@ pub fn load(
             Some(hint),
         )
     };
+    let same = "give a run of the same parameters and values (another dataset size or machine)";
     let not_a_run =
         "give the directory of a finished `moldtune run` (it holds run.json and results.csv)";
-    let same = "give a run of the same parameters and values (another dataset size or machine)";
-    let (name, earlier_goal, records) = match crate::run::dir::RunDir::open(dir) {
-        Ok(earlier) => {
-            if let Some(d) = space.first_difference(&earlier.problem.space) {
-                return Err(refuse(format!("its space differs: {d}"), same));
-            }
-            (
-                earlier.problem.name,
-                earlier.problem.metric.goal,
-                earlier.records,
-            )
-        }
-        Err(e) => {
-            let alone = alone(dir, this).ok_or_else(|| refuse(e.message(), not_a_run))?;
-            alone.map_err(|e| refuse(e.message(), same))?
-        }
-    };
+    let (name, earlier_goal, records) = earlier(dir, space, this)
+        .map_err(|(why, other_space)| refuse(why, if other_space { same } else { not_a_run }))?;
     if earlier_goal != goal {
-        return Err(refuse(
-            format!(
-                "its goal is to {}, this run's to {}",
-                goal_word(earlier_goal),
-                goal_word(goal)
-            ),
-            same,
-        ));
+        let why = format!(
+            "its goal is to {}, this run's to {}",
+            goal_word(earlier_goal),
+            goal_word(goal)
+        );
+        return Err(refuse(why, same));
     }
     let successes: Vec<_> = (records.iter())
         .filter(|r| r.m.status == Status::Ok)
         .filter_map(|r| r.m.objective.map(|y| (r.config.clone(), y)))
         .collect();
     if successes.is_empty() {
-        return Err(refuse(
-            "none of its evaluations succeeded".into(),
-            "a prior needs successes",
-        ));
+        let why = "none of its evaluations succeeded".into();
+        return Err(refuse(why, "a prior needs successes"));
     }
     let coordinates = |c: &Config| c.0.iter().map(|x| x.is_finite().then_some(*x)).collect();
     let record = WarmStart {
@@ -158,10 +140,25 @@ pub fn load(
         problem_name: name,
         evaluations: records.len(),
         successes: successes.len(),
-        prior: successes
-            .iter()
+        prior: (successes.iter())
             .map(|(c, y)| (coordinates(c), *y))
             .collect(),
     };
     Ok((Prior::new(successes, goal), record))
+}
+
+/// The earlier run in `dir`, of `space` (read with `this` run's problem when it was copied
+/// without its own); the refusal says why, and whether the run is one of another space
+/// (`true`) or none at all.
+fn earlier(dir: &Path, space: &Space, this: Option<&Problem>) -> Result<Earlier, (String, bool)> {
+    match crate::run::dir::RunDir::open(dir) {
+        Ok(run) => match space.first_difference(&run.problem.space) {
+            Some(d) => Err((format!("its space differs: {d}"), true)),
+            None => Ok((run.problem.name, run.problem.metric.goal, run.records)),
+        },
+        Err(e) => match alone(dir, this) {
+            None => Err((e.message(), false)),
+            Some(read) => read.map_err(|e| (e.message(), true)),
+        },
+    }
 }

@@ -44,8 +44,31 @@ pub(super) fn claim_dir(dir: &Path, resume: bool) -> Result<PathBuf, Error> {
     Ok(dir)
 }
 
+/// The line a run opens with: the problem, the search, how much is done, where it runs and
+/// where its results go.
+pub(super) fn opening_line(problem: &Problem, s: &Resolved, spent: usize, dir: &Path) -> String {
+    let what = match s.budget {
+        Budget::Evaluations => "evaluations",
+        Budget::Valid => "valid evaluations",
+    };
+    let by = if s.strategy.is_some() {
+        "strategy"
+    } else {
+        "learner"
+    };
+    format!(
+        "moldtune: {} — {by} {}, seed {}, {spent} of {} {what} done{}, results in {}",
+        problem.name,
+        s.strategy_name(),
+        s.seed,
+        s.max_evals,
+        where_it_runs(s),
+        dir.display()
+    )
+}
+
 /// Where the evaluations run, for the opening line: nothing when here.
-pub(super) fn where_it_runs(s: &Resolved) -> String {
+fn where_it_runs(s: &Resolved) -> String {
     match &s.slurm {
         None => String::new(),
         Some(sl) => match &sl.allocation {
