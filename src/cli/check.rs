@@ -37,10 +37,8 @@ pub struct CheckArgs {
     /// `--threshold`, instead of writing it with a warning.
     #[arg(long, requires = "update")]
     pub strict: bool,
-    /// Builds (and output checks) run at once before the timed rounds, which stay alone
-    /// [default: the number of cores, at most 4].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-    pub jobs: Option<u16>,
+    #[command(flatten)]
+    pub jobs: crate::run::settings::Jobs,
     /// What a check that ends undecided exits with: `fail` (7) or `pass` (0).
     #[arg(long, value_enum, default_value_t = crate::check::Undecided::Fail)]
     pub undecided: crate::check::Undecided,
@@ -103,7 +101,7 @@ pub(super) fn check_command(a: CheckArgs) -> Result<u8, Error> {
     let mut opts = check_options(a.rounds.into(), a.mock, a.quiet);
     opts.rule.threshold = a.threshold;
     (opts.strict, opts.undecided) = (a.strict, a.undecided);
-    opts.jobs = a.jobs.map_or(opts.jobs, usize::from);
+    opts.jobs = a.jobs.or(None);
     if a.update {
         for f in crate::check::record::update(&a.baselines, &opts)? {
             println!("recorded {}", f.display());

@@ -121,10 +121,8 @@ pub enum Command {
         /// instead of writing it with a warning.
         #[arg(long)]
         strict: bool,
-        /// Builds (and output checks) run at once before the timed rounds, which stay
-        /// alone [default: the number of cores, at most 4].
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-        jobs: Option<u16>,
+        #[command(flatten)]
+        jobs: crate::run::settings::Jobs,
         /// Testing: replace compile+run by a deterministic synthetic objective.
         #[arg(long, hide = true)]
         mock: bool,
@@ -267,7 +265,7 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
         } => {
             let mut opts = check_options(rounds.into(), mock, false);
             (opts.rule.threshold, opts.strict) = (threshold, strict);
-            opts.jobs = jobs.map_or(opts.jobs, usize::from);
+            opts.jobs = jobs.or(None);
             baseline_command(&dirs, &out, &opts)
         }
         Command::Best {

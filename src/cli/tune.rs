@@ -52,13 +52,7 @@ pub(super) fn run_command(mut a: RunOptions, args: Vec<String>) -> Result<u8, Er
     leave_curve(&result, |s| s.dir.clone(), out_dir.as_deref());
     let s = result?;
     if json {
-        print_json(&serde_json::json!({
-            "dir": s.dir, "evaluations": s.evaluations, "termination": s.termination,
-            "best": s.best.as_ref().map(|b| serde_json::json!({"eval_id": b.0, "objective": b.1, "config": s.best_config, "described": b.2})),
-            "default_objective": s.default_objective,
-            "verification": s.verification,
-            "proposers": s.proposers,
-        }));
+        print_json(&Printed::of(&s, false));
     } else {
         print_summary(&s);
     }
@@ -80,15 +74,11 @@ pub(super) fn mctree_command(mut o: MctreeOptions, args: Vec<String>) -> Result<
     match result? {
         crate::mctree::Done::Listed(tree) if json => print_json(&tree),
         crate::mctree::Done::Listed(tree) => print!("{}", tree.render()),
-        crate::mctree::Done::Tuned(t) if json => print_json(&serde_json::json!({
-            "dir": t.summary.dir, "termination": t.summary.termination,
-            "experiments": t.summary.evaluations, "valid": t.summary.spent,
-            "best": t.summary.best.as_ref().map(|b| serde_json::json!({"eval_id": b.0, "objective": b.1, "config": t.summary.best_config})),
-            "default_objective": t.summary.default_objective,
-            "verification": t.summary.verification,
-            "emitted": t.emitted,
-            "legality": t.legality,
-        })),
+        crate::mctree::Done::Tuned(t) if json => print_json(&Printed {
+            emitted: Some(&t.emitted),
+            legality: Some(t.legality),
+            ..Printed::of(&t.summary, true)
+        }),
         crate::mctree::Done::Tuned(t) => {
             print_summary(&t.summary);
             println!(
@@ -139,4 +129,62 @@ fn print_summary(s: &driver::Summary) {
         _ => {}
     }
     println!("results: {}", s.dir.display());
+}
+
+/// What `run --json` and `mctree --json` print: the run's summary; mctree counts its
+/// experiments and valid evaluations, and says what it emitted and how its nodes were proved.
+#[derive(serde::Serialize)]
+struct Printed<'s> {
+    dir: &'s Path,
+    termination: crate::run::meta::Termination,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    evaluations: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    experiments: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    valid: Option<usize>,
+    best: Option<PrintedBest<'s>>,
+    default_objective: Option<f64>,
+    verification: &'s Option<crate::run::verdict::Verification>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    proposers: Option<&'s Option<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    emitted: Option<&'s Option<PathBuf>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    legality: Option<crate::mctree::LegalityCounts>,
+}
+
+#[derive(serde::Serialize)]
+struct PrintedBest<'s> {
+    eval_id: usize,
+    objective: f64,
+    config: &'s Option<serde_json::Map<String, serde_json::Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    described: Option<&'s str>,
+}
+
+impl<'s> Printed<'s> {
+    /// `s` as `run` prints it, or as `mctree` does (`experiments`: its evaluations counted
+    /// as experiments and valid ones, the best not described).
+    fn of(s: &'s crate::run::driver::Summary, experiments: bool) -> Printed<'s> {
+        let best = s.best.as_ref().map(|b| PrintedBest {
+            eval_id: b.0,
+            objective: b.1,
+            config: &s.best_config,
+            described: (!experiments).then_some(b.2.as_str()),
+        });
+        Printed {
+            dir: &s.dir,
+            termination: s.termination,
+            evaluations: (!experiments).then_some(s.evaluations),
+            experiments: experiments.then_some(s.evaluations),
+            valid: experiments.then_some(s.spent),
+            best,
+            default_objective: s.default_objective,
+            verification: &s.verification,
+            proposers: (!experiments).then_some(&s.proposers),
+            emitted: None,
+            legality: None,
+        }
+    }
 }

@@ -45,11 +45,8 @@ pub struct Shared {
     /// Interleaved rounds of that re-measurement [default: 10].
     #[arg(long, value_name = "R")]
     pub verify_rounds: Option<usize>,
-    /// Builds (and check builds) run at once ahead of the timed runs, which stay exclusive:
-    /// builds in flight are held stopped while a variant is timed [default: the number of
-    /// cores, at most 4].
-    #[arg(long, value_name = "N")]
-    pub jobs: Option<usize>,
+    #[command(flatten)]
+    pub jobs: Jobs,
     /// Keep each variant's build directory under DIR/work.
     #[arg(long)]
     pub keep_builds: bool,
@@ -164,16 +161,31 @@ pub fn common(
     if let Some(n) = o.max_evals {
         flag("--max-evals", limits::at_least(n, 1))?;
     }
-    if let Some(n) = o.jobs {
-        flag("--jobs", limits::at_least(n, 1))?;
-    }
     Ok(Common {
-        jobs: (o.jobs.or(prev.and_then(|m| m.jobs))).unwrap_or_else(default_jobs),
+        jobs: o.jobs.or(prev.and_then(|m| m.jobs)),
         max_evals: (o.max_evals.or(prev.map(|m| m.max_evals))).unwrap_or(max_evals),
         seed: o.seed.or(prev.map(|m| m.seed)).unwrap_or(seed),
         mock: o.mock || prev.is_some_and(|m| m.mock),
         verify: resolve_plan(o, prev)?,
     })
+}
+
+/// `--jobs N`, declared once for every command that builds variants (`run`, `mctree`,
+/// `check`, `baseline`).
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct Jobs {
+    /// Builds (and check builds) run at once ahead of the timed runs, which stay exclusive:
+    /// builds in flight are held stopped while a variant is timed [default: the number of
+    /// cores, at most 4].
+    #[arg(long = "jobs", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub n: Option<u16>,
+}
+
+impl Jobs {
+    /// The flag, else what the run recorded, else [`default_jobs`].
+    pub fn or(self, recorded: Option<usize>) -> usize {
+        (self.n.map(usize::from).or(recorded)).unwrap_or_else(default_jobs)
+    }
 }
 
 /// `--jobs` unless told: the number of cores, at most [`MAX_DEFAULT_JOBS`].
