@@ -18,25 +18,8 @@ use crate::run::machine;
 pub fn update(paths: &[PathBuf], opts: &Options) -> Result<Vec<PathBuf>, Error> {
     let loaded = load_all(paths)?;
     require_tools(loaded.iter().map(|l| &l.problem), opts)?;
-    let scratch = Scratch::new()?;
-    let mut written = Vec::new();
-    for (k, l) in loaded.into_iter().enumerate() {
-        progress(
-            opts,
-            format!(
-                "recording {} ({} rounds, up to {} until it resolves a {:.0}% threshold)",
-                l.baseline.name,
-                opts.rounds,
-                plan(opts).cap,
-                100.0 * opts.rule.threshold
-            ),
-        );
-        let b = recorded(&l, opts, &scratch.dir(k), None)?;
-        judge(&b, &l.file, opts)?;
-        baseline::save(&l.file, &b)?;
-        written.push(l.file);
-    }
-    Ok(written)
+    let loaded = loaded.into_iter().map(|l| (l, None)).collect();
+    record_all(loaded, opts)
 }
 
 /// Writes a baseline for each run directory into `out`: the problem's default as the
@@ -48,9 +31,15 @@ pub fn from_runs(dirs: &[PathBuf], out: &Path, opts: &Options) -> Result<Vec<Pat
     require_tools(fresh.iter().map(|(l, _)| &l.problem), opts)?; // before the folder is made
     std::fs::create_dir_all(out)
         .map_err(|e| Error::io(format!("cannot create `{}`", out.display()), e))?;
+    let fresh = fresh.into_iter().map(|(l, d)| (l, Some(d))).collect();
+    record_all(fresh, opts)
+}
+
+/// Records each baseline (from its run directory, when it is new) and writes it.
+fn record_all(todo: Vec<(Loaded, Option<PathBuf>)>, opts: &Options) -> Result<Vec<PathBuf>, Error> {
     let scratch = Scratch::new()?;
     let mut written = Vec::new();
-    for (k, (l, dir)) in fresh.into_iter().enumerate() {
+    for (k, (l, dir)) in todo.into_iter().enumerate() {
         progress(
             opts,
             format!(
@@ -61,7 +50,7 @@ pub fn from_runs(dirs: &[PathBuf], out: &Path, opts: &Options) -> Result<Vec<Pat
                 100.0 * opts.rule.threshold
             ),
         );
-        let b = recorded(&l, opts, &scratch.dir(k), Some(&dir))?;
+        let b = recorded(&l, opts, &scratch.dir(k), dir.as_deref())?;
         judge(&b, &l.file, opts)?;
         baseline::save(&l.file, &b)?;
         written.push(l.file);

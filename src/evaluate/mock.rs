@@ -104,20 +104,8 @@ impl Evaluator for MockEvaluator {
         }
         let y = Self::objective(problem, config);
         Evaluated::Done(Measurement {
-            status: Status::Ok,
-            objective: Some(y),
-            compile_s: 0.01,
-            run_s: y * problem.repeats as f64,
-            repeats: problem.repeats,
             spread: Some(0.0),
-            samples: vec![y; problem.repeats as usize],
-            cause: None,
-            build_hash: None,
-            binary_hash: None,
-            reused_from: None,
-            commands: None,
-            node: None,
-            retried: None,
+            ..Measurement::ok(y, 0.01, problem.repeats)
         })
     }
 }

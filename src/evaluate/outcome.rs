@@ -171,22 +171,25 @@ pub struct Commands {
 impl Measurement {
     /// A success measured by one sample whose run took `y` seconds (simulations, tests).
     pub fn single(y: f64) -> Measurement {
+        Measurement::ok(y, 0.0, 1)
+    }
+
+    /// A success of `repeats` samples all equal to `y`, each run taking `y` seconds.
+    pub fn ok(y: f64, compile_s: f64, repeats: u32) -> Measurement {
         Measurement {
-            status: Status::Ok,
             objective: Some(y),
-            compile_s: 0.0,
-            run_s: y,
-            repeats: 1,
-            spread: None,
-            samples: vec![y],
-            cause: None,
-            build_hash: None,
-            binary_hash: None,
-            reused_from: None,
-            commands: None,
-            node: None,
-            retried: None,
+            run_s: y * repeats as f64,
+            repeats,
+            spread: (repeats > 1).then_some(0.0),
+            samples: vec![y; repeats as usize],
+            ..Measurement::failed(Status::Ok, compile_s, 0.0, String::new())
         }
+        .without_cause()
+    }
+
+    fn without_cause(mut self) -> Measurement {
+        self.cause = None;
+        self
     }
 
     pub fn failed(status: Status, compile_s: f64, run_s: f64, cause: String) -> Measurement {
