@@ -280,7 +280,7 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
                     top,
                     rounds: rounds.into(),
                 };
-                let verified = report::best::verify_again(&dir, plan);
+                let verified = crate::run::verify::verify_again(&dir, plan);
                 // The curve rings the verified best: draw it again.
                 leave_curve(&verified, |_| dir.clone(), Some(&dir));
                 verified?;

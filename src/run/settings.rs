@@ -280,17 +280,47 @@ pub fn load_problem(opts: &RunOptions, prev: Option<&RunMeta>) -> Result<Problem
         }
     };
     let mut problem = Problem::load(&path)?;
-    let opts = &opts.shared;
-    if let Some(r) = opts.repeats.or(prev.map(|m| m.repeats)) {
-        problem.repeats = flag("--repeats", limits::repeats(r as u64))?;
-    }
-    if let Some(t) = opts.compile_timeout.or(prev.map(|m| m.compile_timeout_s)) {
-        problem.compile_timeout_s = flag("--compile-timeout", limits::timeout(t))?;
-    }
-    if let Some(t) = opts.run_timeout.or(prev.map(|m| m.run_timeout_s)) {
-        problem.run_timeout_s = flag("--run-timeout", limits::timeout(t))?;
-    }
+    let o = &opts.shared;
+    let limits = Limits {
+        repeats: o.repeats.or(prev.map(|m| m.repeats)),
+        compile_timeout: o.compile_timeout.or(prev.map(|m| m.compile_timeout_s)),
+        run_timeout: o.run_timeout.or(prev.map(|m| m.run_timeout_s)),
+    };
+    limits.apply(&mut problem)?;
     Ok(problem)
+}
+
+/// The repeats and timeouts a run uses instead of its problem file's: a flag's, else what
+/// run.json recorded.
+pub struct Limits {
+    pub repeats: Option<u32>,
+    pub compile_timeout: Option<f64>,
+    pub run_timeout: Option<f64>,
+}
+
+impl Limits {
+    /// What run.json `meta` recorded.
+    pub fn recorded(meta: &RunMeta) -> Limits {
+        Limits {
+            repeats: Some(meta.repeats),
+            compile_timeout: Some(meta.compile_timeout_s),
+            run_timeout: Some(meta.run_timeout_s),
+        }
+    }
+
+    /// Sets them on `problem`, each checked by [`limits`] (a usage error naming its flag).
+    pub fn apply(&self, problem: &mut Problem) -> Result<(), Error> {
+        if let Some(r) = self.repeats {
+            problem.repeats = flag("--repeats", limits::repeats(r as u64))?;
+        }
+        if let Some(t) = self.compile_timeout {
+            problem.compile_timeout_s = flag("--compile-timeout", limits::timeout(t))?;
+        }
+        if let Some(t) = self.run_timeout {
+            problem.run_timeout_s = flag("--run-timeout", limits::timeout(t))?;
+        }
+        Ok(())
+    }
 }
 
 /// A command-line value checked by [`limits`]: a usage error naming the flag.

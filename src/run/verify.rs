@@ -11,11 +11,15 @@
 //! (a default timed once during a load spike made a 4× speed-up read 12×); these are taken
 //! in the same rounds.
 
+use std::path::Path;
+
+use crate::error::Error;
 use crate::evaluate::interleave::{Remeasured, Rounds};
 use crate::evaluate::outcome::{Source, Status, Stop};
 use crate::evaluate::Evaluator;
 use crate::problem::{Goal, Problem};
-use crate::run::log::Record;
+use crate::run::log::{self, Record};
+use crate::run::meta;
 use crate::run::verdict::{Candidate, Indistinct, Plan, Verification};
 use crate::stats::{median, quantile, ratio_of_medians};
 
@@ -195,6 +199,38 @@ fn decide(
         indistinct,
         candidates: c,
     }
+}
+
+/// `moldtune best DIR --verify`: re-measures the run's default and best `plan.top`
+/// interleaved (as at the end of a run) with what an earlier verification re-measured,
+/// records the verdict in run.json and results.json and makes the winner the run's best
+/// (best.c).
+pub fn verify_again(dir: &Path, plan: Plan) -> Result<Option<Verification>, Error> {
+    let _lock = log::lock(dir)?;
+    // Builds run inside the directory: a relative one would be resolved twice.
+    let dir = &std::fs::canonicalize(dir)
+        .map_err(|e| Error::usage(format!("cannot use `{}`: {e}", dir.display()), None))?;
+    let mut meta = meta::read_run_json(dir)?;
+    let before = meta.verification.iter().flat_map(|v| &v.candidates);
+    let anchors: Vec<usize> = before.map(|c| c.eval_id).collect();
+    let crate::run::dir::RunDir {
+        problem, records, ..
+    } = crate::run::dir::RunDir::open(dir)?;
+    let mut evaluator = crate::evaluate::make_evaluator(meta.mock, false, 0);
+    evaluator.prepare(&problem, dir)?;
+    let v = verify(&problem, &records, evaluator.as_mut(), plan, &anchors)
+        .map_err(|s| s.into_error(dir))?;
+    if let Some(w) = v.as_ref().and_then(|v| v.winner_eval_id) {
+        let r = &records[w];
+        let source = problem.mold.render(&problem.space, &r.config);
+        meta::write_atomic(&dir.join(meta::BEST_C), source.as_bytes())?;
+        meta.best_eval_id = Some(w);
+        meta.best_objective = r.m.objective;
+    }
+    meta.verification = v.clone();
+    meta::write_run_json(dir, &meta)?;
+    log::write_results_json(dir, &problem, &meta, &records)?;
+    Ok(v)
 }
 
 #[cfg(test)]

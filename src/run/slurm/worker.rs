@@ -17,7 +17,7 @@ use crate::run::log;
 use crate::run::machine::now_rfc3339;
 use crate::run::meta;
 use crate::run::meta::RunMeta;
-use crate::run::settings::{self, RunOptions, Shared};
+use crate::run::settings;
 use crate::run::slurm::job::{this_node, Answer, JobDir, Reply, Task};
 use crate::run::verify;
 
@@ -53,16 +53,12 @@ pub fn work(run_dir: &Path, key: &str) -> Result<u8, Error> {
     Ok(exit::OK)
 }
 
-/// The run's problem, loaded as `--resume` loads it.
+/// The run's problem, through the door every reader of a run directory uses, with the
+/// repeats and timeouts its run.json recorded (as `--resume` has them).
 fn problem_of(run_dir: &Path, meta: &RunMeta) -> Result<Problem, Error> {
-    let opts = RunOptions {
-        shared: Shared {
-            resume: Some(Some(run_dir.to_path_buf())),
-            ..Shared::default()
-        },
-        ..RunOptions::default()
-    };
-    settings::load_problem(&opts, Some(meta))
+    let mut problem = crate::run::dir::problem_of(run_dir, meta)?;
+    settings::Limits::recorded(meta).apply(&mut problem)?;
+    Ok(problem)
 }
 
 fn failed(e: Error) -> Answer {
