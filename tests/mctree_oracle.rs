@@ -20,7 +20,7 @@ use common::{describe, have_clang};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use moldtune::evaluate::check::compare;
+use moldtune::evaluate::output_check::compare;
 use moldtune::mctree::legality::Legality;
 use moldtune::mctree::setup;
 use moldtune::mctree::transform::Options;

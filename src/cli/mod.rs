@@ -276,7 +276,7 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
             json,
         } => {
             if verify {
-                let plan = crate::run::verdict::Plan {
+                let plan = crate::run::verification::Plan {
                     top,
                     rounds: rounds.into(),
                 };

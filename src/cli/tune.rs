@@ -145,7 +145,7 @@ struct Printed<'s> {
     valid: Option<usize>,
     best: Option<PrintedBest<'s>>,
     default_objective: Option<f64>,
-    verification: &'s Option<crate::run::verdict::Verification>,
+    verification: &'s Option<crate::run::verification::Verification>,
     #[serde(skip_serializing_if = "Option::is_none")]
     proposers: Option<&'s Option<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -8,7 +8,7 @@
 //! timed runs; the objective is their min or median; `spread` = (max − min) / median.
 //!
 //! [build]: crate::evaluate::build
-//! [check]: crate::evaluate::check
+//! [check]: crate::evaluate::output_check
 //! [time]: crate::evaluate::time
 
 use std::path::{Path, PathBuf};
@@ -16,10 +16,10 @@ use std::path::{Path, PathBuf};
 use crate::error::Error;
 use crate::evaluate::ahead::Slots;
 use crate::evaluate::build::{build, builds};
-use crate::evaluate::check::{check_output, checked_stream, compare_files};
 use crate::evaluate::environment;
 use crate::evaluate::interleave::{self, Remeasured, Rounds};
 use crate::evaluate::outcome::{ended, Evaluated, Measurement, Status, Step, Stop};
+use crate::evaluate::output_check::{check_output, checked_stream, compare_files};
 use crate::evaluate::reuse::{self, Reuse};
 use crate::evaluate::time::{time, ADAPTIVE_FACTOR, ADAPTIVE_FLOOR_S};
 use crate::evaluate::variant::{describe_exit, Build, Ran, Variant};

@@ -9,9 +9,9 @@
 use std::path::Path;
 
 use crate::evaluate::build::build;
-use crate::evaluate::check::check_output;
 use crate::evaluate::outcome::Step;
 use crate::evaluate::outcome::{Status, Stop};
+use crate::evaluate::output_check::check_output;
 use crate::evaluate::time::sample;
 use crate::evaluate::variant::{Build, Compile, Variant};
 use crate::problem::space::Config;

@@ -1,5 +1,5 @@
 //! Stage 2, evaluation: one configuration in, one [`outcome::Measurement`] out. A
-//! [`variant`] is rendered and [built](build) (the compile), its output [checked](check)
+//! [`variant`] is rendered and [built](build) (the compile), its output [checked](output_check)
 //! against the reference and [timed](time), every child run under a timeout in its own
 //! process group ([`crate::process`]); identical builds and programs are [reused](reuse); a failure
 //! the machine caused stops the run instead of being blamed on the variant ([`environment`]);
@@ -9,12 +9,12 @@
 pub mod ahead;
 pub mod build;
 pub mod cachegrind;
-pub mod check;
 pub mod environment;
 pub mod evaluator;
 pub mod interleave;
 pub mod mock;
 pub mod outcome;
+pub mod output_check;
 pub mod reuse;
 pub mod time;
 pub mod variant;

@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::error::Error;
 use crate::run::log;
 use crate::run::meta;
-use crate::run::verdict::Verification;
+use crate::run::verification::Verification;
 
 #[derive(Debug, serde::Serialize)]
 pub struct Best {

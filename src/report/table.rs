@@ -2,7 +2,7 @@
 //! per run with its default and best objective and the speed-up between them.
 //!
 //! The speed-up is the run's verification when it has one — the default and the best
-//! re-measured interleaved, with a 95% bootstrap interval ([`crate::run::verdict`]) — and
+//! re-measured interleaved, with a 95% bootstrap interval ([`crate::run::verification`]) — and
 //! otherwise the search's own numbers (default / best for a time, best / default for a
 //! maximised metric), which the row says are not re-measured.
 

@@ -22,7 +22,7 @@ use crate::run::meta::{RunMeta, Termination};
 use crate::run::progress::Progress;
 use crate::run::settings::{self, Budget, Resolved, RunOptions, Shared, EXPERIMENT_CAP};
 use crate::run::slurm::{self, farm::Farm};
-use crate::run::verdict::{Plan, Verification};
+use crate::run::verification::{Plan, Verification};
 use crate::run::verify;
 use crate::search::searcher::NoProposal;
 use crate::search::{Searcher, Strategy};
@@ -166,7 +166,7 @@ impl<'p> Session<'p> {
             Vec::new()
         };
         let changes =
-            settings::check_same_mold(prev, problem, opts.accept_changed_mold, records.len())?;
+            settings::guard_same_mold(prev, problem, opts.accept_changed_mold, records.len())?;
         if changes.len() > prev.map_or(0, |m| m.mold_changes.len()) {
             // The reference is what the mold computes: made again from the edited one (the
             // evaluations it serves from on are run.json's `mold_changes[].from_eval`).

@@ -66,10 +66,10 @@ pub struct RunMeta {
     pub slurm: Option<crate::run::slurm::Settings>,
     /// The end-of-run verification plan (`--verify`, `--verify-rounds`).
     #[serde(default)]
-    pub verify: Option<crate::run::verdict::Plan>,
+    pub verify: Option<crate::run::verification::Plan>,
     /// Its verdict: the re-measured candidates, the winner, the speed-up and its interval.
     #[serde(default)]
-    pub verification: Option<crate::run::verdict::Verification>,
+    pub verification: Option<crate::run::verification::Verification>,
     /// The settings of the front end that made the problem (`moldtune mctree`: the file,
     /// kernel, flags and tree options), from which a resumed run rebuilds it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

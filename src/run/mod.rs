@@ -11,6 +11,6 @@ pub mod meta;
 pub mod progress;
 pub mod settings;
 pub mod slurm;
-pub mod verdict;
+pub mod verification;
 pub mod verify;
 pub mod warm;

@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::problem::{limits, Goal, MetricKind, Problem};
 use crate::run::meta::{MoldChange, RunMeta};
 use crate::run::slurm::{self, ExecutorKind};
-use crate::run::verdict::Plan;
+use crate::run::verification::Plan;
 use crate::search::{Acquisition, Design, Learner, Settings};
 
 /// The flags `moldtune run` and `moldtune mctree` share, declared once and flattened into
@@ -351,7 +351,7 @@ pub fn resolve(
         .or(prev.map(|m| m.kappa))
         .or(ds.kappa)
         .unwrap_or(1.96);
-    check_same_problem(prev, problem)?;
+    guard_same_problem(prev, problem)?;
     let c = common(
         &opts.shared,
         prev,
@@ -490,7 +490,7 @@ fn resolve_learner(
 }
 
 /// A resumed run must use the problem file it started with.
-fn check_same_problem(prev: Option<&RunMeta>, problem: &Problem) -> Result<(), Error> {
+fn guard_same_problem(prev: Option<&RunMeta>, problem: &Problem) -> Result<(), Error> {
     match prev {
         Some(m) if m.problem_hash != problem.hash => Err(Error::usage(
             format!(
@@ -505,7 +505,7 @@ fn check_same_problem(prev: Option<&RunMeta>, problem: &Problem) -> Result<(), E
 
 /// A resumed run continues with the mold its rows came from, unless the user accepts the
 /// change knowingly (`--accept-changed-mold`); the accepted change is recorded.
-pub fn check_same_mold(
+pub fn guard_same_mold(
     prev: Option<&RunMeta>,
     problem: &Problem,
     accept: bool,

@@ -20,7 +20,7 @@ use crate::evaluate::Evaluator;
 use crate::problem::{Goal, Problem};
 use crate::run::log::{self, Record};
 use crate::run::meta;
-use crate::run::verdict::{Candidate, Indistinct, Plan, Verification};
+use crate::run::verification::{Candidate, Indistinct, Plan, Verification};
 use crate::stats::{median, quantile, ratio_of_medians};
 
 /// The default (when it succeeded), the `top` best successful evaluations and the

@@ -19,7 +19,7 @@ use crate::run::slurm::job::{self, Answer, JobDir, Reply, Request, Task, JOBS};
 use crate::run::slurm::queue::{self, Step, Submission};
 use crate::run::slurm::watch::{Ended, Flight, Handle, Watch};
 use crate::run::slurm::Settings;
-use crate::run::verdict::{Plan, Verification};
+use crate::run::verification::{Plan, Verification};
 
 /// How often the job folders are looked at for replies.
 const POLL: Duration = Duration::from_millis(250);

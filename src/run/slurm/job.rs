@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 use crate::evaluate::outcome::{Measurement, Source};
 use crate::run::meta::write_atomic;
-use crate::run::verdict::{Plan, Verification};
+use crate::run::verification::{Plan, Verification};
 
 /// The folder of the jobs in a run directory.
 pub const JOBS: &str = "jobs";
