@@ -28,8 +28,7 @@ pub use outcome::Evaluated;
 /// building `jobs` at once when it re-measures — with the process layer ready for the
 /// children it starts (the interrupt handlers, moldtune their subreaper).
 pub fn make_evaluator(mock: bool, keep_builds: bool, jobs: usize) -> Box<dyn Evaluator> {
-    crate::process::install_signal_handlers();
-    crate::process::become_subreaper();
+    crate::process::take_charge();
     if mock {
         return Box::new(MockEvaluator::new());
     }

@@ -23,6 +23,7 @@ use crate::mctree::transform::{Op, Polly, Stacks};
 use crate::mctree::tree::{State, Tree};
 use crate::problem::space::{Config, OpenValues};
 use crate::rng::Rng;
+use crate::search::acquisition::Scorer;
 use crate::search::searcher::NoProposal;
 use crate::search::surrogate::{Forest, ForestParams};
 use crate::search::Strategy;
@@ -51,6 +52,9 @@ impl Kind {
     }
 }
 
+/// κ of the rf strategy's lower confidence bound (1.96: the half-width of a normal's 95%
+/// interval, in standard deviations).
+const RF_KAPPA: f64 = 1.96;
 const STREAM_PICK: u64 = 11;
 const STREAM_FIT: u64 = 12;
 /// UCT's exploration constant (rewards are scaled to the best one so far).
@@ -330,7 +334,8 @@ impl TreeSearch {
         let mut fit_rng = Rng::for_step(self.seed, STREAM_FIT, step as u64);
         let forest = Forest::fit(&x, d, &y, ForestParams::random_forest(), &mut fit_rng);
         let (mu, sd) = forest.predict(&xp);
-        let lcb = |i: usize| mu[i] - 1.96 * sd[i];
+        let acq = Scorer::lcb(RF_KAPPA);
+        let lcb = |i: usize| acq.score(mu[i], sd[i], 1.0);
         let best = (0..pool.len()).min_by(|&a, &b| lcb(a).total_cmp(&lcb(b)))?;
         Some((pool[best], Source::Model))
     }

@@ -288,7 +288,7 @@ pub fn signal_name(sig: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::process::{become_subreaper, pause};
+    use crate::process::{pause, take_charge};
 
     fn sh(script: &str, dir: &std::path::Path) -> Command {
         Command {
@@ -387,7 +387,7 @@ mod tests {
 
     #[test]
     fn a_grandchild_that_calls_setsid_dies_with_the_child() {
-        become_subreaper();
+        take_charge();
         let d = tempfile::tempdir().unwrap();
         // setsid puts the sleeper in a session (and group) of its own: killpg misses it.
         let script = "setsid sleep 301 & echo $! > gc.pid; sleep 302";

@@ -53,8 +53,17 @@ extern "C" fn on_signal(_sig: libc::c_int) {
     }
 }
 
+/// Takes charge of the children a command is about to start: the interrupt handlers
+/// installed and moldtune their subreaper (idempotent). The one place both happen, called by
+/// what starts children: every evaluator ([`crate::evaluate::make_evaluator`]) and the Slurm
+/// farm.
+pub fn take_charge() {
+    install_signal_handlers();
+    become_subreaper();
+}
+
 /// Installs the SIGINT/SIGTERM/SIGHUP handlers (idempotent).
-pub fn install_signal_handlers() {
+fn install_signal_handlers() {
     use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
     let action = SigAction::new(
         SigHandler::Handler(on_signal),
@@ -139,7 +148,7 @@ pub fn reap_stale_group(dir: &std::path::Path) {
 /// Makes moldtune the subreaper of its descendants (PR_SET_CHILD_SUBREAPER): a grandchild
 /// that leaves its process group with setsid() and is orphaned is re-parented to moldtune
 /// instead of init, so [`execute`] can find and kill it.
-pub fn become_subreaper() {
+fn become_subreaper() {
     // SAFETY: plain prctl on our own process.
     let ok = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } == 0;
     SUBREAPER.store(ok, Ordering::SeqCst);

@@ -11,7 +11,5 @@ pub mod helper;
 mod pause;
 
 pub use child::{cancellable, execute, signal_name, Cancellable, Command, Exit, Finished};
-pub use groups::{
-    become_subreaper, install_signal_handlers, interrupted, reap_stale_group, track_children_in,
-};
+pub use groups::{interrupted, reap_stale_group, take_charge, track_children_in};
 pub use pause::{pause, Paused};

@@ -57,6 +57,16 @@ impl Scorer {
         }
     }
 
+    /// The lower confidence bound μ − κσ alone (mctree's tree search ranks its pool by it).
+    pub(crate) fn lcb(kappa: f64) -> Scorer {
+        Scorer {
+            acquisition: Acquisition::Lcb,
+            kappa,
+            xi: 0.0,
+            y_best: f64::INFINITY,
+        }
+    }
+
     /// Score of a candidate with predicted mean `mu`, standard deviation `sd` and probability
     /// `p` of succeeding (lower is better). LCB ignores `p`: infeasible candidates are
     /// filtered out before scoring; EI and PI are weighted by it.

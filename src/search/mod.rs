@@ -1,9 +1,9 @@
 //! Stage 3, search: which configuration to evaluate next. The ask/tell [`searcher`] with its
 //! [`settings`], what is left to propose and how it is drawn ([`unseen`]), the acquisition
-//! functions that rank candidates (`acquisition`), the [`surrogate`] models it fits and the
+//! functions that rank candidates ([`acquisition`], mctree's rf too), the [`surrogate`] models it fits and the
 //! [`bandit`] that picks one of them for `--learner auto`.
 
-mod acquisition;
+pub(crate) mod acquisition;
 pub mod bandit;
 pub mod prior;
 pub mod searcher;

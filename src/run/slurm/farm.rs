@@ -41,6 +41,7 @@ pub struct Farm {
 impl Farm {
     /// A farm for the run in `dir` (absolute).
     pub fn new(dir: &Path, settings: Settings) -> Result<Farm, Error> {
+        crate::process::take_charge(); // Ctrl-C cancels the run's jobs
         let here = |e| Error::io("cannot find moldtune's own executable or directory", e);
         Ok(Farm {
             dir: dir.to_path_buf(),
