@@ -412,3 +412,48 @@ fn clang_runs_where_every_path_has_spaces() {
     let labels = csv.column("LABEL");
     assert!(labels.iter().any(|l| l == "hello world"), "{:?}", csv.rows);
 }
+
+/// A variant keeps its mold's suffix (`m.mold.sh` → `variant.sh`): `show` says so, the
+/// compile sees it as `{{ source }}`, and a run writes it there (issue 30, item 1).
+#[test]
+fn a_variant_keeps_its_molds_suffix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("m.mold.sh"),
+        "#!/bin/sh\n# its value: #P0\necho 0.#P0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("p.yaml"),
+        "name: shell\nmold: m.mold.sh\nparams:\n  - {name: P0, type: ordinal, values: [1, 2, 3]}\n\
+         compile: \"cp {{ source }} {{ exe }}\"\nrun: \"sh {{ exe }}\"\n\
+         metric: {kind: kernel_time}\ncheck: {mode: none}\n",
+    )
+    .unwrap();
+    let o = moldtune(d, &["show", "p.yaml"]);
+    assert_code(&o, 0);
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("cp variant.sh") && out.contains("/variant.sh"),
+        "{out}"
+    );
+    let args = [
+        "run",
+        "p.yaml",
+        "--max-evals",
+        "3",
+        "--keep-builds",
+        "--out",
+        "run",
+    ];
+    let o = moldtune(
+        d,
+        &[&args[..], &["--quiet", "--learner", "random"]].concat(),
+    );
+    assert_code(&o, 0);
+    let kept = d.join("run/work/eval-0/variant.sh");
+    assert!(std::fs::read_to_string(&kept)
+        .unwrap()
+        .contains("its value: 1"));
+}

@@ -6,11 +6,12 @@ use crate::evaluate::outcome::{ended, Evaluated, Measurement, Status, Step, Stop
 use crate::evaluate::variant::{describe_exit, Build, Compile, Variant};
 use crate::process::Exit;
 
-/// Writes the variant's source into `c`'s directory as `variant.c` and compiles it (after
+/// Writes the variant's source into `c`'s directory (`variant.c`, or the mold's own suffix:
+/// [`crate::problem::mold::variant_file`]) and compiles it (after
 /// the syntax check, when `c` has one) → a [`Build`], `build_error` or `build_timeout`.
 pub fn build(v: &Variant, c: &Compile) -> Step<Build> {
     let written = std::fs::create_dir_all(&c.dir)
-        .and_then(|_| std::fs::write(c.dir.join("variant.c"), &v.source));
+        .and_then(|_| std::fs::write(c.dir.join(v.problem.mold.variant_file()), &v.source));
     if let Err(e) = written {
         return Step::Stop(Stop::Environment(environment::describe(&c.dir, &e)));
     }

@@ -285,7 +285,7 @@ impl<'a> Variant<'a> {
 /// The template context of `config` built in `dir`.
 fn context(problem: &Problem, config: &Config, dir: &Path) -> tera::Context {
     let builtins = Builtins {
-        source: "variant.c".into(),
+        source: problem.mold.variant_file(),
         exe: dir.join("variant").display().to_string(),
         sources: problem.sources.clone(),
         problem_dir: problem.dir.clone(),

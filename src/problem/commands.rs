@@ -85,8 +85,9 @@ impl Ctx<'_> {
         named: &[NamedTemplate],
         space: &Space,
         sources: &[PathBuf],
+        source: &str,
     ) -> Result<(), Error> {
-        let builtins = template::Builtins::placeholder(self.dir, sources);
+        let builtins = template::Builtins::placeholder(self.dir, sources, source);
         let vars = template::context(space, &space.default_config(), &builtins);
         for t in named {
             let read = match t.template.variables() {

@@ -146,7 +146,8 @@ impl Problem {
     /// The program the compile command runs at the default configuration (`None`: it does
     /// not render).
     pub fn compile_program(&self) -> Option<String> {
-        let builtins = template::Builtins::placeholder(&self.dir, &self.sources);
+        let builtins =
+            template::Builtins::placeholder(&self.dir, &self.sources, &self.mold.variant_file());
         let vars = template::context(&self.space, &self.space.default_config(), &builtins);
         self.compile.argv(&vars).ok()?.into_iter().next()
     }
@@ -169,7 +170,7 @@ impl Ctx<'_> {
         let run = Template::new(raw.run.value.text());
         let env = env_templates(&raw.env);
         let named = named_templates(&raw, &compile, &run, &env);
-        cx.check_templates(&named, &space, &sources)?;
+        cx.check_templates(&named, &space, &sources, &mold.variant_file())?;
         cx.check_every_param_used(&named, &space, &mold, &raw)?;
         let metric = cx.metric(raw.metric.as_ref())?;
         let repeats = cx.repeats(raw.repeats.as_ref())?;

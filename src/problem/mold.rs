@@ -165,7 +165,22 @@ fn literal_end(b: &[u8], i: usize, q: u8) -> usize {
     (j + 1).min(b.len())
 }
 
+/// The file a variant of the mold at `path` is written to: `variant.` and the mold's own
+/// suffix (`train.mold.py` → `variant.py`, `k.c` → `variant.c`); `variant.c` for a mold
+/// without one.
+pub fn variant_file(path: &Path) -> String {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(ext) if !ext.is_empty() && ext != "mold" => format!("variant.{ext}"),
+        _ => "variant.c".into(),
+    }
+}
+
 impl Mold {
+    /// The file its variants are written to ([`variant_file`]).
+    pub fn variant_file(&self) -> String {
+        variant_file(&self.path)
+    }
+
     pub fn load(path: &Path, space: &Space) -> Result<Mold, Error> {
         let bytes = std::fs::read(path).map_err(|e| Error::ConfigFile {
             file: path.to_path_buf(),

@@ -67,9 +67,9 @@ pub struct Builtins {
 
 impl Builtins {
     /// Stand-ins used to validate templates when the problem is loaded.
-    pub fn placeholder(problem_dir: &Path, sources: &[PathBuf]) -> Builtins {
+    pub fn placeholder(problem_dir: &Path, sources: &[PathBuf], source: &str) -> Builtins {
         Builtins {
-            source: "variant.c".into(),
+            source: source.into(),
             exe: "./variant".into(),
             sources: sources.to_vec(),
             problem_dir: problem_dir.to_path_buf(),

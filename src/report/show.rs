@@ -28,6 +28,8 @@ pub struct Shown {
     /// The configuration as the progress line writes it (`P0=32 P2='' …`).
     pub described: String,
     pub work_dir: String,
+    /// The file the source is written to in the work directory (`variant.c`, `variant.py`).
+    pub source_file: String,
     pub source: String,
     pub compile: Shell,
     /// `None` with `check.mode: none`.
@@ -115,6 +117,7 @@ pub fn show(
         config: Pairs(config_pairs),
         described: problem.space.describe(&config),
         work_dir: WORK_DIR.into(),
+        source_file: problem.mold.variant_file(),
         source: v.source.clone(),
         compile: shell(compile, problem.compile_timeout_s),
         check,
@@ -174,9 +177,13 @@ impl Shown {
             self.run.line()
         ));
         match out {
-            Some(p) => t.push_str(&format!("variant.c written to {}\n", p.display())),
+            Some(p) => t.push_str(&format!(
+                "{} written to {}\n",
+                self.source_file,
+                p.display()
+            )),
             None => {
-                t.push_str(&format!("--- {WORK_DIR}/variant.c\n"));
+                t.push_str(&format!("--- {WORK_DIR}/{}\n", self.source_file));
                 t.push_str(&self.source);
             }
         }

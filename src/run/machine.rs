@@ -31,7 +31,9 @@ pub fn compiler_version(problem: &Problem) -> Option<String> {
 
 /// The compile command of the default configuration (with placeholder paths).
 pub fn default_compile_argv(problem: &Problem) -> Option<Vec<String>> {
-    let b = crate::problem::template::Builtins::placeholder(&problem.dir, &problem.sources);
+    let source = problem.mold.variant_file();
+    let b =
+        crate::problem::template::Builtins::placeholder(&problem.dir, &problem.sources, &source);
     let ctx = crate::problem::template::context(&problem.space, &problem.default_config(), &b);
     problem.compile.argv(&ctx).ok()
 }
