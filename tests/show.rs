@@ -457,3 +457,54 @@ fn a_variant_keeps_its_molds_suffix() {
         .unwrap()
         .contains("its value: 1"));
 }
+
+/// A problem without `compile:` has no build step: the variant is run as rendered
+/// (`run: "sh {{ source }}"`); `show` says so, a run and its resume work, and
+/// `check.compile_extra` (which adds to a compile) is refused (issue 30, item 1).
+#[test]
+fn a_script_mold_without_compile_runs_as_rendered() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("m.mold.sh"), "# its value: #P0\necho 0.#P0\n").unwrap();
+    let yaml = "name: script\nmold: m.mold.sh\nparams:\n  - {name: P0, type: ordinal, values: [1, 2, 3]}\n\
+                run: \"sh {{ source }}\"\nmetric: {kind: kernel_time}\ncheck: {mode: none}\n";
+    std::fs::write(d.join("p.yaml"), yaml).unwrap();
+    let o = moldtune(d, &["show", "p.yaml"]);
+    assert_code(&o, 0);
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("compile: none") && out.contains("sh variant.sh"),
+        "{out}"
+    );
+    let run = [
+        "run",
+        "p.yaml",
+        "--max-evals",
+        "3",
+        "--out",
+        "run",
+        "--quiet",
+    ];
+    assert_code(
+        &moldtune(d, &[&run[..], &["--learner", "random"]].concat()),
+        0,
+    );
+    let csv = std::fs::read_to_string(d.join("run/results.csv")).unwrap();
+    assert_eq!(
+        csv.lines().filter(|l| l.contains(",ok,")).count(),
+        3,
+        "{csv}"
+    );
+    assert!(csv.lines().nth(1).unwrap().starts_with("1,0.1,"), "{csv}");
+    let resume = ["run", "--resume", "run", "--max-evals", "4", "--quiet"];
+    assert_code(&moldtune(d, &resume), 0);
+    let extra = yaml.replace("check: {mode: none}", "check: {compile_extra: -DX}");
+    std::fs::write(d.join("q.yaml"), extra).unwrap();
+    let o = moldtune(d, &["show", "q.yaml"]);
+    assert_code(&o, 2);
+    assert!(
+        text(&o.stderr).contains("compile_extra"),
+        "{}",
+        text(&o.stderr)
+    );
+}

@@ -15,6 +15,9 @@ pub fn build(v: &Variant, c: &Compile) -> Step<Build> {
     if let Err(e) = written {
         return Step::Stop(Stop::Environment(environment::describe(&c.dir, &e)));
     }
+    if c.argv.is_empty() {
+        return as_rendered(v, c);
+    }
     let checked_s = match &c.syntax {
         Some(_) => match compile(v, c, true) {
             Step::Ok(b) => b.compile_s,
@@ -32,6 +35,22 @@ pub fn build(v: &Variant, c: &Compile) -> Step<Build> {
             Step::Fail(m)
         }
         stop => stop,
+    }
+}
+
+/// A problem without a `compile:` command: the rendered source is the program (`exe` is a
+/// copy of it, executable), built in no time.
+fn as_rendered(v: &Variant, c: &Compile) -> Step<Build> {
+    use std::os::unix::fs::PermissionsExt;
+    let exe = c.exe();
+    let made = std::fs::copy(c.dir.join(v.problem.mold.variant_file()), &exe)
+        .and_then(|_| std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)));
+    match made {
+        Ok(()) => Step::Ok(Build {
+            dir: c.dir.clone(),
+            compile_s: 0.0,
+        }),
+        Err(e) => Step::Stop(Stop::Environment(environment::describe(&c.dir, &e))),
     }
 }
 

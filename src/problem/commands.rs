@@ -48,10 +48,11 @@ pub(super) fn named_templates<'a>(
     run: &'a Template,
     env: &'a [(String, Template)],
 ) -> Vec<NamedTemplate<'a>> {
-    let mut out = vec![
-        NamedTemplate::new(compile, &raw.compile.referenced, "compile".into()),
-        NamedTemplate::new(run, &raw.run.referenced, "run".into()),
-    ];
+    let mut out = vec![];
+    if let Some(c) = &raw.compile {
+        out.push(NamedTemplate::new(compile, &c.referenced, "compile".into()));
+    }
+    out.push(NamedTemplate::new(run, &raw.run.referenced, "run".into()));
     for ((k, t), (_, sp)) in env.iter().zip(raw.env.iter()) {
         out.push(NamedTemplate::new(t, &sp.referenced, format!("env.{k}")));
     }

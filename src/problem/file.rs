@@ -166,7 +166,11 @@ impl Ctx<'_> {
         let space = build_space(cx, &raw)?;
         let mold = cx.mold(&raw.mold, &space)?;
         let sources = cx.sources(&raw.sources)?;
-        let compile = Template::new(raw.compile.value.text());
+        let compile = Template::new(
+            raw.compile
+                .as_ref()
+                .map_or(String::new(), |c| c.value.text()),
+        );
         let run = Template::new(raw.run.value.text());
         let env = env_templates(&raw.env);
         let named = named_templates(&raw, &compile, &run, &env);
@@ -180,6 +184,14 @@ impl Ctx<'_> {
             None => limits::DEFAULT_OUTPUT_BYTES,
         };
         let check = cx.check(raw.check.unwrap_or_default())?;
+        if raw.compile.is_none() && !check.compile_extra.is_empty() {
+            return Err(Error::ConfigFile {
+                file: abs.to_path_buf(),
+                message: "`check.compile_extra` adds to a compile, and the file has no `compile:`"
+                    .into(),
+                hint: Some("give a `compile:` command, or leave `check.compile_extra` out".into()),
+            });
+        }
         let search = cx.search(
             raw.search.unwrap_or_default(),
             raw.slurm.unwrap_or_default(),
@@ -193,7 +205,7 @@ impl Ctx<'_> {
             mold,
             sources,
             compile,
-            compile_at: Some(cx.span(&raw.compile.referenced)),
+            compile_at: raw.compile.as_ref().map(|c| cx.span(&c.referenced)),
             run,
             env,
             metric,

@@ -236,7 +236,8 @@ pub struct RawProblem {
     pub constraints: Vec<Spanned<String>>,
     #[serde(default)]
     pub forbidden: Vec<Spanned<BTreeMap<String, RawValues>>>,
-    pub compile: Spanned<RawCommand>,
+    /// Absent: no build step, the variant is run as rendered (a script).
+    pub compile: Option<Spanned<RawCommand>>,
     pub run: Spanned<RawCommand>,
     #[serde(default)]
     pub env: BTreeMap<String, Spanned<String>>,

@@ -145,11 +145,14 @@ impl Shown {
             "nothing is built or run; {WORK_DIR} stands for the build directory (a run uses RUN_DIR/work/eval-N)\n\n"
         ));
         let c = &self.compile;
-        t.push_str(&format!(
-            "compile (in {WORK_DIR}, timeout {} s):\n  {}\n",
-            c.timeout_s,
-            c.line()
-        ));
+        t.push_str(&match c.argv.is_empty() {
+            true => "compile: none (no `compile:`: the variant is run as rendered)\n".to_string(),
+            false => format!(
+                "compile (in {WORK_DIR}, timeout {} s):\n  {}\n",
+                c.timeout_s,
+                c.line()
+            ),
+        });
         if let Some(b) = self.check.as_ref().and_then(|c| c.build.as_ref()) {
             t.push_str(&format!(
                 "check build (untimed binary with `check.compile_extra`, in {}, timeout {} s):\n  {}\n",
