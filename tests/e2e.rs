@@ -364,7 +364,12 @@ fn matmul_with_clang() {
         s[lo] + (at - lo as f64) * (s[at.ceil() as usize] - s[lo])
     };
     let winner = upper_quartile(cands.iter().find(|c| c["eval_id"] == id as u64).unwrap());
-    assert!(cands.iter().all(|c| winner <= upper_quartile(c)), "{v}");
+    if v["indistinct"].is_null() {
+        assert!(cands.iter().all(|c| winner <= upper_quartile(c)), "{v}");
+    } else {
+        // The fastest could not be told from the default (a loaded machine): the default stays.
+        assert_eq!(v["winner_eval_id"], v["default_eval_id"], "{v}");
+    }
     let s = &v["speedup"];
     assert!(
         s["low"].as_f64().unwrap() <= s["ratio"].as_f64().unwrap()

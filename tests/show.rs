@@ -498,6 +498,11 @@ fn a_script_mold_without_compile_runs_as_rendered() {
     assert!(csv.lines().nth(1).unwrap().starts_with("1,0.1,"), "{csv}");
     let resume = ["run", "--resume", "run", "--max-evals", "4", "--quiet"];
     assert_code(&moldtune(d, &resume), 0);
+    // The best variant is kept with its own suffix, and `best` finds it.
+    assert!(d.join("run/best.sh").is_file() && !d.join("run/best.c").exists());
+    let o = moldtune(d, &["best", "run", "--json"]);
+    assert_code(&o, 0);
+    assert!(text(&o.stdout).contains("best.sh"), "{}", text(&o.stdout));
     let extra = yaml.replace("check: {mode: none}", "check: {compile_extra: -DX}");
     std::fs::write(d.join("q.yaml"), extra).unwrap();
     let o = moldtune(d, &["show", "q.yaml"]);
@@ -507,4 +512,39 @@ fn a_script_mold_without_compile_runs_as_rendered() {
         "{}",
         text(&o.stderr)
     );
+}
+
+/// `goal: maximize`: the best is the largest objective (a script printing an accuracy, read
+/// by a regex metric) (issue 30, item 4).
+#[test]
+fn a_maximised_metric_s_best_is_the_largest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("acc.mold.sh"),
+        "echo trained\necho \"accuracy: 0.9#P0\"\n",
+    )
+    .unwrap();
+    let yaml = "name: accuracy\nmold: acc.mold.sh\nparams:\n  - {name: P0, type: ordinal, values: [1, 5, 3, 2]}\n\
+                run: \"sh {{ source }}\"\n\
+                metric: {kind: regex, regex: 'accuracy: ([0-9.]+)', goal: maximize}\ncheck: {mode: none}\n";
+    std::fs::write(d.join("p.yaml"), yaml).unwrap();
+    let run = [
+        "run",
+        "p.yaml",
+        "--max-evals",
+        "4",
+        "--out",
+        "run",
+        "--quiet",
+    ];
+    assert_code(
+        &moldtune(d, &[&run[..], &["--learner", "random"]].concat()),
+        0,
+    );
+    let o = moldtune(d, &["best", "run", "--json"]);
+    assert_code(&o, 0);
+    let best: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(best["objective"], 0.95, "{best}");
+    assert_eq!(best["config"]["P0"], 5, "{best}");
 }

@@ -181,6 +181,12 @@ impl Mold {
         variant_file(&self.path)
     }
 
+    /// The run directory's copy of the best variant: `best.` and the variants' suffix
+    /// (`best.c`, `best.py`).
+    pub fn best_file(&self) -> String {
+        self.variant_file().replacen("variant", "best", 1)
+    }
+
     pub fn load(path: &Path, space: &Space) -> Result<Mold, Error> {
         let bytes = std::fs::read(path).map_err(|e| Error::ConfigFile {
             file: path.to_path_buf(),

@@ -68,7 +68,7 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
     };
     let eval_id = row.cells[id].parse().unwrap_or(0);
     let (config, inactive) = config_of(dir, eval_id, &t.header[..obj], &row.cells[..obj]);
-    let p = dir.join(meta::BEST_C);
+    let p = meta::best_file_in(dir).unwrap_or_default();
     Ok(Some(Best {
         eval_id,
         objective,

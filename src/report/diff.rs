@@ -5,7 +5,6 @@
 use serde::Serialize;
 
 use super::run_dir::RunDir;
-use crate::run::meta;
 
 /// Diff lines shown at most; a longer diff is cut there, with a note.
 pub const MAX_LINES: usize = 400;
@@ -30,21 +29,24 @@ pub struct Line {
     pub text: String,
 }
 
-/// The diff from the default variant to `best.c` of `run`.
+/// The diff from the default variant to `best.c` (or `best.py`, …) of `run`.
 pub fn best_vs_default(run: &RunDir) -> Diff {
-    let best_c = run.dir.join(meta::BEST_C);
-    let Ok(best) = std::fs::read_to_string(&best_c) else {
-        return without("the run directory holds no best.c (no variant succeeded)");
+    let name = run.problem.mold.best_file();
+    let Ok(best) = std::fs::read_to_string(run.dir.join(&name)) else {
+        return without(&format!(
+            "the run directory holds no {name} (no variant succeeded)"
+        ));
     };
     let p = &run.problem;
     let default = p.mold.render(&p.space, &p.default_config());
     let text = similar::TextDiff::from_lines(&default, &best)
         .unified_diff()
         .context_radius(3)
-        .header("default.c", "best.c")
+        .header(&name.replacen("best", "default", 1), &name)
         .to_string();
     if text.is_empty() {
-        return without("best.c is the default variant: tuning found nothing better to change");
+        let why = format!("{name} is the default variant: tuning found nothing better to change");
+        return without(&why);
     }
     // The first two lines are the file names; the rest is hunks.
     let all: Vec<Line> = (text.lines().enumerate())

@@ -379,7 +379,8 @@ impl<'p> Session<'p> {
     fn write_best_c(&self) -> Result<(), Error> {
         let Some(b) = self.best_id else { return Ok(()) };
         let source = (self.problem.mold).render(&self.problem.space, &self.records[b].config);
-        meta::write_atomic(&self.dir.join(meta::BEST_C), source.as_bytes())
+        let best = self.dir.join(self.problem.mold.best_file());
+        meta::write_atomic(&best, source.as_bytes())
     }
 
     /// After a search that ran to its end: re-measure the default and the best few

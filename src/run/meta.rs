@@ -14,7 +14,6 @@ pub const FORMAT_VERSION: u32 = 1;
 pub const RESULTS_CSV: &str = "results.csv";
 pub const RESULTS_JSON: &str = "results.json";
 pub const RUN_JSON: &str = "run.json";
-pub const BEST_C: &str = "best.c";
 
 /// run.json.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -155,6 +154,20 @@ pub struct WarmStart {
     /// by then (empty in runs recorded before it was kept: those read the directory again).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prior: Vec<(Vec<Option<f64>>, f64)>,
+}
+
+/// The best variant's copy in run directory `dir` (`best.c`, or the mold's suffix), if any.
+pub fn best_file_in(dir: &Path) -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = (std::fs::read_dir(dir).ok()?.flatten())
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .filter(|p| {
+            let name = p.file_name().map(|n| n.to_string_lossy().to_string());
+            name.is_some_and(|n| n.starts_with("best.") && n.len() > 5)
+        })
+        .collect();
+    found.sort();
+    found.into_iter().next()
 }
 
 /// Writes `bytes` to `path` atomically (temp file in the same directory + rename).

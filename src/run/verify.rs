@@ -223,7 +223,7 @@ pub fn verify_again(dir: &Path, plan: Plan) -> Result<Option<Verification>, Erro
     if let Some(w) = v.as_ref().and_then(|v| v.winner_eval_id) {
         let r = &records[w];
         let source = problem.mold.render(&problem.space, &r.config);
-        meta::write_atomic(&dir.join(meta::BEST_C), source.as_bytes())?;
+        meta::write_atomic(&dir.join(problem.mold.best_file()), source.as_bytes())?;
         meta.best_eval_id = Some(w);
         meta.best_objective = r.m.objective;
     }
