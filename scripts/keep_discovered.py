@@ -10,6 +10,7 @@ flags (`moldtune mctree FILE --kernel K --list --json -- ARGS`).
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -33,7 +34,10 @@ def main():
         out = subprocess.run(cmd, capture_output=True, text=True)
         if out.returncode != 0:
             sys.exit(f"{d}: {' '.join(cmd)} failed:\n{out.stderr}")
-        kept = {"source": file.read_text(), "loops": json.loads(out.stdout)}
+        loops = json.loads(out.stdout)
+        # As run.json names the problem: relative to the run directory (so does moldtune).
+        loops["file"] = os.path.relpath(file, d.resolve())
+        kept = {"source": file.read_text(), "loops": loops}
         (d / "mctree.json").write_text(json.dumps(kept, separators=(",", ":")))
         written += 1
     print(f"wrote mctree.json in {written} run directories")

@@ -77,7 +77,9 @@ def run_mctree(binary, pb, path, seed, evals, out):
            "--", "-Iutilities", "-DMEDIUM_DATASET", "utilities/polybench.c"]
     t0 = time.time()
     p = subprocess.run(cmd, cwd=pb, capture_output=True, text=True)
-    r = {"command": " ".join(cmd[:1] + ["mctree"] + cmd[2:]).replace(binary, "moldtune"),
+    # As typed, without this machine's home directory: `--out ~/.cache/...`.
+    shown = " ".join(cmd[:1] + ["mctree"] + cmd[2:]).replace(binary, "moldtune")
+    r = {"command": shown.replace(os.path.expanduser("~") + "/", "~/"),
          "exit": p.returncode, "wall_s": round(time.time() - t0, 1)}
     if p.returncode != 0:
         r["why"] = error_text(p.stderr)

@@ -629,6 +629,13 @@ fn reading_an_mctree_run_needs_neither_the_c_file_nor_discovery() {
     let csv = Csv::read(&out);
     assert_eq!(csv.header[2], "legality");
     assert!(csv.column("legality").iter().all(|l| l == "proved"));
+    // mctree.json names the file as run.json does, relative to the run directory.
+    let kept = read_json(&out.join("mctree.json"));
+    assert_eq!(
+        kept["loops"]["file"], "../gemm.c",
+        "{}",
+        kept["loops"]["file"]
+    );
     std::fs::remove_file(&copy).unwrap();
     let o = moldtune(&["best", out.to_str().unwrap(), "--json"]);
     assert_code(&o, 0);

@@ -40,6 +40,8 @@ pub(super) fn discover(r: &Recorded, text: &str) -> Result<LoopTree, Error> {
 pub(super) struct Discovered {
     /// The C file's text as tuned.
     source: String,
+    /// The loop tree, its `file` relative to the run directory (as run.json's `problem`): the
+    /// run directory names no directory of the machine that made it.
     loops: LoopTree,
 }
 
@@ -57,9 +59,13 @@ pub(super) fn keep_discovered(
     }
     std::fs::create_dir_all(out)
         .map_err(|e| Error::io(format!("cannot create `{}`", out.display()), e))?;
+    let mut loops = loops.clone();
+    if let Some(rel) = meta::relative_to(Path::new(&loops.file), out) {
+        loops.file = rel.display().to_string();
+    }
     let d = Discovered {
         source: text.to_string(),
-        loops: loops.clone(),
+        loops,
     };
     let json = serde_json::to_vec(&d).map_err(|e| Error::Internal(e.to_string()))?;
     meta::write_atomic(&out.join(DISCOVERED), &json)
@@ -78,7 +84,9 @@ pub fn problem_of_run(dir: &Path, meta: &RunMeta) -> Option<Result<Problem, Erro
                     None,
                 )
             })?;
-            return setup::problem(&r, &d.source, &d.loops, &labels);
+            let mut loops = d.loops;
+            loops.file = r.file.display().to_string(); // where run.json finds it now
+            return setup::problem(&r, &d.source, &loops, &labels);
         }
         let text = read_source(&r.file)?;
         let tree = discover(&r, &text)?;

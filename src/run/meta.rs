@@ -194,12 +194,18 @@ pub fn write_run_json(dir: &Path, meta: &RunMeta) -> Result<(), Error> {
 /// files name no directory of the machine that made them and a moved tree still resumes.
 pub(crate) fn portable(meta: &RunMeta, dir: &Path) -> RunMeta {
     let mut m = meta.clone();
-    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| absolute(dir));
-    let problem = std::fs::canonicalize(&meta.problem).unwrap_or_else(|_| absolute(&meta.problem));
-    if let Some(rel) = pathdiff::diff_paths(&problem, &dir) {
+    if let Some(rel) = relative_to(&meta.problem, dir) {
         m.problem = rel;
     }
     m
+}
+
+/// `path` relative to the run directory `dir` (both resolved first), as the run directory's
+/// files record the paths they name.
+pub(crate) fn relative_to(path: &Path, dir: &Path) -> Option<PathBuf> {
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| absolute(dir));
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| absolute(path));
+    pathdiff::diff_paths(&path, &dir)
 }
 
 pub fn read_run_json(dir: &Path) -> Result<RunMeta, Error> {
