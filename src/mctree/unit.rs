@@ -57,6 +57,16 @@ impl Function {
     pub fn has_body(&self) -> bool {
         !self.body.is_null()
     }
+
+    /// Whether one of the byte offsets `at` lies inside it.
+    fn holds_any(&self, at: &[usize]) -> bool {
+        at.iter().any(|&s| s > self.begin && s < self.end)
+    }
+}
+
+/// Where the file's `#pragma scop`s are (byte offsets): [`choose`]'s last rule.
+fn scops(text: &str) -> Vec<usize> {
+    text.match_indices("#pragma scop").map(|(i, _)| i).collect()
 }
 
 /// What discovery reads of a translation unit.
@@ -120,7 +130,7 @@ impl Keep {
     fn likely(wanted: Option<&str>, text: &str) -> Keep {
         Keep::Likely {
             wanted: wanted.map(String::from),
-            scops: text.match_indices("#pragma scop").map(|(i, _)| i).collect(),
+            scops: scops(text),
             kernels: HashSet::new(),
         }
     }
@@ -136,8 +146,7 @@ impl Keep {
                 scops,
                 kernels,
             } => {
-                let scop = scops.iter().any(|&s| s > f.begin && s < f.end);
-                if scop || f.name.starts_with("kernel_") {
+                if f.holds_any(scops) || f.name.starts_with("kernel_") {
                     kernels.insert(f.name.clone());
                     return true;
                 }
@@ -159,10 +168,14 @@ struct Clang<'a> {
 impl Clang<'_> {
     /// One streamed read of the dump, keeping the bodies `keep` says.
     fn dump(&self, text: &str, keep: &mut Keep) -> Result<Unit, Error> {
-        let mut argv: Vec<String> = [self.clang, "-fsyntax-only", "-fopenmp", "-Xclang"]
-            .map(String::from)
-            .to_vec();
-        argv.push("-ast-dump=json".into());
+        let dump = [
+            self.clang,
+            "-fsyntax-only",
+            "-fopenmp",
+            "-Xclang",
+            "-ast-dump=json",
+        ];
+        let mut argv: Vec<String> = dump.map(String::from).to_vec();
         argv.extend(self.flags.iter().cloned());
         argv.push(self.file.display().to_string());
         let mut unit = Unit::default();
@@ -411,10 +424,8 @@ pub fn choose<'f>(
     if let [k] = kernels.as_slice() {
         return Ok(k);
     }
-    let scops: Vec<usize> = text.match_indices("#pragma scop").map(|(i, _)| i).collect();
-    let with_scop: Vec<&Function> = (fns.iter())
-        .filter(|f| scops.iter().any(|&s| s > f.begin && s < f.end))
-        .collect();
+    let scops = scops(text);
+    let with_scop: Vec<&Function> = (fns.iter()).filter(|f| f.holds_any(&scops)).collect();
     if let [k] = with_scop.as_slice() {
         return Ok(k);
     }

@@ -94,17 +94,14 @@ pub fn c_text(path: &Path, bytes: Vec<u8>) -> Result<String, Error> {
     }
     for i in bad {
         if !comments.iter().any(|c| c.contains(&i)) {
-            let line = bytes[..i].iter().filter(|&&b| b == b'\n').count() + 1;
-            let col = i - bytes[..i]
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |nl| nl + 1)
-                + 1;
+            // Every byte before `i` that was not UTF-8 lay in a comment and is `?` by now.
+            let before = std::str::from_utf8(&bytes[..i]).unwrap_or_default();
+            let (line, col) = line_col(before, before.len());
             return Err(Error::Config {
                 span: Span {
                     file: path.to_path_buf(),
-                    line: line as u32,
-                    col: col as u32,
+                    line,
+                    col,
                 },
                 message: format!("byte 0x{:02X} is not UTF-8 and not in a comment", bytes[i]),
                 hint: Some(format!(

@@ -6,8 +6,9 @@
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::groups::{
@@ -64,14 +65,14 @@ const GRACE: Duration = Duration::from_millis(500);
 
 thread_local! {
     /// The token that cancels the children started on this thread ([`cancellable`]).
-    static CANCEL: std::cell::RefCell<Option<std::sync::Arc<std::sync::atomic::AtomicBool>>> =
+    static CANCEL: std::cell::RefCell<Option<Arc<AtomicBool>>> =
         const { std::cell::RefCell::new(None) };
 }
 
 /// While the guard lives, every child started on this thread is killed as soon as `token`
 /// is set (and none starts after): builds running ahead that the search will no longer use.
 /// Their exit reads [`Exit::Interrupted`].
-pub fn cancellable(token: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Cancellable {
+pub fn cancellable(token: Arc<AtomicBool>) -> Cancellable {
     CANCEL.with(|c| *c.borrow_mut() = Some(token));
     Cancellable(())
 }
@@ -245,7 +246,6 @@ fn wait_or_kill(
 ) -> (Option<Exit>, Option<Reaped>) {
     loop {
         if stop() {
-            killpg(pid, libc::SIGCONT); // a stopped group dies of SIGKILL all the same
             killpg(pid, libc::SIGKILL);
             return (Some(Exit::Interrupted), rx.recv().ok());
         }

@@ -83,6 +83,7 @@ pub fn stream(
             f
         });
         read_all(&mut reader, consume);
+        drop(reader); // a command still writing (the reader failed) gets EPIPE, not a wait
         running
             .join()
             .unwrap_or_else(|_| Finished::spawn_error("the helper's thread failed".into()))
@@ -163,6 +164,27 @@ pub fn tail(path: &std::path::Path, max_lines: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a command prints on stdout arrives in chunks, all of it and never whole; its
+    /// stderr is read back; a command past its timeout is killed.
+    #[test]
+    fn a_streamed_command_hands_over_all_it_prints_in_chunks() {
+        let argv: Vec<String> = ["sh", "-c", "head -c 3000000 /dev/zero; echo done >&2"]
+            .map(String::from)
+            .to_vec();
+        let (mut bytes, mut chunks) = (0, 0);
+        let out = stream(&argv, Duration::from_secs(30), 1 << 10, &mut |c| {
+            bytes += c.len();
+            chunks += 1;
+        });
+        assert!(out.finished.success(), "{:?}", out.finished.exit);
+        assert_eq!(bytes, 3_000_000);
+        assert!(chunks >= 3, "{chunks} chunks");
+        assert_eq!(out.stderr, b"done\n");
+        let argv: Vec<String> = ["sleep", "30.0123"].map(String::from).to_vec();
+        let out = stream(&argv, Duration::from_millis(300), 1 << 10, &mut |_| {});
+        assert_eq!(out.finished.exit, crate::process::Exit::Timeout);
+    }
 
     /// Another local user's directories and symlinks planted at every name the helper's output
     /// could once have gone to (`/tmp/moldtune-helper-<pid>-<n>/stdout`) are never written.
