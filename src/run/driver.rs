@@ -5,16 +5,16 @@
 //! the log, run.json) → prepare the evaluator (the reference output) → replay the log into
 //! the searcher → loop (ask → evaluate → append → tell) → write the summaries.
 
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::error::Error;
-use crate::evaluate::outcome::{Source, Status, Stop};
-use crate::evaluate::{make_evaluator, Evaluated, Evaluator};
+use crate::evaluate::make_evaluator;
+use crate::evaluate::outcome::{Measurement, Source, Status, Stop};
 use crate::problem::space::Config;
 use crate::problem::{Goal, Problem};
 use crate::process;
+use crate::run::executor::{Executor, Local};
 use crate::run::log::{self, Record};
 use crate::run::machine::{compiler_version, cpu_model, now_rfc3339};
 use crate::run::meta;
@@ -22,8 +22,7 @@ use crate::run::meta::{RunMeta, Termination};
 use crate::run::progress::Progress;
 use crate::run::settings::{self, Budget, Resolved, RunOptions, Shared, EXPERIMENT_CAP};
 use crate::run::slurm::{self, farm::Farm};
-use crate::run::verification::{Plan, Verification};
-use crate::run::verify;
+use crate::run::verification::Verification;
 use crate::search::searcher::NoProposal;
 use crate::search::{Searcher, Strategy};
 
@@ -52,8 +51,8 @@ impl Clock {
     }
 }
 
-/// What the end-of-run verification gives: the verdict, or why it stopped.
-type VerifyResult = Result<Option<Verification>, Stop>;
+/// Evaluations ended ahead of their turn to be recorded, by id.
+type Arrived = std::collections::BTreeMap<usize, (Config, Source, Measurement)>;
 
 #[derive(Debug)]
 pub struct Summary {
@@ -128,17 +127,17 @@ pub fn drive(l: Launch, strategy: &mut dyn Strategy) -> Result<Summary, Error> {
         slurm::queue::check(settings)?;
     }
     let mut session = Session::open(&l, dir)?;
-    if let Some(settings) = session.s.slurm.clone() {
-        return drive_farm(session, strategy, settings);
-    }
-    let mut evaluator = make_evaluator(session.s.mock, l.opts.keep_builds, 0);
-    session.prepared(evaluator.prepare(l.problem, &session.dir))?;
-    session.replay(strategy, Some(evaluator.as_mut()));
-    let termination = session.search(strategy, evaluator.as_mut())?;
-    let anchors = strategy.anchors();
-    let termination = session.verify(termination, &anchors, |p, records, plan, anchors| {
-        verify::verify(p, records, evaluator.as_mut(), plan, anchors)
-    })?;
+    let mut executor: Box<dyn Executor> = match session.s.slurm.clone() {
+        Some(settings) => Box::new(Farm::new(&session.dir, settings)?),
+        None => {
+            let evaluator = make_evaluator(session.s.mock, l.opts.keep_builds, 0);
+            Box::new(Local::new(evaluator, session.s.jobs))
+        }
+    };
+    session.prepared(executor.prepare(l.problem, &session.dir))?;
+    session.replay(strategy, executor.as_mut());
+    let termination = session.search(strategy, executor.as_mut())?;
+    let termination = session.verify(termination, &strategy.anchors(), executor.as_mut())?;
     session.finish(termination)
 }
 
@@ -217,96 +216,147 @@ impl<'p> Session<'p> {
         Err(e)
     }
 
-    /// Tells the searcher and the evaluator what the log already holds (a resumed run).
-    fn replay(&mut self, searcher: &mut dyn Strategy, mut evaluator: Option<&mut dyn Evaluator>) {
+    /// Tells the searcher and the executor what the log already holds (a resumed run).
+    fn replay(&mut self, searcher: &mut dyn Strategy, executor: &mut dyn Executor) {
         for r in &self.records {
             if let Some(l) = r.learner {
                 searcher.recall(&r.config, l);
             }
             searcher.tell(&r.config, &r.m, r.source);
-            if let Some(e) = evaluator.as_deref_mut() {
-                e.remember(&r.m, r.eval_id);
-            }
+            executor.remember(&r.m, r.eval_id);
             self.progress.count(r);
         }
     }
 
-    /// Ask → evaluate → record → tell, until the budget, the space or an interrupt ends it.
+    /// Ask → start → wait → record (in id order) → tell, until the budget, the space or an
+    /// interrupt ends it. However it ends, nothing the executor started is left running.
     fn search(
         &mut self,
         searcher: &mut dyn Strategy,
-        evaluator: &mut dyn Evaluator,
+        executor: &mut dyn Executor,
+    ) -> Result<Termination, Error> {
+        let result = self.search_loop(searcher, executor);
+        executor.cancel();
+        self.progress.finish();
+        result
+    }
+
+    fn search_loop(
+        &mut self,
+        searcher: &mut dyn Strategy,
+        executor: &mut dyn Executor,
     ) -> Result<Termination, Error> {
         let clock = Clock::start(&self.records);
-        let ahead = self.s.jobs > 1 && evaluator.build_ahead(self.problem, self.s.jobs);
-        // Builds of `jobs` proposals beyond the one in turn: `jobs` of them build while it
-        // is checked, the next takes the first free slot.
-        let depth = if ahead { self.s.jobs + 1 } else { 1 };
-        let mut queue = VecDeque::new();
-        let termination = loop {
-            if self.spent() >= self.s.max_evals {
-                break Termination::MaxEvals;
-            }
-            if self.s.budget == Budget::Valid
-                && self.records.len() >= EXPERIMENT_CAP * self.s.max_evals
-            {
-                break Termination::ExperimentCap;
+        let recovered = executor.recover(self.problem, self.records.len())?;
+        let mut next_id = (recovered.iter().map(|r| r.0 + 1).max()).unwrap_or(self.records.len());
+        for (_, config, source) in recovered {
+            searcher.pending(&config, source);
+        }
+        let mut arrived = Arrived::new();
+        let mut lost_streak = 0;
+        loop {
+            if executor.in_flight() + arrived.len() == 0 {
+                if let Some(end) = self.budget_spent() {
+                    return Ok(end);
+                }
             }
             if process::interrupted() {
-                break Termination::Interrupted;
+                return Ok(Termination::Interrupted);
             }
-            let step = self.records.len();
-            let (config, source) = match self.next(searcher, evaluator, &mut queue, depth) {
+            let waiting = arrived.len();
+            if let Some(end) = self.fill(searcher, executor, &mut next_id, waiting)? {
+                return Ok(end);
+            }
+            match executor.wait(self.problem) {
+                Ok(done) => arrived.extend(done.into_iter().map(|(id, c, s, m)| (id, (c, s, m)))),
+                Err(Stop::Interrupted) => return Ok(Termination::Interrupted),
+                Err(Stop::Environment(why)) => return Err(self.abandon(why)),
+            }
+            lost_streak =
+                self.record_arrived(&mut arrived, searcher, executor, clock, lost_streak)?;
+        }
+    }
+
+    /// Why the search ends when nothing is in flight, if the budget ends it.
+    fn budget_spent(&self) -> Option<Termination> {
+        if self.spent() >= self.s.max_evals {
+            return Some(Termination::MaxEvals);
+        }
+        let cap = EXPERIMENT_CAP * self.s.max_evals;
+        (self.s.budget == Budget::Valid && self.records.len() >= cap)
+            .then_some(Termination::ExperimentCap)
+    }
+
+    /// Whether `more` evaluations beyond those recorded may be under way: each may spend
+    /// budget, and mctree's experiments are capped.
+    fn budget_allows(&self, more: usize) -> bool {
+        let cap = EXPERIMENT_CAP * self.s.max_evals;
+        self.spent() + more < self.s.max_evals
+            && (self.s.budget != Budget::Valid || self.records.len() + more < cap)
+    }
+
+    /// Starts proposals while the executor has room and the budget allows (`waiting`
+    /// evaluations have ended but wait for an earlier one); why the search must end, if it
+    /// must: the searcher ran dry with nothing under way, or an interrupt. The strategy is
+    /// told each proposal is pending, so that the next ones differ from it.
+    fn fill(
+        &mut self,
+        searcher: &mut dyn Strategy,
+        executor: &mut dyn Executor,
+        next_id: &mut usize,
+        waiting: usize,
+    ) -> Result<Option<Termination>, Error> {
+        while executor.in_flight() < executor.capacity()
+            && self.budget_allows(executor.in_flight() + waiting)
+        {
+            let under_way = executor.in_flight() + waiting;
+            let (config, source) = match searcher.ask(*next_id) {
                 Ok(proposal) => proposal,
-                Err(NoProposal::Exhausted) => break Termination::SpaceExhausted,
-                Err(NoProposal::NotFound) => break Termination::NoConfigFound,
+                Err(_) if under_way > 0 => break, // ask again after an outcome
+                Err(NoProposal::Exhausted) => return Ok(Some(Termination::SpaceExhausted)),
+                Err(NoProposal::NotFound) => return Ok(Some(Termination::NoConfigFound)),
             };
-            let m = match evaluator.evaluate(self.problem, &config, step) {
-                Evaluated::Done(m) => m,
-                Evaluated::Stopped(Stop::Interrupted) => break Termination::Interrupted,
-                Evaluated::Stopped(Stop::Environment(why)) => return Err(self.abandon(why)),
+            searcher.pending(&config, source);
+            match executor.start(self.problem, *next_id, &config, source) {
+                Ok(()) => *next_id += 1,
+                Err(Error::Interrupted(_)) => return Ok(Some(Termination::Interrupted)),
+                Err(e) => return Err(self.abandon(e.to_string())),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Records the evaluations that arrived, in id order as far as none is missing, each
+    /// told to the searcher once recorded; `streak` counts the lost ones in a row: after
+    /// max(4, 2 × capacity) the run stops (they spend no budget, so a cluster that loses
+    /// every job would be fed for ever).
+    fn record_arrived(
+        &mut self,
+        arrived: &mut Arrived,
+        searcher: &mut dyn Strategy,
+        executor: &mut dyn Executor,
+        clock: Clock,
+        mut streak: usize,
+    ) -> Result<usize, Error> {
+        let limit = (2 * executor.capacity()).max(4);
+        while let Some((config, source, m)) = arrived.remove(&self.records.len()) {
+            streak = if m.status == Status::Lost {
+                streak + 1
+            } else {
+                0
             };
+            let cause = m.cause.clone().unwrap_or_default();
             let origin = (source, searcher.proposer(&config));
             self.record_or_abandon(config, origin, m, clock.elapsed_sec())?;
             let r = self.records.last().expect("just recorded");
             searcher.tell(&r.config, &r.m, r.source);
-        };
-        evaluator.cancel_ahead();
-        self.progress.finish();
-        Ok(termination)
-    }
-
-    /// The next proposal to evaluate. With `depth` > 1 the queue of proposals is kept `depth`
-    /// long (within what the budget can still take), each one's builds started ahead and the
-    /// strategy told it is pending; the searcher running dry with proposals still queued only
-    /// means waiting for their outcomes.
-    fn next(
-        &self,
-        searcher: &mut dyn Strategy,
-        evaluator: &mut dyn Evaluator,
-        queue: &mut VecDeque<(Config, Source)>,
-        depth: usize,
-    ) -> Result<(Config, Source), NoProposal> {
-        let step = self.records.len();
-        let left = match self.s.budget {
-            Budget::Evaluations => self.s.max_evals.saturating_sub(step),
-            Budget::Valid => (EXPERIMENT_CAP * self.s.max_evals).saturating_sub(step),
-        };
-        while queue.len() < depth.min(left).max(1) {
-            let id = step + queue.len();
-            match searcher.ask(id) {
-                Ok((config, source)) => {
-                    if depth > 1 {
-                        searcher.pending(&config, source);
-                        evaluator.ahead(self.problem, &config, id);
-                    }
-                    queue.push_back((config, source));
-                }
-                Err(e) if queue.is_empty() => return Err(e),
-                Err(_) => break,
+            executor.recorded(r.eval_id);
+            if streak >= limit {
+                let why = format!("the last {limit} evaluations were all lost by the cluster, the last one: {cause}; fix that (a `--time` too short? nodes down?) and `--resume`");
+                return Err(self.abandon(why));
             }
         }
-        Ok(queue.pop_front().expect("the queue holds a proposal"))
+        Ok(streak)
     }
 
     /// Records the next evaluation; a machine that fails to record it ends the run.
@@ -390,7 +440,7 @@ impl<'p> Session<'p> {
         &mut self,
         termination: Termination,
         anchors: &[usize],
-        remeasure: impl FnOnce(&Problem, &[Record], Plan, &[usize]) -> VerifyResult,
+        executor: &mut dyn Executor,
     ) -> Result<Termination, Error> {
         let plan = self.s.verify;
         if !termination.ran_to_end() || plan.top == 0 || self.best_id.is_none() {
@@ -407,7 +457,7 @@ impl<'p> Session<'p> {
             "verifying: {what} re-measured in {} interleaved rounds",
             plan.rounds
         ));
-        match remeasure(self.problem, &self.records, plan, anchors) {
+        match executor.verify(self.problem, &self.records, plan, anchors) {
             Ok(v) => {
                 if let Some(w) = v.as_ref().and_then(|v| v.winner_eval_id) {
                     self.best_id = Some(w);
@@ -463,8 +513,6 @@ impl<'p> Session<'p> {
     }
 }
 
-mod farm;
 mod start;
-use farm::drive_farm;
 pub use start::default_out;
 use start::{budget_warning, claim_dir, new_meta, opening_line};

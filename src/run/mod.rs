@@ -5,6 +5,7 @@
 
 pub mod dir;
 pub mod driver;
+pub mod executor;
 pub mod log;
 pub mod machine;
 pub mod meta;

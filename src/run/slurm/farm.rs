@@ -15,9 +15,11 @@ use crate::evaluate::outcome::{Measurement, Source, Status, Stop};
 use crate::problem::space::Config;
 use crate::problem::Problem;
 use crate::process;
+use crate::run::executor::{Ended, Executor};
+use crate::run::log::Record;
 use crate::run::slurm::job::{self, Answer, JobDir, Reply, Request, Task, JOBS};
 use crate::run::slurm::queue::{self, Step, Submission};
-use crate::run::slurm::watch::{Ended, Flight, Handle, Watch};
+use crate::run::slurm::watch::{self, Flight, Handle, Watch};
 use crate::run::slurm::Settings;
 use crate::run::verification::{Plan, Verification};
 
@@ -56,24 +58,6 @@ impl Farm {
             watch: Watch::default(),
             allocation: queue::allocation(),
         })
-    }
-
-    /// Evaluations that may be in flight at once.
-    pub fn workers(&self) -> usize {
-        self.settings.workers
-    }
-
-    /// Evaluations in flight.
-    pub fn in_flight(&self) -> usize {
-        self.evals.len()
-    }
-
-    /// The next free evaluation id at or after `first`.
-    pub fn next_id(&self, first: usize) -> usize {
-        self.evals
-            .keys()
-            .next_back()
-            .map_or(first, |&k| first.max(k + 1))
     }
 
     fn name(&self, key: &str) -> String {
@@ -133,7 +117,7 @@ impl Farm {
     }
 
     /// Submits evaluation `eval_id` of `config`.
-    pub fn start(
+    fn start_job(
         &mut self,
         problem: &Problem,
         eval_id: usize,
@@ -192,7 +176,7 @@ impl Farm {
     }
 
     /// Builds the reference on a node (unless the run directory holds its output already).
-    pub fn reference(&mut self, problem: &Problem) -> Result<(), Error> {
+    fn reference(&mut self, problem: &Problem) -> Result<(), Error> {
         let needed = problem.check.mode != crate::problem::CheckMode::None;
         if !needed
             || self
@@ -216,7 +200,11 @@ impl Farm {
     }
 
     /// The end-of-run verification as one job: every candidate timed on the same node.
-    pub fn verify(&mut self, plan: Plan, anchors: &[usize]) -> Result<Option<Verification>, Stop> {
+    fn verify_on_node(
+        &mut self,
+        plan: Plan,
+        anchors: &[usize],
+    ) -> Result<Option<Verification>, Stop> {
         let task = Task::Verify {
             plan,
             anchors: anchors.to_vec(),
@@ -251,7 +239,7 @@ fn stop_of(e: Error) -> Stop {
 impl Farm {
     /// Waits until at least one evaluation in flight has ended; those that have, with their
     /// configurations and measurements. Ctrl-C: [`Stop::Interrupted`].
-    pub fn wait(&mut self) -> Result<Vec<(usize, Config, Source, Measurement)>, Stop> {
+    fn wait_any(&mut self) -> Result<Vec<Ended>, Stop> {
         loop {
             let ended = self.watch.collect(&mut self.evals)?;
             if !ended.is_empty() || self.evals.is_empty() {
@@ -277,7 +265,7 @@ fn cancel(flights: impl Iterator<Item = Flight>) {
 }
 
 /// Evaluation `eval_id`'s ended job as its measurement.
-fn measured(eval_id: usize, f: Flight, got: Ended) -> (usize, Config, Source, Measurement) {
+fn measured(eval_id: usize, f: Flight, got: watch::Ended) -> Ended {
     let (config, source) = f
         .proposal
         .expect("an evaluation's flight holds its proposal");
@@ -313,7 +301,7 @@ impl Farm {
     /// After a kill: the evaluations whose jobs were submitted but not recorded (ids from
     /// `first` on). A reply is collected at the next wait, a job still queued or running is
     /// waited for, one gone without a reply is submitted again. Returns them in id order.
-    pub fn recover(
+    fn recover_jobs(
         &mut self,
         problem: &Problem,
         first: usize,
@@ -414,12 +402,67 @@ impl Farm {
     }
 
     /// Forgets evaluation `eval_id`'s job folder once its row is recorded.
-    pub fn recorded(&self, eval_id: usize) {
+    fn forget(&self, eval_id: usize) {
         let _ = std::fs::remove_dir_all(JobDir::of(&self.dir, &format!("eval-{eval_id}")).0);
     }
 
     /// Cancels every job in flight and forgets them: a resumed run proposes anew.
-    pub fn cancel(&mut self) {
+    fn cancel_all(&mut self) {
         cancel(std::mem::take(&mut self.evals).into_values());
+    }
+}
+
+impl Executor for Farm {
+    fn prepare(&mut self, problem: &Problem, _dir: &Path) -> Result<(), Error> {
+        self.reference(problem)
+    }
+
+    fn recover(
+        &mut self,
+        problem: &Problem,
+        recorded: usize,
+    ) -> Result<Vec<(usize, Config, Source)>, Error> {
+        self.recover_jobs(problem, recorded)
+    }
+
+    fn capacity(&self) -> usize {
+        self.settings.workers
+    }
+
+    fn in_flight(&self) -> usize {
+        self.evals.len()
+    }
+
+    fn start(
+        &mut self,
+        problem: &Problem,
+        eval_id: usize,
+        config: &Config,
+        source: Source,
+    ) -> Result<(), Error> {
+        self.start_job(problem, eval_id, config, source)
+    }
+
+    fn wait(&mut self, _problem: &Problem) -> Result<Vec<Ended>, Stop> {
+        self.wait_any()
+    }
+
+    fn recorded(&mut self, eval_id: usize) {
+        self.forget(eval_id)
+    }
+
+    /// One job: every candidate timed on the same node.
+    fn verify(
+        &mut self,
+        _problem: &Problem,
+        _records: &[Record],
+        plan: Plan,
+        anchors: &[usize],
+    ) -> Result<Option<Verification>, Stop> {
+        self.verify_on_node(plan, anchors)
+    }
+
+    fn cancel(&mut self) {
+        self.cancel_all()
     }
 }
