@@ -498,3 +498,72 @@ fn settings_slurm_refuses_are_refused_before_anything_runs() {
     );
     assert!(!out.join("run.json").exists());
 }
+
+/// `moldtune mctree --executor slurm`: the same loop, faults and resume as `run` — an mctree
+/// search of 8 valid evaluations over two workers, killed mid-run and resumed, loses and
+/// repeats nothing, and its verification runs on a node.
+#[test]
+fn mctree_over_two_workers_killed_and_resumed_loses_and_repeats_nothing() {
+    let Some((_nodes, tmp, out)) = turn() else {
+        return;
+    };
+    let gemm = Path::new(env!("CARGO_MANIFEST_DIR")).join("polybench/gemm/gemm.c");
+    let args: Vec<String> = [
+        "mctree",
+        gemm.to_str().unwrap(),
+        "--executor",
+        "slurm",
+        "--workers",
+        "2",
+        "--quiet",
+        "--max-evals",
+        "8",
+        "--repeats",
+        "1",
+        "--verify-rounds",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+        "--",
+        "-DMINI_DATASET",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut child = spawn(tmp.path(), &args);
+    let t0 = Instant::now();
+    while Csv::try_rows(&out) < 3 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(240),
+            "the mctree run made no progress"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = Csv::read(&out);
+    let again = ["mctree", "--quiet", "--resume", out.to_str().unwrap()].map(String::from);
+    let o = spawn(tmp.path(), &again).wait_with_output().unwrap();
+    assert_code(&o, 0);
+    let after = Csv::read(&out);
+    assert_eq!(
+        after.rows[..before.rows.len()],
+        before.rows[..],
+        "recorded rows changed"
+    );
+    assert_log_exact(&after);
+    let v = read_json(&out.join("results.json"));
+    let valid = (v["evaluations"].as_array().unwrap().iter())
+        .filter(|e| e["status"] == "ok" && e["reused_from"].is_null())
+        .count();
+    assert_eq!(valid, 8, "{}", describe(&o));
+    assert!(statuses(&after).iter().all(|s| s != "lost"));
+    let nodes = nodes_of(&out);
+    assert!(
+        nodes.contains(&"n1".into()) && nodes.contains(&"n2".into()),
+        "{nodes:?}"
+    );
+    let run = read_json(&out.join("run.json"));
+    assert_eq!(run["slurm"]["workers"], 2, "{run}");
+    assert!(run["verification"]["candidates"].is_array(), "{run}");
+    assert_no_jobs_left(&out);
+}

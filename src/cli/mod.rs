@@ -145,7 +145,7 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// A Slurm job of `moldtune run --executor slurm`: does the task the run wrote in
+    /// A Slurm job of `moldtune run` or `mctree --executor slurm`: does the task the run wrote in
     /// DIR/jobs/KEY (started by Slurm, not by hand).
     #[command(hide = true)]
     Worker {

@@ -47,6 +47,9 @@ pub(super) struct Discovered {
 
 pub(super) const DISCOVERED: &str = "mctree.json";
 
+/// Where a run directory keeps the extra sources compiled once ([`objects::link_compiled`]).
+pub(super) const OBJECTS: &str = "work/objects";
+
 /// Writes `mctree.json` into a run directory that holds no other run's results.
 pub(super) fn keep_discovered(
     out: &Path,
@@ -86,7 +89,9 @@ pub fn problem_of_run(dir: &Path, meta: &RunMeta) -> Option<Result<Problem, Erro
             })?;
             let mut loops = d.loops;
             loops.file = r.file.display().to_string(); // where run.json finds it now
-            return setup::problem(&r, &d.source, &loops, &labels);
+            let mut problem = setup::problem(&r, &d.source, &loops, &labels)?;
+            objects::link_kept(&r, &mut problem, &dir.join(OBJECTS));
+            return Ok(problem);
         }
         let text = read_source(&r.file)?;
         let tree = discover(&r, &text)?;

@@ -87,6 +87,8 @@ pub struct MctreeOptions {
     pub trust_output_check: bool,
     #[command(flatten)]
     pub shared: Shared,
+    #[command(flatten)]
+    pub executor: crate::run::settings::ExecutorFlags,
     /// Compiler and link arguments and extra sources (e.g. `-- -Iutilities utilities/polybench.c`).
     #[arg(last = true)]
     pub args: Vec<String>,
@@ -213,7 +215,7 @@ fn tune(
     keep_discovered(&out, opts.resuming(), &text, &loops)?;
     let mut options = r.options();
     if !o.shared.mock && (opts.resuming() || !log::has_rows(&out)) {
-        objects::link_compiled(&r, &mut problem, &out.join("work").join("objects"));
+        objects::link_compiled(&r, &mut problem, &out.join(kept::OBJECTS));
     }
     if !o.shared.mock {
         options.polly = polly_knobs(&r, &loops, &problem, &out, o.shared.quiet);

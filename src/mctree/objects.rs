@@ -16,16 +16,28 @@ use crate::process::Exit;
 /// Compiles `r.sources` into `dir` and makes `problem` link the objects; a source that does not
 /// compile alone stays a source (compiled with each variant, as before). Returns the objects.
 pub fn link_compiled(r: &Recorded, problem: &mut Problem, dir: &Path) -> Vec<PathBuf> {
-    if r.sources.is_empty() || !r.check_build_flags.is_empty() {
+    if !links_objects(r) || std::fs::create_dir_all(dir).is_err() {
         return vec![];
     }
-    if std::fs::create_dir_all(dir).is_err() {
+    for (i, src) in r.sources.iter().enumerate() {
+        let obj = dir.join(object_name(i, src));
+        if compilable(src) && !compile(r, src, &obj) {
+            let _ = std::fs::remove_file(&obj);
+        }
+    }
+    link_kept(r, problem, dir)
+}
+
+/// Makes `problem` link the objects [`link_compiled`] left in `dir` (a Slurm worker builds
+/// the variants as the run does); a source without one stays a source. Returns the objects.
+pub fn link_kept(r: &Recorded, problem: &mut Problem, dir: &Path) -> Vec<PathBuf> {
+    if !links_objects(r) {
         return vec![];
     }
     let mut objects = vec![];
     let sources = (r.sources.iter().enumerate()).map(|(i, src)| {
         let obj = dir.join(object_name(i, src));
-        match compilable(src) && compile(r, src, &obj) && obj.is_file() {
+        match compilable(src) && obj.is_file() {
             true => {
                 objects.push(obj.clone());
                 obj
@@ -35,6 +47,11 @@ pub fn link_compiled(r: &Recorded, problem: &mut Problem, dir: &Path) -> Vec<Pat
     });
     problem.sources = sources.collect();
     objects
+}
+
+/// Whether the extra sources are compiled once (not with a check build's own flags).
+fn links_objects(r: &Recorded) -> bool {
+    !r.sources.is_empty() && r.check_build_flags.is_empty()
 }
 
 /// Whether `src` is C (or C++) source: objects and archives are linked as they are.

@@ -119,6 +119,15 @@ pub struct RunOptions {
     /// Candidate pool size per model step [default: 10000].
     #[arg(long)]
     pub pool: Option<usize>,
+    #[command(flatten)]
+    pub executor: ExecutorFlags,
+    #[command(flatten)]
+    pub shared: Shared,
+}
+
+/// Where the evaluations run, declared once for `run` and `mctree`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ExecutorFlags {
     /// Where evaluations run: `local` (this machine), or `slurm` (each evaluation one Slurm
     /// job with a node to itself, `--workers` at once) [default: local].
     #[arg(long, value_enum)]
@@ -136,8 +145,6 @@ pub struct RunOptions {
     /// With `--executor slurm`: the account the jobs are charged to.
     #[arg(long)]
     pub account: Option<String>,
-    #[command(flatten)]
-    pub shared: Shared,
 }
 
 /// The settings `run` and `mctree` resolve alike: each from its flag, else run.json, else
@@ -378,26 +385,26 @@ pub fn resolve(
             .unwrap_or(Settings::default_interleave(learner)),
         verify: c.verify,
         jobs: c.jobs,
-        slurm: resolve_executor(opts, prev, problem)?,
+        slurm: resolve_executor(&opts.executor, prev, Some(problem))?,
         budget: Budget::Evaluations,
         strategy: None,
     })
 }
 
 /// The Slurm settings with `--executor slurm` (or a resumed Slurm run, or the problem's
-/// `search.executor: slurm`): flags, else run.json's, else the problem's `slurm:` section,
-/// else the defaults; Slurm's flags without it are refused.
-fn resolve_executor(
-    opts: &RunOptions,
+/// `search.executor: slurm`): flags, else run.json's, else the problem's `slurm:` section
+/// (`file`; mctree has none), else the defaults; Slurm's flags without it are refused.
+pub fn resolve_executor(
+    opts: &ExecutorFlags,
     prev: Option<&RunMeta>,
-    problem: &Problem,
+    file: Option<&Problem>,
 ) -> Result<Option<slurm::Settings>, Error> {
     let recorded = prev.and_then(|m| m.slurm.clone());
     let kind = match (opts.executor, prev) {
         (Some(k), _) => k,
         (None, Some(_)) if recorded.is_some() => ExecutorKind::Slurm,
         (None, Some(_)) => ExecutorKind::Local,
-        (None, None) => file_executor(problem)?,
+        (None, None) => file.map_or(Ok(ExecutorKind::Local), file_executor)?,
     };
     let given = [
         ("--workers", opts.workers.is_some()),
@@ -417,12 +424,12 @@ fn resolve_executor(
     if let Some(w) = opts.workers {
         flag("--workers", limits::at_least(w, 1))?;
     }
-    let file = &problem.search.slurm;
+    let section = file.map(|p| p.search.slurm.clone()).unwrap_or_default();
     let base = recorded.unwrap_or_else(|| slurm::Settings {
-        workers: file.workers.unwrap_or(slurm::DEFAULT_WORKERS),
-        partition: file.partition.clone(),
-        time: file.time.clone(),
-        account: file.account.clone(),
+        workers: section.workers.unwrap_or(slurm::DEFAULT_WORKERS),
+        partition: section.partition,
+        time: section.time,
+        account: section.account,
         allocation: None,
     });
     Ok(Some(slurm::Settings {

@@ -30,7 +30,7 @@ pub fn work(run_dir: &Path, key: &str) -> Result<u8, Error> {
                 "`{}` holds no readable request",
                 jd.request_path().display()
             ),
-            Some("`moldtune worker` is started by `moldtune run --executor slurm`, not by hand"),
+            Some("`moldtune worker` is started by `moldtune run` or `moldtune mctree` with `--executor slurm`, not by hand"),
         )
     })?;
     process::track_children_in(&jd.0);
