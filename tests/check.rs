@@ -480,3 +480,29 @@ fn a_baseline_whose_samples_cannot_be_times_is_refused() {
         );
     }
 }
+
+/// The Slurm executor's flags: `check` itself times here (refused), `--update` records on a
+/// cluster only with `--executor slurm` (its settings alone are refused), and nothing is
+/// written either way.
+#[test]
+fn the_executor_flags_of_check_are_refused_where_they_cannot_act() {
+    let tmp = tempfile::tempdir().unwrap();
+    let b = baseline(tmp.path());
+    let before = std::fs::read(&b).unwrap();
+    let file = b.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec!["check", file, "--executor", "slurm", "--mock"],
+            "only `--update` records on a cluster",
+        ),
+        (
+            vec!["check", "--update", file, "--workers", "2", "--mock"],
+            "`--workers` is a setting of the Slurm executor",
+        ),
+    ] {
+        let o = moldtune(&args, tmp.path());
+        assert_code(&o, 2);
+        assert!(common::text(&o.stderr).contains(says), "{}", describe(&o));
+        assert_eq!(std::fs::read(&b).unwrap(), before);
+    }
+}

@@ -567,3 +567,78 @@ fn mctree_over_two_workers_killed_and_resumed_loses_and_repeats_nothing() {
     assert!(run["verification"]["candidates"].is_array(), "{run}");
     assert_no_jobs_left(&out);
 }
+
+/// `moldtune check --update --executor slurm`: each baseline recorded by a job on a node
+/// (`--workers 2`: two at once, on both nodes) and written here; one whose job fails (its
+/// compiler is missing on the node) is left as it was, the others are still written, and
+/// the exit code says something was not recorded. Nothing is left in the queue or the
+/// current directory.
+#[test]
+fn check_update_records_baselines_as_jobs_and_a_failed_one_is_left_as_it_was() {
+    let Some((_nodes, tmp, _)) = turn() else {
+        return;
+    };
+    let dir = tmp.path();
+    let e2e = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/matmul");
+    for f in ["matmul.yaml", "matmul.mold.c", "matmul.baseline.json"] {
+        std::fs::copy(e2e.join(f), dir.join(f)).unwrap();
+    }
+    let text = std::fs::read_to_string(dir.join("matmul.baseline.json")).unwrap();
+    std::fs::write(dir.join("again.json"), &text).unwrap();
+    let yaml = std::fs::read_to_string(dir.join("matmul.yaml")).unwrap();
+    std::fs::write(
+        dir.join("bad.yaml"),
+        yaml.replace("clang-22 ", "clang-nope "),
+    )
+    .unwrap();
+    let bad = text.replace("\"matmul.yaml\"", "\"bad.yaml\"");
+    std::fs::write(dir.join("bad.json"), &bad).unwrap();
+    let args = [
+        "check",
+        "--update",
+        "matmul.baseline.json",
+        "again.json",
+        "bad.json",
+        "--rounds",
+        "5",
+        "--executor",
+        "slurm",
+        "--workers",
+        "2",
+        "--quiet",
+    ]
+    .map(String::from);
+    let o = spawn(dir, &args).wait_with_output().unwrap();
+    assert_code(&o, 5);
+    let err = common::text(&o.stderr);
+    assert!(
+        err.contains("bad.json") && err.contains("clang-nope"),
+        "{}",
+        describe(&o)
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("bad.json")).unwrap(), bad);
+    let mut nodes = Vec::new();
+    for f in ["matmul.baseline.json", "again.json"] {
+        let b = read_json(&dir.join(f));
+        assert!(b["recorded"]["rounds"].as_u64().unwrap() >= 5, "{f}: {b}");
+        assert_ne!(
+            b["recorded"]["at"],
+            read_json(&e2e.join("matmul.baseline.json"))["recorded"]["at"]
+        );
+        nodes.push(b["recorded"]["node"].as_str().unwrap().to_string());
+    }
+    nodes.sort();
+    assert_eq!(nodes, ["n1", "n2"], "two at once, one on each node");
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        !left
+            .iter()
+            .any(|n| n.to_string_lossy().starts_with(".moldtune-check-")),
+        "the jobs' folder is removed: {left:?}"
+    );
+    assert!(squeue("-record-").is_empty(), "{:?}", squeue("-record-"));
+}

@@ -140,6 +140,9 @@ pub struct Recorded {
     /// every guard's `resolution` was within [`crate::check::rule::resolution_needed`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threshold: Option<f64>,
+    /// The Slurm node it was recorded on (`check --update --executor slurm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
 /// A baseline read and resolved against its problem.

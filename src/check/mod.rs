@@ -8,6 +8,7 @@
 //! check --update` with new samples.
 
 pub mod baseline;
+pub mod cluster;
 pub mod gate;
 pub mod output;
 pub mod record;
@@ -27,7 +28,7 @@ use rule::{Rule, Verdict};
 pub const DEFAULT_BASELINES: &str = "results/baselines";
 
 /// What `moldtune check` and `moldtune baseline` were asked to do.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Options {
     pub rule: Rule,
     /// Rounds when recording a baseline (more while they cannot resolve the threshold).
@@ -41,10 +42,23 @@ pub struct Options {
     pub quiet: bool,
     /// Builds (and output checks) at once before the timed rounds (`--jobs`).
     pub jobs: usize,
+    /// `check --update --executor slurm`: each baseline recorded by a job on a node.
+    #[serde(skip)]
+    pub slurm: Option<crate::run::slurm::Settings>,
 }
 
 /// What a check that ends undecided exits with (`--undecided`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Undecided {
     /// Exit 7: the gate could not see, so it does not let the change through.
@@ -127,12 +141,12 @@ pub fn check(paths: &[PathBuf], opts: &Options) -> Result<Checked, Error> {
 }
 
 /// The compilers and valgrind the problems need, found before anything is made or built
-/// (not for the mock evaluator).
+/// (not for the mock evaluator, nor when Slurm's nodes build: their PATH is not this one).
 pub(crate) fn require_tools<'p>(
     problems: impl IntoIterator<Item = &'p crate::problem::Problem>,
     opts: &Options,
 ) -> Result<(), Error> {
-    if opts.mock {
+    if opts.mock || opts.slurm.is_some() {
         return Ok(());
     }
     problems

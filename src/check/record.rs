@@ -37,6 +37,10 @@ pub fn from_runs(dirs: &[PathBuf], out: &Path, opts: &Options) -> Result<Vec<Pat
 
 /// Records each baseline (from its run directory, when it is new) and writes it.
 fn record_all(todo: Vec<(Loaded, Option<PathBuf>)>, opts: &Options) -> Result<Vec<PathBuf>, Error> {
+    if let Some(settings) = &opts.slurm {
+        let todo = todo.into_iter().map(|(l, _)| l).collect();
+        return super::cluster::record_all(todo, opts, settings.clone());
+    }
     let scratch = Scratch::new()?;
     let mut written = Vec::new();
     for (k, (l, dir)) in todo.into_iter().enumerate() {
@@ -51,9 +55,7 @@ fn record_all(todo: Vec<(Loaded, Option<PathBuf>)>, opts: &Options) -> Result<Ve
             ),
         );
         let b = recorded(&l, opts, &scratch.dir(k), dir.as_deref())?;
-        judge(&b, &l.file, opts)?;
-        baseline::save(&l.file, &b)?;
-        written.push(l.file);
+        written.push(judged_and_saved(l.file, &b, opts)?);
     }
     Ok(written)
 }
@@ -124,6 +126,7 @@ fn recorded_info(problem: &Problem, rounds: usize, from: Option<&Path>, mock: bo
         moldtune: env!("CARGO_PKG_VERSION").to_string(),
         from_run: from.map(|d| d.to_path_buf()),
         threshold: None,
+        node: None,
     }
 }
 
@@ -139,6 +142,17 @@ fn plan(opts: &Options) -> gate::Recording {
         cap: opts.rounds * CAP_FACTOR,
         target: rule::resolution_needed(opts.rule.threshold),
     }
+}
+
+/// Writes `b` into `file` unless [`judge`] refuses it; the file written.
+pub(super) fn judged_and_saved(
+    file: PathBuf,
+    b: &Baseline,
+    opts: &Options,
+) -> Result<PathBuf, Error> {
+    judge(b, &file, opts)?;
+    baseline::save(&file, b)?;
+    Ok(file)
 }
 
 /// Says how finely the recording resolves a change; when too coarsely for its threshold,
@@ -191,7 +205,7 @@ fn judge(b: &Baseline, file: &Path, opts: &Options) -> Result<(), Error> {
 }
 
 /// `l`'s baseline with fresh samples and recording details.
-fn recorded(
+pub(super) fn recorded(
     l: &Loaded,
     opts: &Options,
     work: &Path,

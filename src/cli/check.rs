@@ -39,6 +39,9 @@ pub struct CheckArgs {
     pub strict: bool,
     #[command(flatten)]
     pub jobs: crate::run::settings::Jobs,
+    /// With `--update`: `--executor slurm` records each baseline as a Slurm job on a node.
+    #[command(flatten)]
+    pub executor: crate::run::settings::ExecutorFlags,
     /// What a check that ends undecided exits with: `fail` (7) or `pass` (0).
     #[arg(long, value_enum, default_value_t = crate::check::Undecided::Fail)]
     pub undecided: crate::check::Undecided,
@@ -81,6 +84,7 @@ pub(super) fn check_options(rounds: usize, mock: bool, quiet: bool) -> crate::ch
         mock,
         quiet,
         jobs: crate::run::settings::default_jobs(),
+        slurm: None,
     }
 }
 
@@ -102,6 +106,13 @@ pub(super) fn check_command(a: CheckArgs) -> Result<u8, Error> {
     opts.rule.threshold = a.threshold;
     (opts.strict, opts.undecided) = (a.strict, a.undecided);
     opts.jobs = a.jobs.or(None);
+    opts.slurm = crate::run::settings::resolve_executor(&a.executor, None, None)?;
+    if opts.slurm.is_some() && !a.update {
+        return Err(Error::usage(
+            "`moldtune check` times on this machine; only `--update` records on a cluster",
+            Some("run the check itself as a job (e.g. `srun moldtune check …`), or add `--update`"),
+        ));
+    }
     if a.update {
         for f in crate::check::record::update(&a.baselines, &opts)? {
             println!("recorded {}", f.display());

@@ -210,6 +210,8 @@ pub struct ReplayArgs {
 pub fn run(args: Vec<String>) -> u8 {
     // mctree's runs rebuild their problem from the C file's loops, which only mctree reads.
     crate::run::dir::register(crate::mctree::problem_of_run);
+    // A Slurm job of `check --update --executor slurm` records a baseline with check's code.
+    crate::run::slurm::worker::register(crate::check::cluster::on_node);
     let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
         Err(e) => {

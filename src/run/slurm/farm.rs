@@ -2,9 +2,10 @@
 //! them in flight, collected in whatever order they end. A job that leaves the queue
 //! without a reply was lost by the environment (cancelled, the time limit, its node failed):
 //! its evaluation becomes a [`Status::Lost`] measurement whose cause says what Slurm said.
-//! The jobs' folders are the state a killed driver picks up on `--resume` ([`Farm::recover`]):
+//! The jobs' folders are the state a killed driver picks up on `--resume` ([`Farm::recover_jobs`]):
 //! a reply already written is collected, a job still queued or running is waited for, a
-//! job gone without a reply is submitted again.
+//! job gone without a reply is submitted again. The farm is the driver's Slurm
+//! [`Executor`]; [`Farm::each`] runs jobs outside a search (a front end's tasks).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -158,20 +159,40 @@ impl Farm {
     /// Runs `task` as a job of its own and waits for its reply (the reference, the
     /// verification); an interrupt cancels it.
     fn alone(&mut self, task: Task) -> Result<Reply, Stop> {
-        let flight = self.launch(task).map_err(stop_of)?;
-        let mut flights = BTreeMap::from([(0, flight)]);
+        let ended = self.each(vec![task])?;
+        let got = ended.into_iter().next().expect("one task, one end");
+        got.map_err(Stop::Environment)
+    }
+
+    /// Runs `tasks` as jobs, `workers` at once, and waits for them all: each one's reply, or
+    /// why it has none, in the tasks' order. An interrupt (or a failed submission) cancels
+    /// those in flight.
+    pub fn each(&mut self, tasks: Vec<Task>) -> Result<Vec<watch::Ended>, Stop> {
+        let mut ended: Vec<Option<watch::Ended>> = vec![None; tasks.len()];
+        let mut todo = tasks.into_iter().enumerate();
+        let mut flights = BTreeMap::new();
         loop {
-            let mut ended = match self.watch.collect(&mut flights) {
-                Ok(ended) => ended,
+            while flights.len() < self.settings.workers.max(1) {
+                let Some((i, task)) = todo.next() else { break };
+                match self.launch(task) {
+                    Ok(flight) => flights.insert(i, flight),
+                    Err(e) => {
+                        cancel(flights.into_values());
+                        return Err(stop_of(e));
+                    }
+                };
+            }
+            if flights.is_empty() {
+                return Ok(ended.into_iter().flatten().collect());
+            }
+            match self.watch.collect(&mut flights) {
+                Ok(got) if got.is_empty() => std::thread::sleep(POLL),
+                Ok(got) => got.into_iter().for_each(|(i, _, e)| ended[i] = Some(e)),
                 Err(stop) => {
                     cancel(flights.into_values());
                     return Err(stop);
                 }
-            };
-            if let Some((_, _, got)) = ended.pop() {
-                return got.map_err(Stop::Environment);
             }
-            std::thread::sleep(POLL);
         }
     }
 

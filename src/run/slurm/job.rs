@@ -31,6 +31,12 @@ pub enum Task {
     /// The end-of-run verification: the default and the best re-measured interleaved, on
     /// one node.
     Verify { plan: Plan, anchors: Vec<usize> },
+    /// A front end's work outside a run (`moldtune check --update`: one baseline recorded
+    /// on one node), done by the handler it registered ([`crate::run::slurm::worker::register`]).
+    FrontEnd {
+        key: String,
+        input: serde_json::Value,
+    },
 }
 
 impl Task {
@@ -40,6 +46,7 @@ impl Task {
             Task::Reference => "reference".into(),
             Task::Evaluate { eval_id, .. } => format!("eval-{eval_id}"),
             Task::Verify { .. } => "verify".into(),
+            Task::FrontEnd { key, .. } => key.clone(),
         }
     }
 }
@@ -78,6 +85,10 @@ pub enum Answer {
     },
     Verified {
         verification: Option<Verification>,
+    },
+    /// What a front end's handler gave back.
+    FrontEnd {
+        output: serde_json::Value,
     },
     /// The reference did not build (`built` false) or run as it must.
     ReferenceFailed {

@@ -2,8 +2,10 @@
 //! the request in `DIR/jobs/KEY/`, loads the run's problem as the run itself does (run.json
 //! names it and its overrides), prepares the same evaluator a local run uses — the
 //! reference output, and the run's log so far replayed into it (adaptive timeouts, the
-//! incumbent, twins of earlier builds) — does the one task and writes the reply. An
-//! interrupted worker (scancel, the time limit) writes none: the driver asks Slurm why.
+//! incumbent, twins of earlier builds) — does the one task and writes the reply. A front
+//! end's task outside a run (`check --update`'s recording) goes to the handler it
+//! [`register`]ed instead. An interrupted worker (scancel, the time limit) writes none: the
+//! driver asks Slurm why.
 
 use std::path::Path;
 
@@ -35,10 +37,15 @@ pub fn work(run_dir: &Path, key: &str) -> Result<u8, Error> {
     })?;
     process::track_children_in(&jd.0);
     let started_at = now_rfc3339();
-    let meta = meta::read_run_json(run_dir)?;
-    let answer = match problem_of(run_dir, &meta) {
-        Ok(problem) => answer(&problem, run_dir, &meta, request.task),
-        Err(e) => Some(failed(e)),
+    let answer = match request.task {
+        Task::FrontEnd { input, .. } => front_end(&input),
+        task => {
+            let meta = meta::read_run_json(run_dir)?;
+            match problem_of(run_dir, &meta) {
+                Ok(problem) => answer(&problem, run_dir, &meta, task),
+                Err(e) => Some(failed(e)),
+            }
+        }
     };
     let Some(answer) = answer else {
         return Ok(exit::INTERRUPTED);
@@ -51,6 +58,29 @@ pub fn work(run_dir: &Path, key: &str) -> Result<u8, Error> {
         ended_at: now_rfc3339(),
     })?;
     Ok(exit::OK)
+}
+
+/// A front end's task handler: its input in, its output (or why not) out.
+pub type Handler = fn(&serde_json::Value) -> Result<serde_json::Value, Error>;
+
+static FRONT_END: std::sync::OnceLock<Handler> = std::sync::OnceLock::new();
+
+/// Tells the worker how to do a front end's [`Task::FrontEnd`] (later calls are ignored).
+pub fn register(handler: Handler) {
+    let _ = FRONT_END.set(handler);
+}
+
+/// A front end's task done by its handler; `None` when the worker was interrupted.
+fn front_end(input: &serde_json::Value) -> Option<Answer> {
+    let Some(handler) = FRONT_END.get() else {
+        let why = "this moldtune has no handler for a front end's task".to_string();
+        return Some(failed(Error::Internal(why)));
+    };
+    match handler(input) {
+        Ok(output) => Some(Answer::FrontEnd { output }),
+        Err(Error::Interrupted(_)) => None,
+        Err(e) => Some(failed(e)),
+    }
 }
 
 /// The run's problem, through the door every reader of a run directory uses, with the
@@ -101,6 +131,7 @@ fn answer(problem: &Problem, run_dir: &Path, meta: &RunMeta, task: Task) -> Opti
                 Evaluated::Stopped(stop) => stopped(stop),
             }
         }
+        Task::FrontEnd { input, .. } => front_end(&input),
         Task::Verify { plan, anchors } => {
             let records = match log::read_records_live(run_dir, problem) {
                 Ok(r) => r,
