@@ -129,7 +129,7 @@ fn main() {
             s.tell(&rec.config, &rec.m, rec.source);
             records.push(rec);
             if let Some(meta) = &meta_probe {
-                db::write_results_json(&out, &problem, meta, &records).unwrap();
+                moldtune::run::results_json::write(&out, &problem, meta, &records).unwrap();
             } else {
                 // No run.json in the bench: write the same amount of JSON as the driver does.
                 let v: Vec<_> = records

@@ -232,6 +232,9 @@ pub(super) fn best_command(dir: &Path, json: bool) -> Result<u8, Error> {
             if let Some(v) = &b.verification {
                 println!("verified: {}", v.describe());
             }
+            if let Some(p) = &b.preferred {
+                println!("{}", super::tune::preferred_line(p));
+            }
             if let Some(p) = &b.best_c {
                 println!("source: {p}");
             }

@@ -128,7 +128,28 @@ fn print_summary(s: &driver::Summary) {
         }
         _ => {}
     }
+    if let Some(p) = &s.preferred {
+        println!("{}", preferred_line(p));
+    }
     println!("results: {}", s.dir.display());
+}
+
+/// The tie rule's choice in one line (the summary, `best`).
+pub(super) fn preferred_line(p: &crate::run::prefer::Preferred) -> String {
+    let config: Vec<String> = (p.config.iter())
+        .map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string)))
+        .collect();
+    format!(
+        "preferred (within {} of the best, the {} {}): eval {}, objective {:.6}, {} {:.6}\n  {}",
+        p.within,
+        if p.least { "least" } else { "most" },
+        p.quantity,
+        p.eval_id,
+        p.objective,
+        p.quantity,
+        p.value,
+        config.join(" ")
+    )
 }
 
 /// What `run --json` and `mctree --json` print: the run's summary; mctree counts its
@@ -152,6 +173,8 @@ struct Printed<'s> {
     emitted: Option<&'s Option<PathBuf>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     legality: Option<crate::mctree::LegalityCounts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preferred: Option<&'s crate::run::prefer::Preferred>,
 }
 
 #[derive(serde::Serialize)]
@@ -185,6 +208,7 @@ impl<'s> Printed<'s> {
             proposers: (!experiments).then_some(&s.proposers),
             emitted: None,
             legality: None,
+            preferred: s.preferred.as_ref(),
         }
     }
 }

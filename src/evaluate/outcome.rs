@@ -152,6 +152,10 @@ pub struct Measurement {
     /// Why a timed run was run twice (its first try timed out while the machine was busy).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retried: Option<String>,
+    /// The problem's `record:` quantities, each the median over the timed runs that
+    /// printed it.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub recorded: std::collections::BTreeMap<String, f64>,
 }
 
 /// What an evaluation ran: argv (and the environment moldtune added) of each child, with
@@ -208,6 +212,7 @@ impl Measurement {
             commands: None,
             node: None,
             retried: None,
+            recorded: Default::default(),
         }
     }
 }

@@ -31,6 +31,7 @@ pub fn time(
 ) -> Step<Measurement> {
     let problem = v.problem;
     let mut samples = Vec::new();
+    let mut recorded = Vec::new();
     let mut run_s = 0.0;
     let mut retried = None;
     let mut planned = problem.repeats;
@@ -39,6 +40,7 @@ pub fn time(
         match sample(v, &format!("run{r}"), timeout_s) {
             Step::Ok(s) => {
                 samples.push(s.x);
+                recorded.push(s.recorded);
                 run_s += s.wall_s;
                 retried = retried.or(s.retried);
             }
@@ -55,14 +57,39 @@ pub fn time(
         }
     }
     let m = measured(samples, build.compile_s, run_s, problem);
-    Step::Ok(Measurement { retried, ..m })
+    let recorded = reduce_recorded(problem, &recorded);
+    Step::Ok(Measurement {
+        retried,
+        recorded,
+        ..m
+    })
 }
 
-/// One timed run's metric and wall time, and why it was run twice if it was.
+/// Each `record:` quantity: the median of the timed runs that printed it.
+fn reduce_recorded(
+    problem: &crate::problem::Problem,
+    runs: &[Vec<Option<f64>>],
+) -> std::collections::BTreeMap<String, f64> {
+    let values = |k: usize| -> Vec<f64> {
+        runs.iter()
+            .filter_map(|r| r.get(k).copied().flatten())
+            .collect()
+    };
+    (problem.record.iter().enumerate())
+        .filter_map(|(k, q)| {
+            let v = values(k);
+            (!v.is_empty()).then(|| (q.name.clone(), reduce(&v, Reduce::Median).0))
+        })
+        .collect()
+}
+
+/// One timed run's metric and wall time, why it was run twice if it was, and the problem's
+/// `record:` quantities it printed (in the problem's order).
 pub struct Sample {
     pub x: f64,
     pub wall_s: f64,
     pub retried: Option<String>,
+    pub recorded: Vec<Option<f64>>,
 }
 
 /// Whether the first samples would make a new best but spread too much to trust.
@@ -79,9 +106,18 @@ fn needs_confirmation(v: &Variant, samples: &[f64], incumbent: Option<f64>) -> b
 pub fn sample(v: &Variant, tag: &str, timeout_s: f64) -> Step<Sample> {
     let ran = v.run_timed(tag, timeout_s);
     let wall_s = ran.finished.wall_s;
+    let tail = ran.stdout_tail();
+    let stdout = String::from_utf8_lossy(&tail);
     let done = |x| {
         let retried = ran.retried.clone();
-        Step::Ok(Sample { x, wall_s, retried })
+        let quantities = v.problem.record.iter();
+        let recorded = quantities.map(|q| parse_regex(&q.regex, &stdout)).collect();
+        Step::Ok(Sample {
+            x,
+            wall_s,
+            retried,
+            recorded,
+        })
     };
     let simulated = v.problem.metric.kind.is_simulated();
     if !ran.finished.success() {
@@ -104,8 +140,6 @@ pub fn sample(v: &Variant, tag: &str, timeout_s: f64) -> Step<Sample> {
             )),
         };
     }
-    let tail = ran.stdout_tail();
-    let stdout = String::from_utf8_lossy(&tail);
     match metric(v, &stdout, wall_s, ran.finished.cpu_s) {
         Some(x) => done(x),
         None => {

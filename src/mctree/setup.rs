@@ -385,6 +385,8 @@ pub fn problem(
             compile_extra: r.check_build_flags.clone(),
         },
         search: SearchDefaults::default(),
+        record: Vec::new(),
+        prefer: None,
     })
 }
 

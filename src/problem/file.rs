@@ -25,6 +25,7 @@ use crate::problem::raw::{
     self, RawCheck, RawMetric, RawProblem, RawSearch, RawSlurm, RawTimeouts,
 };
 pub use crate::problem::raw::{CheckMode, Goal, MetricKind, Reduce, Stream};
+use crate::problem::record::{Prefer, Quantity};
 use crate::problem::space::{Config, Space};
 use crate::problem::template::{self, Template};
 use crate::rng::hex_hash;
@@ -120,6 +121,10 @@ pub struct Problem {
     pub code_identity: Option<CodeIdentity>,
     pub check: Check,
     pub search: SearchDefaults,
+    /// Quantities read from each timed run beside the metric (`record:`).
+    pub record: Vec<Quantity>,
+    /// The tie rule (`prefer:`).
+    pub prefer: Option<Prefer>,
 }
 
 impl Problem {
@@ -185,17 +190,13 @@ impl Ctx<'_> {
         };
         let check = cx.check(raw.check.unwrap_or_default())?;
         if raw.compile.is_none() && !check.compile_extra.is_empty() {
-            return Err(Error::ConfigFile {
-                file: abs.to_path_buf(),
-                message: "`check.compile_extra` adds to a compile, and the file has no `compile:`"
-                    .into(),
-                hint: Some("give a `compile:` command, or leave `check.compile_extra` out".into()),
-            });
+            return Err(compile_extra_without_compile(abs));
         }
         let search = cx.search(
             raw.search.unwrap_or_default(),
             raw.slurm.unwrap_or_default(),
         )?;
+        let (record, prefer) = cx.trade_off(&raw.record, raw.prefer.as_ref(), &space)?;
         Ok(Problem {
             name: cx.name(raw.name.as_ref(), abs)?,
             path: abs.to_path_buf(),
@@ -218,7 +219,18 @@ impl Ctx<'_> {
             code_identity: None,
             check,
             search,
+            record,
+            prefer,
         })
+    }
+}
+
+/// `check.compile_extra` in a file without a build step.
+fn compile_extra_without_compile(file: &Path) -> Error {
+    Error::ConfigFile {
+        file: file.to_path_buf(),
+        message: "`check.compile_extra` adds to a compile, and the file has no `compile:`".into(),
+        hint: Some("give a `compile:` command, or leave `check.compile_extra` out".into()),
     }
 }
 

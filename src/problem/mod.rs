@@ -2,7 +2,8 @@
 //! [`space`](space) with conditions and [constraint expressions](expr), how random
 //! configurations are [drawn](sample) from it (with [`bounds`] on constraints), the code
 //! [`mold`](mold), the command [`template`](template)s, and configurations written as
-//! `--set P=V` [`overrides`](overrides).
+//! `--set P=V` [`overrides`](overrides); what a run [`record`]s beside the objective and its
+//! tie rule.
 
 pub mod bounds;
 mod commands;
@@ -16,6 +17,7 @@ pub mod overrides;
 pub mod param;
 mod params;
 mod raw;
+pub mod record;
 pub mod sample;
 pub mod space;
 pub mod template;

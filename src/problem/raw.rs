@@ -249,6 +249,11 @@ pub struct RawProblem {
     pub check: Option<RawCheck>,
     pub search: Option<RawSearch>,
     pub slurm: Option<RawSlurm>,
+    /// Quantities read from each timed run beside the metric.
+    #[serde(default)]
+    pub record: Vec<crate::problem::record::RawQuantity>,
+    /// The tie rule among near-equal objectives.
+    pub prefer: Option<Spanned<crate::problem::record::RawPrefer>>,
 }
 
 /// Parses the problem file's text; unknown keys and wrong types are errors at their position.

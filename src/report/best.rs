@@ -6,6 +6,7 @@ use std::path::Path;
 use crate::error::Error;
 use crate::run::log;
 use crate::run::meta;
+use crate::run::prefer::Preferred;
 use crate::run::verification::Verification;
 
 #[derive(Debug, serde::Serialize)]
@@ -23,6 +24,9 @@ pub struct Best {
     pub ok: usize,
     /// The end-of-run (or `--verify`) re-measurement that chose it, when there was one.
     pub verification: Option<Verification>,
+    /// The configuration the problem's tie rule prefers (results.json's `preferred`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preferred: Option<Preferred>,
 }
 
 /// One complete row of results.csv: its cells by column.
@@ -67,7 +71,12 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
         return Ok(None);
     };
     let eval_id = row.cells[id].parse().unwrap_or(0);
-    let (config, inactive) = config_of(dir, eval_id, &t.header[..obj], &row.cells[..obj]);
+    let json = std::fs::read(dir.join(meta::RESULTS_JSON))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+    let (config, inactive) = config_of(&json, eval_id, &t.header[..obj], &row.cells[..obj]);
+    let preferred =
+        (json.as_ref()).and_then(|v| serde_json::from_value(v.get("preferred")?.clone()).ok());
     let p = meta::best_file_in(dir).unwrap_or_default();
     Ok(Some(Best {
         eval_id,
@@ -79,20 +88,19 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
         evaluations: n,
         ok,
         verification: meta.verification,
+        preferred,
     }))
 }
 
 /// The configuration of `eval_id` as results.json holds it (typed values, inactive
 /// parameters absent); from the CSV's cells when results.json cannot say.
 fn config_of(
-    dir: &Path,
+    json: &Option<serde_json::Value>,
     eval_id: usize,
     names: &[String],
     cells: &[String],
 ) -> (serde_json::Map<String, serde_json::Value>, Vec<String>) {
-    let from_json = std::fs::read(dir.join(meta::RESULTS_JSON))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+    let from_json = (json.as_ref())
         .and_then(|v| {
             let evals = v.get("evaluations")?.as_array()?.clone();
             evals.into_iter().find(|e| e["eval_id"] == eval_id)

@@ -13,6 +13,7 @@ pub mod best;
 pub mod curve;
 pub mod diff;
 pub mod format;
+pub mod front;
 pub mod importance;
 pub mod measure;
 pub mod page;

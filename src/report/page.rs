@@ -16,7 +16,7 @@ use super::diff::{self, Diff};
 use super::importance::{self, Importance};
 use super::run_dir::RunDir;
 use super::table::{self, Row};
-use super::{bars, curve, format, templates};
+use super::{bars, curve, format, front, templates};
 use crate::error::Error;
 use crate::run::meta;
 
@@ -98,9 +98,11 @@ fn write_figures(out: &Path, sections: &[Section]) -> Result<Vec<PathBuf>, Error
     let mut written = Vec::new();
     for s in sections {
         let importance = s.importance.svg.as_ref().zip(s.importance.file.as_ref());
+        let front = s.trade_off.as_ref().map(|t| (&t.svg, &t.file));
         for (svg, file) in [(&s.curve_svg, &s.curve_file)]
             .into_iter()
             .chain(importance)
+            .chain(front)
         {
             let path = out.join(file);
             meta::write_atomic(&path, svg.as_bytes())?;
@@ -124,6 +126,51 @@ struct Section {
     outcomes: Vec<Outcome>,
     importance: ImportanceView,
     diff: Diff,
+    /// With a tie rule (`prefer:`): the preferred configuration and the front.
+    trade_off: Option<TradeOff>,
+}
+
+/// The tie rule's part of a section.
+#[derive(Debug, Serialize)]
+struct TradeOff {
+    /// "within 0.002 of the best accuracy, the least train_s".
+    rule: String,
+    /// "eval 17: objective 0.9861, train_s 0.41 — batch=64 alpha=0.001 …".
+    preferred: String,
+    svg: String,
+    file: String,
+}
+
+impl TradeOff {
+    fn of(run: &RunDir, id: &str) -> Result<Option<TradeOff>, Error> {
+        let (Some(rule), Some(svg)) = (&run.problem.prefer, front::front_svg(run)?) else {
+            return Ok(None);
+        };
+        let most = if rule.least { "least" } else { "most" };
+        let chosen = crate::run::prefer::preferred_json(&run.problem, &run.records);
+        let preferred = chosen.map_or("none (no success has the quantity)".into(), |p| {
+            let config: Vec<String> = (p.config.iter())
+                .map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string)))
+                .collect();
+            format!(
+                "eval {}: objective {}, {} {} — {}",
+                p.eval_id,
+                format::sig(p.objective, 6),
+                p.quantity,
+                format::sig(p.value, 4),
+                config.join(" ")
+            )
+        });
+        Ok(Some(TradeOff {
+            rule: format!(
+                "within {} of the best objective, the {most} {}",
+                rule.within, rule.quantity
+            ),
+            preferred,
+            svg,
+            file: format!("{id}-front.svg"),
+        }))
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -166,6 +213,7 @@ impl Section {
                 .collect(),
             importance: ImportanceView::of(run, &id)?,
             diff: diff::best_vs_default(run),
+            trade_off: TradeOff::of(run, &id)?,
             id,
         })
     }

@@ -70,6 +70,8 @@ pub struct Summary {
     /// Evaluations that spent budget (all of them, or only the valid ones: [`Budget`]).
     pub spent: usize,
     pub goal: Goal,
+    /// The configuration the problem's tie rule prefers (`prefer:`).
+    pub preferred: Option<crate::run::prefer::Preferred>,
 }
 
 /// `moldtune run`: the problem file's search with a learner of [`crate::search`].
@@ -397,7 +399,7 @@ impl<'p> Session<'p> {
         self.progress
             .update(last, spent, self.best_objective(), &describe);
         self.update_meta();
-        log::write_results_json(&self.dir, self.problem, &self.meta, &self.records)
+        crate::run::results_json::write(&self.dir, self.problem, &self.meta, &self.records)
     }
 
     /// The machine failed: nothing is recorded for the evaluation in progress; run.json says
@@ -477,7 +479,7 @@ impl<'p> Session<'p> {
         self.meta.updated_at = now_rfc3339();
         self.update_meta();
         meta::write_run_json(&self.dir, &self.meta)?;
-        log::write_results_json(&self.dir, self.problem, &self.meta, &self.records)?;
+        crate::run::results_json::write(&self.dir, self.problem, &self.meta, &self.records)?;
         self.write_best_c()?;
         if termination == Termination::Interrupted {
             return Err(Error::Interrupted(self.dir));
@@ -509,6 +511,7 @@ impl<'p> Session<'p> {
                 .then(|| log::proposer_counts(&self.records)),
             spent: self.spent(),
             goal: self.problem.metric.goal,
+            preferred: crate::run::prefer::preferred_json(self.problem, &self.records),
         }
     }
 }

@@ -17,25 +17,14 @@ use crate::error::Error;
 use crate::evaluate::outcome::{Measurement, Source, Status};
 use crate::problem::space::Config;
 use crate::problem::{MetricKind, Problem};
-use crate::run::meta::RunMeta;
 use crate::search::Learner;
 
-use crate::run::meta::{portable, write_atomic, FORMAT_VERSION, RESULTS_CSV, RESULTS_JSON};
+use crate::problem::record::LOG_COLUMNS;
+use crate::run::meta::{RESULTS_CSV, RESULTS_JSON};
 
-/// moldtune's own columns, after the parameter columns, `objective` and `elapsed_sec`.
-/// `learner` came last, later than the others: logs without it are read, and given it
-/// when a run is resumed ([`Log::append_to`]).
-pub const OWN_COLUMNS: [&str; 9] = [
-    "eval_id",
-    "status",
-    "compile_s",
-    "run_s",
-    "repeats",
-    "spread",
-    "source",
-    "config_hash",
-    "learner",
-];
+/// moldtune's own columns, after the parameter columns, `objective` and `elapsed_sec`
+/// (one list: [`LOG_COLUMNS`], which the problem's `record:` names may not take).
+pub const OWN_COLUMNS: &[&str] = LOG_COLUMNS.split_at(2).1;
 
 /// One evaluation as logged.
 #[derive(Debug, Clone)]
@@ -164,9 +153,8 @@ pub fn header(problem: &Problem) -> Vec<String> {
         .iter()
         .map(|p| p.name.clone())
         .collect();
-    h.push("objective".into());
-    h.push("elapsed_sec".into());
-    h.extend(OWN_COLUMNS.iter().map(|s| s.to_string()));
+    h.extend(LOG_COLUMNS.iter().map(|s| s.to_string()));
+    h.extend(problem.record.iter().map(|q| q.name.clone()));
     h
 }
 
@@ -197,6 +185,8 @@ pub fn row(problem: &Problem, r: &Record) -> Vec<String> {
     row.push(r.source.as_str().into());
     row.push(r.config_hash.clone());
     row.push(r.learner.map_or("", Learner::as_str).into());
+    let recorded = |q: &crate::problem::record::Quantity| r.m.recorded.get(&q.name).copied();
+    row.extend(problem.record.iter().map(|q| fmt_opt(recorded(q), None)));
     row
 }
 
@@ -240,7 +230,8 @@ impl Log {
     }
 }
 
-/// Rewrites a log that lacks the last of [`OWN_COLUMNS`] with it, empty in every row.
+/// Rewrites a log that lacks the last of [`OWN_COLUMNS`] (written before it existed, and so
+/// before the recorded quantities too) with it, empty in every row.
 fn add_learner_column(path: &Path) -> Result<(), Error> {
     let mut rd = csv::ReaderBuilder::new()
         .has_headers(false)
@@ -248,10 +239,7 @@ fn add_learner_column(path: &Path) -> Result<(), Error> {
         .map_err(csv_err)?;
     let rows: Vec<csv::StringRecord> = rd.records().collect::<Result<_, _>>().map_err(csv_err)?;
     let last = OWN_COLUMNS[OWN_COLUMNS.len() - 1];
-    if rows
-        .first()
-        .is_none_or(|h| h.iter().next_back() == Some(last))
-    {
+    if rows.first().is_none_or(|h| h.iter().any(|c| c == last)) {
         return Ok(());
     }
     let tmp = path.with_extension("csv.tmp");
@@ -287,7 +275,8 @@ pub fn read_records_live(dir: &Path, problem: &Problem) -> Result<Vec<Record>, E
 fn records_of(dir: &Path, problem: &Problem, repair: bool) -> Result<Vec<Record>, Error> {
     let t = read_table(dir, repair)?;
     let full = header(problem);
-    if t.header != full && t.header[..] != full[..full.len() - 1] {
+    let legacy = problem.record.is_empty() && t.header[..] == full[..full.len() - 1];
+    if t.header != full && !legacy {
         return Err(t.bad(format!("unexpected header `{}`", t.header.join(","))));
     }
     let extra = json_extras(dir);
@@ -476,6 +465,12 @@ fn parse_row(
         learner: cells.get(np + 10).and_then(|s| Learner::parse(s)),
         config,
     })
+    .map(|mut r: Record| {
+        r.m.recorded = (problem.record.iter().enumerate())
+            .filter_map(|(k, q)| Some((q.name.clone(), cells.get(np + 11 + k)?.parse().ok()?)))
+            .collect();
+        r
+    })
 }
 
 pub fn json_record(problem: &Problem, r: &Record) -> JsonRecord {
@@ -496,25 +491,6 @@ pub fn json_record(problem: &Problem, r: &Record) -> JsonRecord {
         learner: r.learner,
         m: r.m.clone(),
     }
-}
-
-pub fn write_results_json(
-    dir: &Path,
-    problem: &Problem,
-    meta: &RunMeta,
-    records: &[Record],
-) -> Result<(), Error> {
-    let v = serde_json::json!({
-        "format_version": FORMAT_VERSION,
-        "run": portable(meta, dir),
-        "evaluations": records.iter().map(|r| json_record(problem, r)).collect::<Vec<_>>(),
-    });
-    write_atomic(
-        &dir.join(RESULTS_JSON),
-        serde_json::to_string_pretty(&v)
-            .expect("serializable")
-            .as_bytes(),
-    )
 }
 
 /// Reads the log of a run directory the user named: one that is not a run directory is a

@@ -229,7 +229,7 @@ pub fn verify_again(dir: &Path, plan: Plan) -> Result<Option<Verification>, Erro
     }
     meta.verification = v.clone();
     meta::write_run_json(dir, &meta)?;
-    log::write_results_json(dir, &problem, &meta, &records)?;
+    crate::run::results_json::write(dir, &problem, &meta, &records)?;
     Ok(v)
 }
 

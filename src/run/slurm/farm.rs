@@ -294,7 +294,7 @@ fn measured(eval_id: usize, f: Flight, got: watch::Ended) -> Ended {
         Ok(Reply {
             answer: Answer::Measured { measurement },
             ..
-        }) => measurement,
+        }) => *measurement,
         Ok(Reply {
             answer: Answer::Failed { message, .. },
             node,

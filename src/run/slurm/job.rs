@@ -81,7 +81,7 @@ pub enum Answer {
     /// The reference was built and `reference.out` written.
     Reference,
     Measured {
-        measurement: Measurement,
+        measurement: Box<Measurement>,
     },
     Verified {
         verification: Option<Verification>,

@@ -126,7 +126,9 @@ fn answer(problem: &Problem, run_dir: &Path, meta: &RunMeta, task: Task) -> Opti
                 Evaluated::Done(m) if signalled(&m) => None,
                 Evaluated::Done(mut m) => {
                     m.node = Some(this_node());
-                    Some(Answer::Measured { measurement: m })
+                    Some(Answer::Measured {
+                        measurement: Box::new(m),
+                    })
                 }
                 Evaluated::Stopped(stop) => stopped(stop),
             }

@@ -1,0 +1,115 @@
+//! The problem's tie rule applied to a run's evaluations (`prefer:`): the preferred
+//! configuration — among the successful ones within `within` of the best objective, the one
+//! with the least (or most) of a quantity — and the front of objective against that quantity
+//! (the evaluations no other beats on both). The summary, results.json, `best` and the report
+//! all take them from here.
+
+use serde::Serialize;
+
+use crate::evaluate::outcome::Status;
+use crate::problem::record::Prefer;
+use crate::problem::Problem;
+use crate::run::log::{self, Record};
+
+/// The tie rule's choice, as results.json and the summary give it.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct Preferred {
+    pub eval_id: usize,
+    pub objective: f64,
+    /// The deciding quantity's name and this evaluation's value of it.
+    pub quantity: String,
+    pub value: f64,
+    /// How far from the best objective counted as equal.
+    pub within: f64,
+    /// Whether the least of the quantity was preferred (else the most).
+    pub least: bool,
+    /// The configuration by parameter name (inactive parameters absent).
+    pub config: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A record's value of quantity `name`: a `record:` quantity, or `run_s` (one timed run's
+/// seconds) or `compile_s`.
+pub fn quantity(r: &Record, name: &str) -> Option<f64> {
+    match name {
+        "run_s" => (r.m.repeats > 0).then(|| r.m.run_s / f64::from(r.m.repeats)),
+        "compile_s" => Some(r.m.compile_s),
+        _ => r.m.recorded.get(name).copied(),
+    }
+    .filter(|x| x.is_finite())
+}
+
+/// The successful evaluations that have the rule's quantity: (record, objective, value).
+fn points<'r>(records: &'r [Record], rule: &Prefer) -> Vec<(&'r Record, f64, f64)> {
+    (records.iter())
+        .filter(|r| r.m.status == Status::Ok)
+        .filter_map(|r| Some((r, r.m.objective?, quantity(r, &rule.quantity)?)))
+        .collect()
+}
+
+/// `a`'s value of the quantity is better than `b`'s under the rule.
+fn better_value(rule: &Prefer, a: f64, b: f64) -> bool {
+    if rule.least {
+        a < b
+    } else {
+        a > b
+    }
+}
+
+/// The evaluation the problem's tie rule prefers (the earliest of equals); `None` without a
+/// rule or an evaluation that has both an objective and the quantity.
+pub fn preferred<'r>(problem: &Problem, records: &'r [Record]) -> Option<&'r Record> {
+    let rule = problem.prefer.as_ref()?;
+    let best = log::best(records, problem.metric.goal)?.m.objective?;
+    let near = points(records, rule)
+        .into_iter()
+        .filter(|(_, y, _)| (y - best).abs() <= rule.within);
+    near.fold(None, |kept: Option<(&Record, f64)>, (r, _, q)| match kept {
+        Some((_, kq)) if !better_value(rule, q, kq) => kept,
+        _ => Some((r, q)),
+    })
+    .map(|(r, _)| r)
+}
+
+/// [`preferred`] as results.json and the summary give it.
+pub fn preferred_json(problem: &Problem, records: &[Record]) -> Option<Preferred> {
+    let rule = problem.prefer.as_ref()?;
+    let r = preferred(problem, records)?;
+    Some(Preferred {
+        eval_id: r.eval_id,
+        objective: r.m.objective?,
+        quantity: rule.quantity.clone(),
+        value: quantity(r, &rule.quantity)?,
+        within: rule.within,
+        least: rule.least,
+        config: log::json_record(problem, r).config,
+    })
+}
+
+/// The front: the successful evaluations no other beats on both the objective and the
+/// quantity (the earliest of equal points), best objective first. Empty without a rule.
+pub fn front<'r>(problem: &Problem, records: &'r [Record]) -> Vec<&'r Record> {
+    let Some(rule) = problem.prefer.as_ref() else {
+        return Vec::new();
+    };
+    let goal = problem.metric.goal;
+    let mut pts = points(records, rule);
+    // Best objective first; among equals, the better quantity, then the earliest.
+    pts.sort_by(|a, b| {
+        (goal.order(a.1, b.1))
+            .then_with(|| match better_value(rule, a.2, b.2) {
+                true => std::cmp::Ordering::Less,
+                false if better_value(rule, b.2, a.2) => std::cmp::Ordering::Greater,
+                false => std::cmp::Ordering::Equal,
+            })
+            .then(a.0.eval_id.cmp(&b.0.eval_id))
+    });
+    let mut out: Vec<&Record> = Vec::new();
+    let mut best_q: Option<f64> = None;
+    for (r, _, q) in pts {
+        if best_q.is_none_or(|b| better_value(rule, q, b)) {
+            out.push(r);
+            best_q = Some(q);
+        }
+    }
+    out
+}
