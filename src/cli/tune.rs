@@ -136,19 +136,16 @@ fn print_summary(s: &driver::Summary) {
 
 /// The tie rule's choice in one line (the summary, `best`).
 pub(super) fn preferred_line(p: &crate::run::prefer::Preferred) -> String {
-    let config: Vec<String> = (p.config.iter())
-        .map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string)))
-        .collect();
     format!(
         "preferred (within {} of the best, the {} {}): eval {}, objective {:.6}, {} {:.6}\n  {}",
         p.within,
-        if p.least { "least" } else { "most" },
+        p.end(),
         p.quantity,
         p.eval_id,
         p.objective,
         p.quantity,
         p.value,
-        config.join(" ")
+        p.config_text()
     )
 }
 

@@ -149,16 +149,13 @@ impl TradeOff {
         let most = if rule.least { "least" } else { "most" };
         let chosen = crate::run::prefer::preferred_json(&run.problem, &run.records);
         let preferred = chosen.map_or("none (no success has the quantity)".into(), |p| {
-            let config: Vec<String> = (p.config.iter())
-                .map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string)))
-                .collect();
             format!(
                 "eval {}: objective {}, {} {} — {}",
                 p.eval_id,
                 format::sig(p.objective, 6),
                 p.quantity,
                 format::sig(p.value, 4),
-                config.join(" ")
+                p.config_text()
             )
         });
         Ok(Some(TradeOff {

@@ -27,6 +27,26 @@ pub struct Preferred {
     pub config: serde_json::Map<String, serde_json::Value>,
 }
 
+impl Preferred {
+    /// "ALPHA=0.001 SOLVER=adam": the configuration as `--set` writes it.
+    pub fn config_text(&self) -> String {
+        let value = |v: &serde_json::Value| v.as_str().map_or(v.to_string(), str::to_string);
+        let parts: Vec<String> = (self.config.iter())
+            .map(|(k, v)| format!("{k}={}", value(v)))
+            .collect();
+        parts.join(" ")
+    }
+
+    /// "least" or "most": which end of the quantity the rule prefers.
+    pub fn end(&self) -> &'static str {
+        if self.least {
+            "least"
+        } else {
+            "most"
+        }
+    }
+}
+
 /// A record's value of quantity `name`: a `record:` quantity, or `run_s` (one timed run's
 /// seconds) or `compile_s`.
 pub fn quantity(r: &Record, name: &str) -> Option<f64> {
