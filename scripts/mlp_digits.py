@@ -170,7 +170,7 @@ def main():
     ap.add_argument("--binary", default="target/debug/moldtune")
     ap.add_argument("--report-only", action="store_true")
     a = ap.parse_args()
-    binary = ROOT / a.binary
+    binary = a.binary  # relative to the checkout (the commands run there): run.json names no directory of this machine
     saved = OUT / "runs" / "load.json"  # the load average when the runs started
     if a.report_only:
         load = json.load(open(saved))
