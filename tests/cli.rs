@@ -909,6 +909,7 @@ fn replay_reports_every_learner_on_a_recorded_run_and_synthetic_tables() {
         "branin",
         "tiles",
         "no feasibility model",
+        "simulated s to 5% (median)",
     ] {
         assert!(text.contains(l), "missing `{l}` in\n{text}");
     }

@@ -44,11 +44,15 @@ impl Table {
     }
 }
 
-/// One simulated search: best-so-far after each evaluation (NaN before the first success)
-/// and the number of failed evaluations.
+/// One simulated search: best-so-far after each evaluation (NaN before the first success),
+/// the number of failed evaluations, and the simulated seconds spent after each evaluation:
+/// what the user would have waited — each evaluation's recorded `compile_s` + `run_s` (a
+/// failure what it cost; a synthetic table records nothing) plus the learner's own ask and
+/// tell, timed here.
 pub struct Trace {
     pub best: Vec<f64>,
     pub failures: usize,
+    pub seconds: Vec<f64>,
 }
 
 /// One way of searching a table: a learner, with or without the feasibility model, cold or
@@ -115,9 +119,12 @@ pub fn simulate(table: &Table, settings: Settings, budget: usize, prior: Option<
         s.warm_start(p.clone());
     }
     let mut best = Vec::with_capacity(budget);
+    let mut seconds = Vec::with_capacity(budget);
     let mut cur = f64::NAN;
     let mut failures = 0;
+    let mut spent = 0.0;
     for step in 0..budget {
+        let t0 = std::time::Instant::now();
         let Ok((c, src)) = s.ask(step) else { break };
         let m = lookup[&c.key()];
         if m.status == Status::Ok {
@@ -132,8 +139,14 @@ pub fn simulate(table: &Table, settings: Settings, budget: usize, prior: Option<
         }
         best.push(cur);
         s.tell(&c, m, src);
+        spent += m.compile_s + m.run_s + t0.elapsed().as_secs_f64();
+        seconds.push(spent);
     }
-    Trace { best, failures }
+    Trace {
+        best,
+        failures,
+        seconds,
+    }
 }
 
 fn quantile(v: &mut [f64], q: f64) -> f64 {
@@ -150,6 +163,8 @@ pub struct LearnerReport {
     pub curve: Vec<(usize, f64, f64, f64)>,
     /// Median evaluations to come within 5% of the optimum (`budget + 1` when never).
     pub to_5pct: f64,
+    /// Median simulated seconds to come within 5% of the optimum (infinite when never).
+    pub seconds_to_5pct: f64,
     pub reached: usize,
     pub failures_median: f64,
     pub seeds: usize,
@@ -174,6 +189,12 @@ pub struct Protocol {
 pub fn evaluate_learner(table: &Table, v: Variant, pr: &Protocol) -> LearnerReport {
     let traces = simulate_seeds(table, v, pr);
     let mut hits = evals_to_5pct(table, &traces, pr.budget);
+    let mut secs: Vec<f64> = (traces.iter().zip(&hits))
+        .map(|(t, &h)| match h as usize {
+            k if k <= t.seconds.len() => t.seconds[k - 1],
+            _ => f64::INFINITY,
+        })
+        .collect();
     let reached = hits.iter().filter(|&&h| h <= pr.budget as f64).count();
     let mut fails: Vec<f64> = traces.iter().map(|t| t.failures as f64).collect();
     let per_seed = hits.iter().copied().zip(fails.iter().copied()).collect();
@@ -181,6 +202,7 @@ pub fn evaluate_learner(table: &Table, v: Variant, pr: &Protocol) -> LearnerRepo
         label: v.label(),
         curve: curve(&traces, pr.budget),
         to_5pct: quantile(&mut hits, 0.5),
+        seconds_to_5pct: quantile(&mut secs, 0.5),
         reached,
         failures_median: quantile(&mut fails, 0.5),
         seeds: pr.seeds,
@@ -397,7 +419,7 @@ pub fn report_table(table: &Table, reports: &[LearnerReport], pr: &Protocol) -> 
     let (seeds, budget) = (pr.seeds, pr.budget);
     let checkpoints = [10, 25, 50, 100, 200];
     let mut out = format!(
-        "## {}\n\n{}; {seeds} seeds, budget {budget} evaluations (the default configuration, {} random initial points, then the learner; acquisition {:?}, kappa {}).\n\n",
+        "## {}\n\n{}; {seeds} seeds, budget {budget} evaluations (the default configuration, {} random initial points, then the learner; acquisition {:?}, kappa {}). Simulated seconds: each evaluation's recorded compile_s + run_s (a failure what it cost) plus the learner's own ask and tell, timed in this replay (a synthetic table records no cost: there they are the learner's alone).\n\n",
         table.name,
         describe(table),
         pr.initial,
@@ -456,11 +478,11 @@ fn table_header(cps: &[usize]) -> String {
     for k in cps {
         out.push_str(&format!(" best@{k} median [q25, q75] |"));
     }
-    out.push_str(" evals to within 5% of optimum (median) | seeds within 5% | failed evals (median) |\n|---|");
+    out.push_str(" evals to within 5% of optimum (median) | simulated s to 5% (median) | seeds within 5% | failed evals (median) |\n|---|");
     for _ in cps {
         out.push_str("---|");
     }
-    out.push_str("---|---|---|\n");
+    out.push_str("---|---|---|---|\n");
     out
 }
 
@@ -475,8 +497,12 @@ fn table_row(r: &LearnerReport, cps: &[usize], budget: usize) -> String {
     } else {
         format!("{:.0}", r.to_5pct)
     };
+    let secs = match r.seconds_to_5pct.is_finite() {
+        true => super::format::sig(r.seconds_to_5pct, 3),
+        false => "–".into(),
+    };
     out.push_str(&format!(
-        " {to} | {}/{} | {:.0} |\n",
+        " {to} | {secs} | {}/{} | {:.0} |\n",
         r.reached, r.seeds, r.failures_median
     ));
     out
