@@ -49,12 +49,8 @@ pub fn record_all(
             todo.len()
         ),
     );
-    let ended = farm.each(tasks).map_err(|s| match s {
-        crate::evaluate::outcome::Stop::Interrupted => {
-            Error::Cancelled("the baselines being recorded were left as they were".into())
-        }
-        crate::evaluate::outcome::Stop::Environment(why) => Error::Environment(why),
-    })?;
+    let ended = (farm.each(tasks))
+        .map_err(|s| s.into_cancelled("the baselines being recorded were left as they were"))?;
     let mut written = Vec::new();
     let mut failed = Vec::new();
     for (l, got) in todo.into_iter().zip(ended) {

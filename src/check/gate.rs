@@ -104,10 +104,7 @@ pub fn check(
 }
 
 fn stopped(s: Stop) -> Error {
-    match s {
-        Stop::Interrupted => Error::Cancelled("no verdict for this baseline".into()),
-        Stop::Environment(why) => Error::Environment(why),
-    }
+    s.into_cancelled("no verdict for this baseline")
 }
 
 /// The reference program could not be built or run for its output.

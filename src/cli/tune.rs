@@ -139,7 +139,7 @@ pub(super) fn preferred_line(p: &crate::run::prefer::Preferred) -> String {
     format!(
         "preferred (within {} of the best, the {} {}): eval {}, objective {:.6}, {} {:.6}\n  {}",
         p.within,
-        p.end(),
+        crate::problem::record::end_word(p.least),
         p.quantity,
         p.eval_id,
         p.objective,

@@ -65,6 +65,15 @@ pub enum Stop {
 }
 
 impl Stop {
+    /// The error where there is nothing to resume (`moldtune check`): an interrupt says
+    /// `what` it left undone.
+    pub fn into_cancelled(self, what: &str) -> crate::error::Error {
+        match self {
+            Stop::Interrupted => crate::error::Error::Cancelled(what.into()),
+            Stop::Environment(why) => crate::error::Error::Environment(why),
+        }
+    }
+
     /// The command's error for a stop while working in `dir`.
     pub fn into_error(self, dir: &std::path::Path) -> crate::error::Error {
         match self {

@@ -50,6 +50,15 @@ pub const LOG_COLUMNS: [&str; 11] = [
     "learner",
 ];
 
+/// "least" or "most": which end of the quantity a rule with `least` prefers.
+pub fn end_word(least: bool) -> &'static str {
+    if least {
+        "least"
+    } else {
+        "most"
+    }
+}
+
 /// Quantities moldtune measures itself, which `prefer` may name too: the seconds of one timed
 /// run (`run_s` / `repeats` of a row) and of the build.
 pub const BUILT_IN: [&str; 2] = ["run_s", "compile_s"];

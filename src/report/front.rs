@@ -55,11 +55,9 @@ fn points(run: &RunDir) -> Option<Points> {
     let rule = run.problem.prefer.as_ref()?;
     let at =
         |r: &crate::run::log::Record| Some((prefer::quantity(r, &rule.quantity)?, r.m.objective?));
-    let ok = run
-        .records
-        .iter()
-        .filter(|r| r.m.status == crate::evaluate::outcome::Status::Ok);
-    let all: Vec<(f64, f64)> = ok.filter_map(at).collect();
+    let all: Vec<(f64, f64)> = (prefer::points(&run.records, rule).into_iter())
+        .map(|(_, y, q)| (q, y))
+        .collect();
     if all.is_empty() {
         return None;
     }

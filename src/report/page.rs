@@ -146,7 +146,6 @@ impl TradeOff {
         let (Some(rule), Some(svg)) = (&run.problem.prefer, front::front_svg(run)?) else {
             return Ok(None);
         };
-        let most = if rule.least { "least" } else { "most" };
         let chosen = crate::run::prefer::preferred_json(&run.problem, &run.records);
         let preferred = chosen.map_or("none (no success has the quantity)".into(), |p| {
             format!(
@@ -160,8 +159,10 @@ impl TradeOff {
         });
         Ok(Some(TradeOff {
             rule: format!(
-                "within {} of the best objective, the {most} {}",
-                rule.within, rule.quantity
+                "within {} of the best objective, the {} {}",
+                rule.within,
+                crate::problem::record::end_word(rule.least),
+                rule.quantity
             ),
             preferred,
             svg,

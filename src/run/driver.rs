@@ -269,6 +269,10 @@ impl<'p> Session<'p> {
             if let Some(end) = self.fill(searcher, executor, &mut next_id, waiting)? {
                 return Ok(end);
             }
+            if executor.in_flight() == 0 {
+                // Nothing could start and nothing is under way: only the budget stops that.
+                return Ok(self.budget_spent().unwrap_or(Termination::MaxEvals));
+            }
             match executor.wait(self.problem) {
                 Ok(done) => arrived.extend(done.into_iter().map(|(id, c, s, m)| (id, (c, s, m)))),
                 Err(Stop::Interrupted) => return Ok(Termination::Interrupted),

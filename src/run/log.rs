@@ -448,6 +448,13 @@ fn parse_row(
             cause: None,
             ..Measurement::failed(status, 0.0, 0.0, String::new())
         });
+    // The `record:` quantities follow moldtune's own columns.
+    let recorded = (problem.record.iter().enumerate())
+        .filter_map(|(k, q)| {
+            let cell = cells.get(np + LOG_COLUMNS.len() + k)?;
+            Some((q.name.clone(), cell.parse().ok()?))
+        })
+        .collect();
     Ok(Record {
         eval_id,
         m: Measurement {
@@ -457,6 +464,7 @@ fn parse_row(
             run_s: num(np + 5).unwrap_or(0.0),
             repeats: cells[np + 6].parse().unwrap_or(0),
             spread: num(np + 7),
+            recorded,
             ..base
         },
         elapsed_sec: num(np + 1).unwrap_or(0.0),
@@ -464,12 +472,6 @@ fn parse_row(
         config_hash: cells[np + 9].to_string(),
         learner: cells.get(np + 10).and_then(|s| Learner::parse(s)),
         config,
-    })
-    .map(|mut r: Record| {
-        r.m.recorded = (problem.record.iter().enumerate())
-            .filter_map(|(k, q)| Some((q.name.clone(), cells.get(np + 11 + k)?.parse().ok()?)))
-            .collect();
-        r
     })
 }
 

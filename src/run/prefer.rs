@@ -36,15 +36,6 @@ impl Preferred {
             .collect();
         parts.join(" ")
     }
-
-    /// "least" or "most": which end of the quantity the rule prefers.
-    pub fn end(&self) -> &'static str {
-        if self.least {
-            "least"
-        } else {
-            "most"
-        }
-    }
 }
 
 /// A record's value of quantity `name`: a `record:` quantity, or `run_s` (one timed run's
@@ -59,7 +50,7 @@ pub fn quantity(r: &Record, name: &str) -> Option<f64> {
 }
 
 /// The successful evaluations that have the rule's quantity: (record, objective, value).
-fn points<'r>(records: &'r [Record], rule: &Prefer) -> Vec<(&'r Record, f64, f64)> {
+pub fn points<'r>(records: &'r [Record], rule: &Prefer) -> Vec<(&'r Record, f64, f64)> {
     (records.iter())
         .filter(|r| r.m.status == Status::Ok)
         .filter_map(|r| Some((r, r.m.objective?, quantity(r, &rule.quantity)?)))
