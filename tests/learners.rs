@@ -39,7 +39,7 @@ fn auto_records_its_learners_and_a_resumed_run_proposes_the_same() {
     let (sources, learners) = (csv.column("source"), csv.column("learner"));
     for (s, l) in sources.iter().zip(&learners) {
         match s.as_str() {
-            "default" | "initial" => assert_eq!(l, "", "{s} rows have no learner"),
+            "default" | "initial" | "explore" => assert_eq!(l, "", "{s} rows have no learner"),
             _ => assert!(
                 ["gp", "rf", "gbrt", "et", "random"].contains(&l.as_str()),
                 "{s} row proposed by `{l}`"

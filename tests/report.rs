@@ -329,7 +329,7 @@ fn best_verify_draws_the_curve_again() {
 fn moldtune_run_leaves_curve_svg_and_resume_redraws_it() {
     let (_tmp, run) = mock_run("6");
     let first = read(&run.join("curve.svg"));
-    assert!(first.starts_with("<svg") && first.contains("tags — auto, seed 3"));
+    assert!(first.starts_with("<svg") && first.contains("tags — gp, seed 3"));
     let o = bin()
         .args(["run", "--resume"])
         .arg(&run)

@@ -197,7 +197,7 @@ pub struct ReplayArgs {
     #[arg(long)]
     report: Option<PathBuf>,
     /// A run of the same space as each table (given in the same order as the tables):
-    /// rf and auto are also replayed warm-started from it (`run --warm-start`).
+    /// rf and gp (the default) are also replayed warm-started from it (`run --warm-start`).
     #[arg(long = "warm-start", value_name = "DIR")]
     warm_start: Vec<PathBuf>,
     /// Also draw each table's best-so-far curves (median and quartiles over seeds) as

@@ -100,6 +100,9 @@ pub enum Source {
     /// One of the best configurations of the run given to `--warm-start`, first in the
     /// initial design.
     Prior,
+    /// A deliberate re-test of a parameter value that had only ever failed
+    /// ([`crate::search::condemned`]).
+    Explore,
 }
 
 impl Source {
@@ -111,6 +114,7 @@ impl Source {
             Source::Random => "random",
             Source::Tree => "tree",
             Source::Prior => "prior",
+            Source::Explore => "explore",
         }
     }
     pub fn parse(s: &str) -> Option<Source> {
@@ -121,6 +125,7 @@ impl Source {
             Source::Random,
             Source::Tree,
             Source::Prior,
+            Source::Explore,
         ]
         .into_iter()
         .find(|x| x.as_str() == s)

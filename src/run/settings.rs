@@ -487,7 +487,7 @@ fn resolve_learner(
         });
     }
     let Some((name, span)) = &problem.search.learner else {
-        return Ok(Learner::Auto);
+        return Ok(Learner::Gp);
     };
     Learner::parse(name).ok_or_else(|| Error::Config {
         span: span.clone(),

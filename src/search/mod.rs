@@ -5,13 +5,14 @@
 
 pub(crate) mod acquisition;
 pub mod bandit;
+pub mod condemned;
 pub mod prior;
 pub mod searcher;
 pub mod settings;
 pub mod surrogate;
 pub mod unseen;
 
-pub use searcher::Searcher;
+pub use searcher::{Searcher, GP_ROWS};
 pub use settings::{Acquisition, Design, Learner, Settings};
 
 use crate::evaluate::outcome::{Measurement, Source};

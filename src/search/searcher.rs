@@ -16,21 +16,26 @@
 //!
 //! Failures (one policy, documented in the README):
 //! * a feasibility classifier (a random forest on ok = 1 / failed = 0, i.e. a probability
-//!   forest) learns which configurations fail to build, crash or give wrong output; the
-//!   acquisition only considers candidates predicted feasible (p ≥ 0.5; the most feasible
-//!   ones if none is), and EI/PI are weighted by p. Its leaves hold at least 3 observations:
-//!   with leaves of one, a lone failure made its whole leaf infeasible and vetoed good
-//!   candidates beside it; it needs repeated failures in a region to veto there. It draws
-//!   from a random stream of its own, so a search with it proposes what one without it
-//!   would, except where its verdict decides (a veto, EI/PI's weight);
+//!   forest) learns which configurations fail to build, crash or give wrong output. Once its
+//!   out-of-bag "fails" verdicts have been right at least half the time (at least 3 of them),
+//!   the acquisition only considers candidates predicted feasible (p ≥ 0.5; the most feasible
+//!   ones if none is), EI/PI are weighted by p, and random steps take a draw it expects to
+//!   succeed. Its leaves hold at least 3 observations: with leaves of one, a lone failure
+//!   made its whole leaf infeasible and vetoed good candidates beside it. It draws from a
+//!   random stream of its own, so a search with it proposes what one without it would,
+//!   except where its verdict decides (a veto, EI/PI's weight);
+//! * a discrete value that has only ever failed, where its siblings succeed, is condemned
+//!   ([`condemned`](crate::search::condemned)): not drawn again except as a deliberate,
+//!   labelled re-test (`Source::Explore`);
 //! * for the tree learners, failures also enter the regression with the worst successful
 //!   value, with or without the classifier. Fitted on successes only, a forest predicted the
 //!   failure region from its successful edge, i.e. as good as the best configurations, and
 //!   sent proposal after proposal into it for the classifier to veto (on the replayed `tiles`
 //!   table rf needed 89 evaluations to come within 5% with the classifier, 40 without:
 //!   results/search/). A tree holds that cliff in one split; the GP's smooth model cannot
-//!   (on `tiles` it needed 53 evaluations instead of 36), so with the classifier the GP is
-//!   fitted on successes only, as in constrained Bayesian optimisation (Gelbart et al. 2014);
+//!   (on `tiles` it needed 53 evaluations instead of 36), so while the classifier vetoes the
+//!   GP is fitted on successes only, as in constrained Bayesian optimisation (Gelbart et al.
+//!   2014);
 //! * a run that timed out is *censored*, not failed: it is known to be at least as slow as
 //!   the timeout, so it enters the regression with the larger of that bound and the worst
 //!   success.
@@ -43,6 +48,7 @@ use crate::problem::Goal;
 use crate::rng::Rng;
 use crate::search::acquisition::Scorer;
 use crate::search::bandit::Bandit;
+use crate::search::condemned::Condemned;
 use crate::search::prior::Prior;
 use crate::stats;
 // Re-exported so that `search::searcher::{Learner, ...}`, their home before the settings had
@@ -90,6 +96,8 @@ pub struct Searcher<'s> {
     /// fitted once on it: the prior mean of this run's models (see [`Searcher::prior_mean`]).
     prior: Prior,
     prior_model: Option<Forest>,
+    /// Values that have only ever failed: not drawn again except as an exploration.
+    condemned: Condemned,
 }
 
 /// How many of the prior's best configurations open the initial design.
@@ -104,6 +112,12 @@ const STREAM_FIT: u64 = 3;
 const STREAM_LHS: u64 = 4;
 const STREAM_PRIOR: u64 = 5;
 const STREAM_FEASIBLE: u64 = 6;
+const STREAM_EXPLORE: u64 = 7;
+
+/// Draws a random step makes to find one without a condemned value.
+const SCREEN_DRAWS: usize = 32;
+/// Draws an exploration makes to find one with the value it re-tests.
+const EXPLORE_DRAWS: usize = 256;
 
 /// The `initial` points of a Latin hypercube design: per parameter, one uniform draw in
 /// each of `initial` equal strata, shuffled.
@@ -155,6 +169,7 @@ impl<'s> Searcher<'s> {
             bandit: Bandit::default(),
             prior: Prior::default(),
             prior_model: None,
+            condemned: Condemned::default(),
         }
     }
 
@@ -188,6 +203,9 @@ impl<'s> Searcher<'s> {
             }
             return;
         }
+        let usable =
+            m.status == Status::Ok || (m.status == Status::RunTimeout && self.s.censor_timeouts);
+        self.condemned.tell(self.space, config, usable);
         if self.s.learner == Learner::Auto {
             if let Some(&arm) = self.proposers.get(&config.key()) {
                 let reward = self.reward(m);
@@ -224,19 +242,15 @@ impl<'s> Searcher<'s> {
         });
     }
 
-    /// What an outcome earns the learner that proposed it (`auto`): 1 for a new best, else
-    /// the share of the successes so far that it beats (a proposal in the best tenth earns
-    /// 0.9: improvements are too rare early on to tell learners apart); a failure 0.
+    /// What an outcome earns the learner that proposed it (`auto`): 1 for a new best, else 0
+    /// (OpenTuner's credit).
     fn reward(&self, m: &Measurement) -> f64 {
         let (Status::Ok, Some(v)) = (m.status, m.objective) else {
             return 0.0;
         };
         let goal = self.s.goal;
-        let oks: Vec<f64> = self.successes().collect();
-        if oks.iter().all(|&b| goal.better(v, b)) {
-            return 1.0;
-        }
-        oks.iter().filter(|&&b| goal.better(v, b)).count() as f64 / oks.len() as f64
+        let new_best = self.successes().all(|b| goal.better(v, b));
+        f64::from(u8::from(new_best))
     }
 
     /// The objectives of the successes so far (pending proposals aside).
@@ -272,6 +286,9 @@ impl<'s> Searcher<'s> {
         if let Some(default) = self.default_due() {
             return Ok((default, Source::Default));
         }
+        if let Some(c) = self.exploration(step) {
+            return Ok((c, Source::Explore));
+        }
         let n_initial = (self.history.iter())
             .filter(|o| matches!(o.source, Source::Initial | Source::Prior))
             .count();
@@ -301,16 +318,58 @@ impl<'s> Searcher<'s> {
         proposal
     }
 
-    /// A random proposal after the initial design. Its draws are not screened by the
-    /// feasibility classifier: screened (the first of 16 draws predicted feasible), rf's random
-    /// steps on the replayed `tiles` table failed less (26 failed evaluations instead of 34 in
-    /// 200, 20 seeds) but came within 5% later (41 evaluations instead of 40; with leaves of
-    /// one, 38 instead of 31 at 60 seeds): the optimum lies on the failure boundary, and
-    /// exploration there is what finds it. On gemm-table screening changed nothing: its few
-    /// failures come before there is anything to learn.
+    /// A random proposal after the initial design, screened as [`Searcher::screened_random`]
+    /// says.
     fn random_step(&self, step: usize) -> Result<Config, NoProposal> {
         let mut rng = Rng::for_step(self.s.seed, STREAM_INITIAL, step as u64);
-        self.unseen.random(&mut rng)
+        self.screened_random(&mut rng, step)
+    }
+
+    /// A random configuration (plain for random search, the baseline), screened where failures
+    /// have been seen: of up to [`SCREEN_DRAWS`] draws, those without a condemned value, and
+    /// of these, once the feasibility classifier's verdicts are calibrated, the first it
+    /// expects to succeed (else the likeliest), before that the first; the first draw when
+    /// every draw has a condemned value.
+    fn screened_random(&self, rng: &mut Rng, step: usize) -> Result<Config, NoProposal> {
+        let first = self.unseen.random(rng)?;
+        let plain = self.s.learner == Learner::Random;
+        if plain || (!self.condemned.vetoes(&first) && !self.learns_failures()) {
+            return Ok(first);
+        }
+        let mut clean: Vec<Config> = std::iter::once(first.clone())
+            .chain((1..SCREEN_DRAWS).map_while(|_| self.unseen.random(rng).ok()))
+            .filter(|c| !self.condemned.vetoes(c))
+            .collect();
+        if clean.is_empty() {
+            return Ok(first);
+        }
+        let pick = match self.learns_failures() {
+            true => {
+                let mut feasible_rng = Rng::for_step(self.s.seed, STREAM_FEASIBLE, step as u64);
+                let p = self.feasibility(&self.tree_features(&clean), &mut feasible_rng);
+                p.map_or(0, |p| first_likely(&p))
+            }
+            false => 0,
+        };
+        Ok(clean.swap_remove(pick))
+    }
+
+    /// A deliberate re-test of a condemned value whose time has come
+    /// ([`crate::search::condemned`]): a random configuration with that value, unless one
+    /// is already under way.
+    fn exploration(&self, step: usize) -> Option<Config> {
+        if self.s.learner == Learner::Random {
+            return None;
+        }
+        let (i, x) = self.condemned.due()?;
+        let under_way = (self.history.iter()).any(|o| o.pending && o.source == Source::Explore);
+        if under_way {
+            return None;
+        }
+        let mut rng = Rng::for_step(self.s.seed, STREAM_EXPLORE, step as u64);
+        (0..EXPLORE_DRAWS)
+            .map_while(|_| self.unseen.random(&mut rng).ok())
+            .find(|c| c.0[i].to_bits() == x.to_bits())
     }
 
     /// The default configuration, while it is allowed and not yet proposed or evaluated.
@@ -343,11 +402,11 @@ impl<'s> Searcher<'s> {
     fn initial_point(&self, step: usize, k: usize) -> Result<Config, NoProposal> {
         let mut rng = Rng::for_step(self.s.seed, STREAM_INITIAL, step as u64);
         if let Some(c) = self.lhs.get(k) {
-            if self.unseen.is_candidate(c) && !self.is_seen(c) {
+            if self.unseen.is_candidate(c) && !self.is_seen(c) && !self.condemned.vetoes(c) {
                 return Ok(c.clone());
             }
         }
-        self.unseen.random(&mut rng)
+        self.screened_random(&mut rng, step)
     }
 
     /// Whether this step after the initial design is random: random search, fewer than two
@@ -364,11 +423,29 @@ impl<'s> Searcher<'s> {
 
     /// A pool of up to `pool` distinct configurations not yet evaluated (see
     /// [`Unseen::pool`]).
+    /// Condemned values are left out while anything else is left.
     pub fn pool(&self, rng: &mut Rng) -> Vec<Config> {
-        self.unseen.pool(rng, self.s.pool)
+        let mut pool = self.unseen.pool(rng, self.s.pool);
+        if pool.iter().any(|c| !self.condemned.vetoes(c)) {
+            pool.retain(|c| !self.condemned.vetoes(c));
+        }
+        pool
+    }
+
+    /// How many parameter values are condemned now (for reports and tests).
+    pub fn condemned_values(&self) -> usize {
+        self.condemned.count()
     }
 }
 
 mod model;
+pub use model::GP_ROWS;
 #[cfg(test)]
 mod tests;
+
+/// The first candidate predicted to succeed (p ≥ 0.5), else the likeliest.
+fn first_likely(p: &[f64]) -> usize {
+    (p.iter().position(|&p| p >= 0.5))
+        .or_else(|| (0..p.len()).max_by(|&a, &b| p[a].total_cmp(&p[b])))
+        .unwrap_or(0)
+}

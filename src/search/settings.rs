@@ -15,12 +15,12 @@ pub enum Learner {
     Et,
     /// Gradient-boosted trees, quantile loss.
     Gbrt,
-    /// Gaussian process (Matérn 5/2 × categorical overlap).
+    /// Gaussian process (Matérn 5/2 × categorical overlap; the default).
     Gp,
     /// Random search over valid configurations.
     Random,
-    /// A bandit over rf, et, gbrt, gp and random: each proposal by the learner whose
-    /// proposals did best lately (see `search::bandit`; the default).
+    /// OpenTuner's AUC bandit over gp, rf, gbrt, et and random: each proposal by the learner
+    /// whose proposals were new bests lately (see `search::bandit`).
     Auto,
 }
 

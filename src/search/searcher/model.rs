@@ -64,7 +64,8 @@ impl Searcher<'_> {
     /// the objective made "smaller is better", log-transformed when all successes are
     /// positive (run times span orders of magnitude).
     /// Also returns which observations the rows are (their indices in the history).
-    pub(super) fn training_set(&self, gp: bool) -> (Vec<f64>, Vec<f64>, Vec<usize>) {
+    /// `vetoing`: the feasibility classifier has a say in this step.
+    pub(super) fn training_set(&self, gp: bool, vetoing: bool) -> (Vec<f64>, Vec<f64>, Vec<usize>) {
         let oks: Vec<&Observation> = self
             .history
             .iter()
@@ -104,8 +105,9 @@ impl Searcher<'_> {
                     Some(bound.map_or(worst, |b| b.max(worst)))
                 }
                 // The GP's smooth model cannot hold a cliff to the worst value beside the
-                // optimum; with the classifier, it sees successes only (constrained BO).
-                _ if gp && self.s.feasibility => None,
+                // optimum; with the classifier vetoing, it sees successes only (constrained
+                // BO); until its verdicts are calibrated, failures count as the worst value.
+                _ if gp && vetoing => None,
                 _ => Some(worst),
             };
             if let Some(v) = target {
@@ -150,12 +152,14 @@ impl Searcher<'_> {
     }
 
     /// Whether the feasibility classifier has something to learn.
-    fn learns_failures(&self) -> bool {
+    pub(super) fn learns_failures(&self) -> bool {
         self.s.feasibility && !self.history.iter().all(|o| self.usable(o))
     }
 
-    /// Probability that each pooled candidate (tree features `xt`) succeeds.
-    fn feasibility(&self, xt: &[f64], rng: &mut Rng) -> Vec<f64> {
+    /// Probability that each pooled candidate (tree features `xt`) succeeds, when the
+    /// classifier has earned a say: its out-of-bag accuracy beats always predicting the
+    /// majority outcome (else `None`: it vetoes nothing and weighs nothing).
+    pub(super) fn feasibility(&self, xt: &[f64], rng: &mut Rng) -> Option<Vec<f64>> {
         let d = self.space.tree_width();
         let x: Vec<f64> = self
             .history
@@ -173,7 +177,8 @@ impl Searcher<'_> {
             max_depth: 32,
             extra: false,
         };
-        Forest::fit(&x, d, &y, params, rng).predict(xt).0
+        let (forest, diagnostics) = Forest::fit_diagnosed(&x, d, &y, params, rng);
+        calibrated(&diagnostics.oob, &y).then(|| forest.predict(xt).0)
     }
 
     /// A proposal of the surrogate model, in phases: draw the pool, predict which of it is
@@ -187,21 +192,21 @@ impl Searcher<'_> {
             return self.unseen.random(&mut rng);
         }
         let gp = learner == Learner::Gp;
-        let (x, mut y, rows) = self.training_set(gp);
-        let acq = Scorer::new(&self.s, &y);
         let xt = self.pool_tree_features(&pool, gp);
-        let prior = (xt.as_ref()).and_then(|xt| self.prior_mean(&rows, &y, xt));
-        if let Some(m) = &prior {
-            y.iter_mut().zip(&m.own).for_each(|(y, m)| *y -= m);
-        }
         // The classifier has a stream of its own: the regression then draws the same with or
         // without it, and the two differ only where the classifier vetoes a candidate.
         let mut fit_rng = Rng::for_step(self.s.seed, STREAM_FIT, step as u64);
         let mut feasible_rng = Rng::for_step(self.s.seed, STREAM_FEASIBLE, step as u64);
         let feasible = Feasible(match &xt {
-            Some(xt) if self.learns_failures() => Some(self.feasibility(xt, &mut feasible_rng)),
+            Some(xt) if self.learns_failures() => self.feasibility(xt, &mut feasible_rng),
             _ => None,
         });
+        let (x, mut y, rows) = self.training_set(gp, feasible.0.is_some());
+        let acq = Scorer::new(&self.s, &y);
+        let prior = (xt.as_ref()).and_then(|xt| self.prior_mean(&rows, &y, xt));
+        if let Some(m) = &prior {
+            y.iter_mut().zip(&m.own).for_each(|(y, m)| *y -= m);
+        }
         if y.len() < 2 {
             // Too few usable observations for a model: the most feasible candidate, else random.
             let k = feasible.most_likely(pool.len());
@@ -271,7 +276,14 @@ impl Searcher<'_> {
     /// once no remaining one can win. Exact.
     fn best_by_gp(&self, x: &[f64], y: &[f64], xp: &[f64], r: &Ranking) -> Option<usize> {
         let d = self.space.params.len();
-        let gp = Gp::fit(x, d, y, &self.space.categorical_mask());
+        let keep = gp_rows(y);
+        let xk: Vec<f64> = keep
+            .iter()
+            .flat_map(|&i| &x[i * d..(i + 1) * d])
+            .copied()
+            .collect();
+        let yk: Vec<f64> = keep.iter().map(|&i| y[i]).collect();
+        let gp = Gp::fit(&xk, d, &yk, &self.space.categorical_mask());
         let mu = gp.mean(xp);
         let smax = gp.prior_std();
         let bound = |i: usize| r.score(i, mu[i], 0.0).min(r.score(i, mu[i], smax));
@@ -288,5 +300,73 @@ impl Searcher<'_> {
             }
         }
         best.map(|b| b.1)
+    }
+}
+
+/// The most observations the GP is fitted on: its exact fit is cubic in them (about 0.4 s at
+/// 300 on this machine kind, `cargo bench --bench tuner_overhead`).
+pub const GP_ROWS: usize = 300;
+
+/// The regression rows (targets `y`, lower is better, in the order evaluated) the GP is
+/// fitted on: all of them up to [`GP_ROWS`]; beyond, the best half of that many and the most
+/// recent of the others — the region the acquisition is narrowing down and where the search
+/// looks now — in their original order.
+fn gp_rows(y: &[f64]) -> Vec<usize> {
+    if y.len() <= GP_ROWS {
+        return (0..y.len()).collect();
+    }
+    let mut by_value: Vec<usize> = (0..y.len()).collect();
+    by_value.sort_by(|&a, &b| y[a].total_cmp(&y[b]).then(a.cmp(&b)));
+    let mut keep = vec![false; y.len()];
+    by_value[..GP_ROWS / 2].iter().for_each(|&i| keep[i] = true);
+    let recent = (0..y.len()).rev().filter(|&i| !keep[i]);
+    let recent: Vec<usize> = recent.take(GP_ROWS - GP_ROWS / 2).collect();
+    recent.into_iter().for_each(|i| keep[i] = true);
+    (0..y.len()).filter(|&i| keep[i]).collect()
+}
+
+/// Whether a success classifier's verdict "fails" has been right on data it did not see: of
+/// the training rows whose out-of-bag prediction (`oob`; `y` 1 for a success) said failure
+/// (p < 0.5), at least [`MIN_VERDICTS`], at least [`VETO_PRECISION`] really failed. Until then
+/// the classifier vetoes nothing and weighs nothing.
+fn calibrated(oob: &[Option<f64>], y: &[f64]) -> bool {
+    let verdicts: Vec<f64> = (oob.iter().zip(y))
+        .filter_map(|(p, &y)| (p.is_some_and(|p| p < 0.5)).then_some(y))
+        .collect();
+    let right = verdicts.iter().filter(|&&y| y < 0.5).count();
+    verdicts.len() >= MIN_VERDICTS && right as f64 >= VETO_PRECISION * verdicts.len() as f64
+}
+
+/// The fewest out-of-bag "fails" verdicts that judge the classifier.
+const MIN_VERDICTS: usize = 3;
+/// The share of its out-of-bag "fails" verdicts that must have been right.
+const VETO_PRECISION: f64 = 0.5;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gp_keeps_the_best_half_and_the_most_recent_beyond_its_cap() {
+        assert_eq!(gp_rows(&[3.0, 1.0, 2.0]), vec![0, 1, 2]);
+        let n = GP_ROWS + 100;
+        // Early rows are the best: the best half is rows 0..150, the rest the last 150.
+        let y: Vec<f64> = (0..n).map(|i| i as f64).collect();
+        let keep = gp_rows(&y);
+        assert_eq!(keep.len(), GP_ROWS);
+        assert!(keep[..GP_ROWS / 2].iter().enumerate().all(|(k, &i)| i == k));
+        assert!(keep[GP_ROWS / 2..].iter().all(|&i| i >= n - GP_ROWS / 2));
+    }
+
+    #[test]
+    fn the_classifier_vetoes_once_its_failure_verdicts_held_out_of_bag() {
+        let (f, s) = (0.0, 1.0);
+        // Three "fails" verdicts out of bag, two right: trusted.
+        let oob = [Some(0.1), Some(0.2), Some(0.3), Some(0.9), None];
+        assert!(calibrated(&oob, &[f, f, s, s, f]));
+        // Two of three wrong: not trusted.
+        assert!(!calibrated(&oob, &[f, s, s, s, f]));
+        // Too few verdicts to judge.
+        assert!(!calibrated(&[Some(0.1), Some(0.2), None], &[f, f, f]));
     }
 }

@@ -134,7 +134,7 @@ fn a_prior_that_ranks_backwards_gets_no_say() {
     for c in pool.iter().take(20) {
         s.tell(c, &ok(f(c)), Source::Initial);
     }
-    let (_, y, rows) = s.training_set(false);
+    let (_, y, rows) = s.training_set(false, false);
     let m = s.prior_mean(&rows, &y, &s.tree_features(&pool)).unwrap();
     let first = m.pool[0];
     assert!(m.pool.iter().chain(&m.own).all(|&v| v == first));
@@ -250,4 +250,85 @@ fn exhausts_a_small_space_exactly() {
         n += 1;
     }
     assert_eq!(n, 3);
+}
+
+/// The demo's space (tests/e2e/matmul): two tile sizes, an interchange, a broken variant
+/// `P3 = 1` that never passes the check, and the optimisation level.
+fn demo_space() -> Space {
+    let sizes: Vec<Scalar> = [4, 8, 16, 20, 32, 50, 64, 80, 96, 100, 128]
+        .into_iter()
+        .map(Scalar::Int)
+        .collect();
+    let cat = |name: &str, k: usize| Param {
+        name: name.into(),
+        kind: Kind::Categorical((0..k).map(|i| i.to_string()).collect()),
+        default: 0.0,
+        condition: None,
+    };
+    let ord = |name: &str| Param {
+        name: name.into(),
+        kind: Kind::Ordinal(sizes.clone()),
+        default: 8.0,
+        condition: None,
+    };
+    Space {
+        params: vec![
+            ord("P0"),
+            ord("P1"),
+            cat("P2", 2),
+            cat("P3", 2),
+            cat("OPT", 3),
+        ],
+        order: vec![0, 1, 2, 3, 4],
+        forbidden: vec![],
+        constraints: vec![],
+    }
+}
+
+/// How many of `budget` proposals of `learner` had the broken value `P3 = 1`, and their
+/// sources.
+fn broken_proposals(learner: Learner, seed: u64, budget: usize) -> (usize, Vec<Source>) {
+    let space = demo_space();
+    let settings = Settings {
+        initial: 8,
+        ..Settings::new(learner, seed, Goal::Minimize)
+    };
+    let mut s = Searcher::new(&space, settings);
+    let mut sources = Vec::new();
+    for step in 0..budget {
+        let (c, src) = s.ask(step).unwrap();
+        let m = if c.0[3] == 1.0 {
+            sources.push(src);
+            Measurement::failed(Status::WrongOutput, 0.5, 0.1, "differs".into())
+        } else {
+            let cache = (c.0[0] - 4.0).abs() + (c.0[1] - 6.0).abs();
+            ok(0.05 * (1.0 + 0.1 * cache) * [1.0, 0.6, 0.55][c.0[4] as usize])
+        };
+        s.tell(&c, &m, src);
+    }
+    (sources.len(), sources)
+}
+
+#[test]
+fn a_value_that_only_ever_failed_is_not_drawn_again_but_deliberately_retested() {
+    // Issue 29: the demo (rf, seed 1, 40 evaluations) spent 13 on `P3 = 1` — the initial
+    // design, random steps and model steps all drew it again.
+    for learner in [Learner::Rf, Learner::Gp, Learner::Auto] {
+        for seed in 0..4 {
+            let (n, sources) = broken_proposals(learner, seed, 40);
+            assert!(n <= 5, "{learner:?} seed {seed}: {n} of 40 ({sources:?})");
+        }
+    }
+    // A longer search tries the condemned value again, deliberately and saying so.
+    let (_, sources) = broken_proposals(Learner::Rf, 1, 80);
+    assert!(sources.contains(&Source::Explore), "{sources:?}");
+}
+
+#[test]
+fn random_search_stays_the_plain_baseline() {
+    // Random search is what the learners are measured against: it avoids nothing.
+    let n: usize = (0..4)
+        .map(|seed| broken_proposals(Learner::Random, seed, 40).0)
+        .sum();
+    assert!(n >= 4 * 12, "random drew P3 = 1 {n} times in 4 × 40");
 }

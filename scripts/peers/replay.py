@@ -1,0 +1,129 @@
+"""Replays every peer (Optuna, SMAC3, OpenTuner) on every table over seeds and writes the
+per-seed numbers to a JSON file (rewritten after each peer and table, so a long run can be
+watched and a broken one keeps what it finished).
+
+    python replay.py --root REPO --out results/search/peers.json \
+        [--seeds 20] [--budget 200] [--tables gemm-table,tiles] [--peers optuna,smac3] \
+        [--peer-seeds smac3=10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.metadata
+import json
+import math
+import os
+import platform
+import sys
+import time
+
+import tables
+
+PEER_MODULES = {"optuna": "optuna_peer", "smac3": "smac_peer", "opentuner": "opentuner_peer"}
+CHECKPOINTS = (10, 25, 50, 100, 200)
+
+
+def parse_args(argv):
+    """The command line."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--root", default=".", help="the moldtune repository")
+    ap.add_argument("--out", default="results/search/peers.json")
+    ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--budget", type=int, default=200)
+    ap.add_argument("--tables", default=",".join(tables.ALL_TABLES))
+    ap.add_argument("--peers", default=",".join(PEER_MODULES))
+    ap.add_argument("--peer-seeds", default="", help="fewer seeds for a slow peer: smac3=10,...")
+    ap.add_argument("--command", default="", help="the command line to record (run.sh's)")
+    return ap.parse_args(argv)
+
+
+def versions(modules) -> dict:
+    """The installed version of every package the peers use."""
+    names = ["numpy", "scipy", "PyYAML"] + [p for m in modules for p in m.PACKAGES]
+    return {n: importlib.metadata.version(n) for n in dict.fromkeys(names)}
+
+
+def finite(x):
+    """JSON has no infinity: None stands for it."""
+    return x if isinstance(x, (int, float)) and math.isfinite(x) else None
+
+
+def run_peer(table, module, seeds: int, budget: int, log) -> list[dict]:
+    """`seeds` searches of one peer on one table (seeds 0, 1, ...): each seed's summary."""
+    opt = table.optimum()
+    out = []
+    for seed in range(seeds):
+        t0 = time.time()
+        peer = module.Peer(table.space, seed, budget)
+        try:
+            trace = tables.replay(table, peer, budget)
+        finally:
+            peer.close()
+        s = tables.summarise(trace, opt, budget, [c for c in CHECKPOINTS if c <= budget])
+        s["seed"] = seed
+        s["wall_s"] = time.time() - t0
+        s["load1"] = os.getloadavg()[0]
+        s["seconds_to_5pct"] = finite(s["seconds_to_5pct"])
+        s["best_at"] = {k: finite(v) for k, v in s["best_at"].items()}
+        out.append(s)
+        log(
+            f"{table.name} {module.NAME} seed {seed}: to5% {s['evals_to_5pct']} fails {s['failures']} "
+            f"repeats {s['repeats']} out-of-table {s['out_of_table']} optimiser {s['optimiser_s']:.1f}s "
+            f"wall {s['wall_s']:.1f}s load {s['load1']:.2f}"
+        )
+    return out
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    names = [t for t in a.tables.split(",") if t]
+    peers = [p for p in a.peers.split(",") if p]
+    peer_seeds = dict(kv.split("=") for kv in a.peer_seeds.split(",") if kv)
+    modules = {p: importlib.import_module(PEER_MODULES[p]) for p in peers}
+
+    def log(msg):
+        print(time.strftime("%H:%M:%S"), msg, flush=True)
+
+    doc = {
+        "command": a.command or " ".join(sys.argv),
+        "python": f"{os.path.relpath(sys.executable, a.root)} ({platform.python_version()})",
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "budget": a.budget,
+        "seeds": a.seeds,
+        "peer_seeds": {p: int(peer_seeds.get(p, a.seeds)) for p in peers},
+        "checkpoints": [c for c in CHECKPOINTS if c <= a.budget],
+        "versions": versions(modules.values()),
+        "failures": {p: m.FAILURES for p, m in modules.items()},
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "load_at_start": os.getloadavg(),
+        "tables": {},
+    }
+    t_start = time.time()
+    out = os.path.join(a.root, a.out)
+    for name in names:
+        table = tables.load(a.root, name)
+        entry = {
+            "source": table.source,
+            "description": table.describe(),
+            "optimum": table.optimum(),
+            "exhaustive": table.exhaustive,
+            "peers": {},
+        }
+        doc["tables"][name] = entry
+        for p, m in modules.items():
+            t0 = time.time()
+            entry["peers"][p] = {"seeds": run_peer(table, m, doc["peer_seeds"][p], a.budget, log)}
+            entry["peers"][p]["wall_s"] = time.time() - t0
+            doc["wall_s"] = time.time() - t_start
+            doc["load_at_end"] = os.getloadavg()
+            with open(out + ".tmp", "w") as f:
+                json.dump(doc, f, separators=(",", ":"))
+            os.replace(out + ".tmp", out)
+            log(f"{name} {p}: {entry['peers'][p]['wall_s']:.0f}s")
+    log(f"all done in {time.time() - t_start:.0f}s -> {out}")
+
+
+if __name__ == "__main__":
+    main()
