@@ -203,8 +203,7 @@ impl<'s> Searcher<'s> {
             }
             return;
         }
-        let usable =
-            m.status == Status::Ok || (m.status == Status::RunTimeout && self.s.censor_timeouts);
+        let usable = self.gives_value(m.status);
         self.condemned.tell(self.space, config, usable);
         if self.s.learner == Learner::Auto {
             if let Some(&arm) = self.proposers.get(&config.key()) {

@@ -148,7 +148,12 @@ impl Searcher<'_> {
 
     /// Whether an observation gives the regression a value (a success, or a censored timeout).
     fn usable(&self, o: &Observation) -> bool {
-        o.status == Status::Ok || (o.status == Status::RunTimeout && self.s.censor_timeouts)
+        self.gives_value(o.status)
+    }
+
+    /// Whether an outcome of `status` gives the regression a value.
+    pub(super) fn gives_value(&self, status: Status) -> bool {
+        status == Status::Ok || (status == Status::RunTimeout && self.s.censor_timeouts)
     }
 
     /// Whether the feasibility classifier has something to learn.
