@@ -82,6 +82,13 @@ pub fn ratio_of_medians(a: &[f64], b: &[f64], seed: u64) -> Option<Ratio> {
     bootstrap(&[a, b], |m| Some(m[0] / nonzero(m[1])?), seed, RESAMPLES)
 }
 
+/// The median of `samples` with its 95% percentile-bootstrap interval ([`RESAMPLES`]
+/// resamples, seeded): how far the median of this many samples moves from draw to draw
+/// (e.g. a search's evaluations to 5% over seeds). `None` when `samples` is empty.
+pub fn median_interval(samples: &[f64], seed: u64) -> Option<Ratio> {
+    bootstrap(&[samples], |m| Some(m[0]), seed, RESAMPLES)
+}
+
 /// How far a ratio of medians moved from a recorded one:
 /// (median(a)/median(b)) / (median(a0)/median(b0)), with a 95% interval from resampling
 /// all four sets, so the recording's own uncertainty is counted too.

@@ -33,17 +33,54 @@ fn busy_at(load: f64, cores: usize) -> Option<String> {
 /// Bytes the probe writes: a file system that cannot take this much is full.
 const PROBE_BYTES: usize = 64 * 1024;
 
-/// After a failed build or run in `dir`: can the build directory still be written? A
-/// program whose output was cut short by a full disk looks like a crash or a wrong output;
-/// this tells the two apart.
-pub fn probe(dir: &Path) -> Option<String> {
+/// After a failed build or run whose build directory, now removed, held `held` bytes: is
+/// the work root `dir` still writable, with room for another such variant? A program whose
+/// output was cut short by a full disk looks like a crash or a wrong output; this tells the
+/// two apart. Removing the variant's files frees what it wrote, so a disk that another
+/// process filled has just that much room again: room for less than the variant held (and
+/// the probe) is a full disk, while a variant that wrote much on a roomy disk (a runaway,
+/// stopped by the output limit) is the variant's failure.
+pub fn probe(dir: &Path, held: u64) -> Option<String> {
     let path = dir.join(".moldtune-probe");
     let result = std::fs::File::create(&path).and_then(|mut f| {
         f.write_all(&[0u8; PROBE_BYTES])?;
         f.sync_data()
     });
     let _ = std::fs::remove_file(&path);
-    result.err().map(|e| describe(dir, &e))
+    if let Err(e) = result {
+        return Some(describe(dir, &e));
+    }
+    let free = free_bytes(dir)?;
+    let needed = held + PROBE_BYTES as u64;
+    (free < needed).then(|| {
+        let e = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        format!(
+            "{} ({} KiB free, the last variant needed {} KiB)",
+            describe(dir, &e),
+            free / 1024,
+            held / 1024
+        )
+    })
+}
+
+/// Bytes an unprivileged writer may still use on `dir`'s file system.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    let st = nix::sys::statvfs::statvfs(dir).ok()?;
+    Some(st.blocks_available() as u64 * st.fragment_size() as u64)
+}
+
+/// Bytes the files under `dir` occupy on disk (0 when it cannot be read).
+pub fn bytes_in(dir: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    (entries.flatten())
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => bytes_in(&e.path()),
+            _ => e.metadata().map_or(0, |m| m.blocks() * 512),
+        })
+        .sum()
 }
 
 /// "cannot write in `DIR`: No space left on device (os error 28)" plus what to do.
@@ -106,5 +143,19 @@ mod tests {
         assert_eq!(busy_at(2.5, 2).as_deref(), Some("load 2.50 on 2 cores"));
         assert_eq!(busy_at(2.0, 2).as_deref(), Some("load 2.00 on 2 cores"));
         assert!(busy_at(1.9, 2).is_none());
+    }
+
+    #[test]
+    fn a_disk_without_room_for_what_the_variant_held_is_full() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), vec![1u8; 10_000]).unwrap();
+        assert!(bytes_in(dir.path()) >= 10_000);
+        assert_eq!(probe(dir.path(), 0), None);
+        // A variant that held more than the whole disk offers: the disk is full.
+        let why = probe(dir.path(), u64::MAX / 4).expect("no room");
+        assert!(
+            why.contains("No space left") && why.contains("free some space"),
+            "{why}"
+        );
     }
 }

@@ -181,12 +181,16 @@ impl Evaluator for RealEvaluator {
         }
         let built = built.unwrap_or_else(|| builds(&v));
         let (result, binary_key) = self.check_time(&v, built);
+        let held = match failed(&result) {
+            true => environment::bytes_in(&dir),
+            false => 0,
+        };
         if !self.keep_builds {
             let _ = std::fs::remove_dir_all(&dir);
         }
         // Probed after the build directory is gone: what the variant itself wrote (a
         // runaway's gigabyte) must not make the disk look full.
-        let result = blame(result, &self.work_root);
+        let result = blame(result, &self.work_root, held);
         let Evaluated::Done(mut m) = result else {
             return result;
         };
@@ -290,22 +294,27 @@ fn adaptive_compile_timeout(compile_times: &[f64], configured: f64) -> f64 {
         .min(configured)
 }
 
-/// A failure that a full or unwritable build directory explains is the environment's, not
-/// the variant's (timeouts are not: a full disk does not make a program slow).
-fn blame(result: Evaluated, dir: &Path) -> Evaluated {
-    match &result {
-        Evaluated::Done(m)
-            if !matches!(
-                m.status,
-                Status::Ok | Status::BuildTimeout | Status::RunTimeout
-            ) =>
-        {
-            match environment::probe(dir) {
-                Some(why) => Evaluated::Stopped(Stop::Environment(why)),
-                None => result,
-            }
-        }
-        _ => result,
+/// Whether `result` is a failure a full or unwritable disk could explain (timeouts are not:
+/// a full disk does not make a program slow).
+fn failed(result: &Evaluated) -> bool {
+    let Evaluated::Done(m) = result else {
+        return false;
+    };
+    !matches!(
+        m.status,
+        Status::Ok | Status::BuildTimeout | Status::RunTimeout
+    )
+}
+
+/// A failure that a full or unwritable work root explains is the environment's, not the
+/// variant's (see [`environment::probe`]; its build directory held `held` bytes).
+fn blame(result: Evaluated, dir: &Path, held: u64) -> Evaluated {
+    if !failed(&result) {
+        return result;
+    }
+    match environment::probe(dir, held) {
+        Some(why) => Evaluated::Stopped(Stop::Environment(why)),
+        None => result,
     }
 }
 

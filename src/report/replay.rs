@@ -163,6 +163,9 @@ pub struct LearnerReport {
     pub curve: Vec<(usize, f64, f64, f64)>,
     /// Median evaluations to come within 5% of the optimum (`budget + 1` when never).
     pub to_5pct: f64,
+    /// The 95% bootstrap interval of that median over seeds: the seed-to-seed spread of
+    /// a comparison (`None` without seeds).
+    pub to_5pct_interval: Option<(f64, f64)>,
     /// Median simulated seconds to come within 5% of the optimum (infinite when never).
     pub seconds_to_5pct: f64,
     pub reached: usize,
@@ -198,10 +201,12 @@ pub fn evaluate_learner(table: &Table, v: Variant, pr: &Protocol) -> LearnerRepo
     let reached = hits.iter().filter(|&&h| h <= pr.budget as f64).count();
     let mut fails: Vec<f64> = traces.iter().map(|t| t.failures as f64).collect();
     let per_seed = hits.iter().copied().zip(fails.iter().copied()).collect();
+    let interval = crate::stats::median_interval(&hits, 0).map(|r| (r.low, r.high));
     LearnerReport {
         label: v.label(),
         curve: curve(&traces, pr.budget),
         to_5pct: quantile(&mut hits, 0.5),
+        to_5pct_interval: interval,
         seconds_to_5pct: quantile(&mut secs, 0.5),
         reached,
         failures_median: quantile(&mut fails, 0.5),
@@ -423,7 +428,7 @@ pub fn report_table(table: &Table, reports: &[LearnerReport], pr: &Protocol) -> 
     let (seeds, budget) = (pr.seeds, pr.budget);
     let checkpoints = [10, 25, 50, 100, 200];
     let mut out = format!(
-        "## {}\n\n{}; {seeds} seeds, budget {budget} evaluations (the default configuration, {} random initial points, then the learner; acquisition {:?}, kappa {}). Simulated seconds: each evaluation's recorded compile_s + run_s (a failure what it cost) plus the learner's own ask and tell, timed in this replay (a synthetic table records no cost: there they are the learner's alone).\n\n",
+        "## {}\n\n{}; {seeds} seeds, budget {budget} evaluations (the default configuration, {} random initial points, then the learner; acquisition {:?}, kappa {}). Simulated seconds: each evaluation's recorded compile_s + run_s (a failure what it cost) plus the learner's own ask and tell, timed in this replay (a synthetic table records no cost: there they are the learner's alone). The last column is the seed-to-seed spread: a 95% bootstrap interval of the median evaluations to 5% (a difference of medians inside it is not told apart by these seeds).\n\n",
         table.name,
         describe(table),
         pr.initial,
@@ -482,11 +487,11 @@ fn table_header(cps: &[usize]) -> String {
     for k in cps {
         out.push_str(&format!(" best@{k} median [q25, q75] |"));
     }
-    out.push_str(" evals to within 5% of optimum (median) | simulated s to 5% (median) | seeds within 5% | failed evals (median) |\n|---|");
+    out.push_str(" evals to within 5% of optimum (median) | simulated s to 5% (median) | seeds within 5% | failed evals (median) | evals to 5%: 95% interval of the median |\n|---|");
     for _ in cps {
         out.push_str("---|");
     }
-    out.push_str("---|---|---|---|\n");
+    out.push_str("---|---|---|---|---|\n");
     out
 }
 
@@ -496,17 +501,20 @@ fn table_row(r: &LearnerReport, cps: &[usize], budget: usize) -> String {
     for (_, q1, med, q3) in cps.iter().filter_map(|&k| r.curve.get(k - 1)) {
         out.push_str(&format!(" {med:.5} [{q1:.5}, {q3:.5}] |"));
     }
-    let to = if r.to_5pct > budget as f64 {
-        format!("> {budget}")
-    } else {
-        format!("{:.0}", r.to_5pct)
+    let evals = |n: f64| match n > budget as f64 {
+        true => format!("> {budget}"),
+        false => format!("{n:.0}"),
     };
+    let to = evals(r.to_5pct);
+    let interval = r.to_5pct_interval.map_or("–".into(), |(lo, hi)| {
+        format!("[{}, {}]", evals(lo), evals(hi))
+    });
     let secs = match r.seconds_to_5pct.is_finite() {
         true => super::format::sig(r.seconds_to_5pct, 3),
         false => "–".into(),
     };
     out.push_str(&format!(
-        " {to} | {secs} | {}/{} | {:.0} |\n",
+        " {to} | {secs} | {}/{} | {:.0} | {interval} |\n",
         r.reached, r.seeds, r.failures_median
     ));
     out

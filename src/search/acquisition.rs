@@ -44,6 +44,8 @@ pub(crate) struct Scorer {
     xi: f64,
     /// The best (smallest) regression target so far, which EI and PI try to improve on.
     y_best: f64,
+    /// The worst: what a failure is worth to LCB.
+    y_worst: f64,
 }
 
 impl Scorer {
@@ -54,6 +56,7 @@ impl Scorer {
             kappa: s.kappa,
             xi: s.xi,
             y_best: y.iter().copied().fold(f64::INFINITY, f64::min),
+            y_worst: y.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         }
     }
 
@@ -64,15 +67,21 @@ impl Scorer {
             kappa,
             xi: 0.0,
             y_best: f64::INFINITY,
+            y_worst: f64::NEG_INFINITY,
         }
     }
 
     /// Score of a candidate with predicted mean `mu`, standard deviation `sd` and probability
-    /// `p` of succeeding (lower is better). LCB ignores `p`: infeasible candidates are
-    /// filtered out before scoring; EI and PI are weighted by it.
+    /// `p` of succeeding (lower is better). LCB is that of the expected outcome, a failure
+    /// counting as the worst target so far: p·(μ − κσ) + (1 − p)·worst, so a candidate the
+    /// classifier doubts must promise more than a sure one; EI and PI are weighted by `p`
+    /// (a failure improves nothing). Both are monotone in σ.
     pub(crate) fn score(&self, mu: f64, sd: f64, p: f64) -> f64 {
         match self.acquisition {
-            Acquisition::Lcb => mu - self.kappa * sd,
+            Acquisition::Lcb => {
+                let lcb = mu - self.kappa * sd;
+                p * lcb + (1.0 - p) * self.y_worst.max(lcb)
+            }
             Acquisition::Ei | Acquisition::Pi => -(self.improvement(mu, sd).max(0.0) * p),
         }
     }
@@ -86,6 +95,44 @@ impl Scorer {
             imp * big_phi(z) + s * phi(z)
         } else {
             big_phi(z)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problem::Goal;
+    use crate::search::settings::Learner;
+
+    fn scorer(acquisition: Acquisition) -> Scorer {
+        let s = Settings {
+            acquisition,
+            ..Settings::new(Learner::Gp, 0, Goal::Minimize)
+        };
+        // Targets so far: best 0, worst 10.
+        Scorer::new(&s, &[0.0, 4.0, 10.0])
+    }
+
+    #[test]
+    fn a_candidate_the_classifier_doubts_must_promise_more_than_a_sure_one() {
+        for acq in [Acquisition::Lcb, Acquisition::Ei] {
+            let s = scorer(acq);
+            // Slightly better by the model, but a 30% chance of failing.
+            let doubted = s.score(-0.5, 1.0, 0.7);
+            let sure = s.score(-0.4, 1.0, 1.0);
+            assert!(sure < doubted, "{acq:?}: sure {sure} doubted {doubted}");
+            // Far better by the model: worth the risk.
+            assert!(s.score(-8.0, 1.0, 0.7) < sure, "{acq:?}");
+        }
+    }
+
+    #[test]
+    fn lcb_is_the_plain_bound_when_success_is_certain_and_monotone_in_sigma() {
+        let s = scorer(Acquisition::Lcb);
+        assert_eq!(s.score(1.0, 0.5, 1.0), 1.0 - s.kappa * 0.5);
+        for p in [0.2, 0.6, 1.0] {
+            assert!(s.score(1.0, 2.0, p) <= s.score(1.0, 1.0, p));
         }
     }
 }

@@ -19,8 +19,9 @@
 //!   forest) learns which configurations fail to build, crash or give wrong output. Once its
 //!   out-of-bag "fails" verdicts have been right at least half the time (at least 3 of them),
 //!   the acquisition only considers candidates predicted feasible (p ≥ 0.5; the most feasible
-//!   ones if none is), EI/PI are weighted by p, and random steps take a draw it expects to
-//!   succeed. Its leaves hold at least 3 observations: with leaves of one, a lone failure
+//!   ones if none is) and weighs each by p (LCB that of the expected outcome, a failure
+//!   counting as the worst target; EI/PI times p: [`Scorer::score`]), and random steps take a
+//!   draw it expects to succeed. Its leaves hold at least 3 observations: with leaves of one, a lone failure
 //!   made its whole leaf infeasible and vetoed good candidates beside it. It draws from a
 //!   random stream of its own, so a search with it proposes what one without it would,
 //!   except where its verdict decides (a veto, EI/PI's weight);

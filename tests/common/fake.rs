@@ -103,6 +103,7 @@ case "$mode" in
   slow_fourth)
     n=$(cat "$here/compiles" 2>/dev/null || echo 0); echo $((n + 1)) > "$here/compiles"
     [ "$n" -eq 3 ] && sleep 10.5 ; mode=ok ;;
+  chatty) n="$exe" ;;
   ticking)
     i=0; while [ $i -lt 25 ]; do echo "$exe $(date +%s%N)" >> "$here/ticks"; sleep 0.02; i=$((i + 1)); done; n="$exe" ;;
 esac
@@ -128,7 +129,8 @@ pub const PROGRAMS: [(&str, &str); 12] = [
         "runaway",
         "while :; do echo xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; done\n",
     ),
-    // Prints 64 KiB on stdout, then its time: fills a small disk quickly.
+    // Prints 64 KiB on stdout, then its time: fills a small disk quickly. Each build is a
+    // distinct program (the compiler marks it), so none is reused: every evaluation runs.
     (
         "chatty",
         "head -c 65536 /dev/zero | tr '\\0' 'y'\necho\nsleep 0.2\necho 0.25\n",
