@@ -32,6 +32,9 @@ TABLES = [
     ("3mm-small", "polybench/3mm/3mm.small.yaml", 200),
     ("lu-small", "polybench/lu/lu.small.yaml", 200),
     ("gemm-table-small", "polybench/gemm/gemm-table.small.yaml", 200),
+    # Conditional parameters (half the space under P0 = true), categoricals, and about half
+    # of it failing (P0 = true is illegal: wrong_output).
+    ("floyd-warshall-medium", "polybench/floyd-warshall/floyd-warshall.medium.yaml", 500),
 ]
 
 
