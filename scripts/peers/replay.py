@@ -36,6 +36,8 @@ def parse_args(argv):
     ap.add_argument("--peers", default=",".join(PEER_MODULES))
     ap.add_argument("--peer-seeds", default="", help="fewer seeds for a slow peer: smac3=10,...")
     ap.add_argument("--command", default="", help="the command line to record (run.sh's)")
+    ap.add_argument("--add", action="store_true",
+                    help="keep the other tables of --out (same budget, seeds and peers): replay only --tables")
     return ap.parse_args(argv)
 
 
@@ -76,6 +78,22 @@ def run_peer(table, module, seeds: int, budget: int, log) -> list[dict]:
     return out
 
 
+def kept_tables(out: str, doc: dict, names: list[str]) -> dict:
+    """`doc` with the tables of the earlier `out` that are not replayed now (--add): the
+    protocol must be the same; the commands, replay and script times add up."""
+    with open(out) as f:
+        before = json.load(f)
+    for key in ("budget", "seeds", "peer_seeds"):
+        if before[key] != doc[key]:
+            sys.exit(f"--add: {out} has {key} {before[key]}, this replay {doc[key]}: replay every table")
+    doc["tables"] = {k: v for k, v in before["tables"].items() if k not in names}
+    doc["command"] = f"{before['command']}, then {doc['command']} --add"
+    doc["wall_before_s"] = before.get("wall_s", 0.0)
+    doc["script_before_s"] = before.get("script_s", 0.0)
+    doc["load_at_start"] = before["load_at_start"]
+    return doc
+
+
 def main(argv=None):
     a = parse_args(argv)
     names = [t for t in a.tables.split(",") if t]
@@ -102,6 +120,8 @@ def main(argv=None):
     }
     t_start = time.time()
     out = os.path.join(a.root, a.out)
+    if a.add:
+        doc = kept_tables(out, doc, names)
     for name in names:
         table = tables.load(a.root, name)
         entry = {
@@ -116,7 +136,7 @@ def main(argv=None):
             t0 = time.time()
             entry["peers"][p] = {"seeds": run_peer(table, m, doc["peer_seeds"][p], a.budget, log)}
             entry["peers"][p]["wall_s"] = time.time() - t0
-            doc["wall_s"] = time.time() - t_start
+            doc["wall_s"] = doc.get("wall_before_s", 0.0) + time.time() - t_start
             doc["load_at_end"] = os.getloadavg()
             with open(out + ".tmp", "w") as f:
                 json.dump(doc, f, separators=(",", ":"))

@@ -341,7 +341,7 @@ def main(argv=None):
     with open(os.path.join(a.root, "results", "search", "README.md")) as f:
         readme = f.read()
     if a.script_seconds is not None:  # kept in peers.json for a later --report-only
-        doc["script_s"] = a.script_seconds
+        doc["script_s"] = doc.get("script_before_s", 0.0) + a.script_seconds
         with open(os.path.join(a.root, a.json), "w") as f:
             json.dump(doc, f, separators=(",", ":"))
     text = render(doc, readme, doc.get("script_s"))

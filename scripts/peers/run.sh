@@ -6,6 +6,7 @@
 #   scripts/peers/run.sh --seeds 2 --budget 50 --tables gemm-table,tiles
 #   scripts/peers/run.sh --peers optuna --peer-seeds smac3=10
 #   scripts/peers/run.sh --report-only         # rewrite peers.md from peers.json and README.md
+#   scripts/peers/run.sh --tables NAME --add    # replay one more table, keep the others
 #
 # Creates (or updates, when requirements.txt changed) the virtual environment
 # scripts/peers/.venv from /usr/bin/python3 with the pinned requirements.txt.
@@ -17,8 +18,8 @@ python="${PEERS_PYTHON:-/usr/bin/python3}"
 venv="$here/.venv"
 start=$(date +%s)
 
-seeds=20 budget=200 tables="gemm-table,3mm-medium,lu-medium,branin,tiles"
-peers="optuna,smac3,opentuner" peer_seeds="" report_only=""
+seeds=20 budget=200 tables="gemm-table,3mm-medium,lu-medium,floyd-warshall-medium,branin,tiles"
+peers="optuna,smac3,opentuner" peer_seeds="" report_only="" add=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --seeds) seeds="$2"; shift 2 ;;
@@ -27,7 +28,8 @@ while [ $# -gt 0 ]; do
     --peers) peers="$2"; shift 2 ;;
     --peer-seeds) peer_seeds="$2"; shift 2 ;;
     --report-only) report_only=1; shift ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    --add) add="--add"; shift ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -52,6 +54,6 @@ if [ -n "$report_only" ]; then
 fi
 "$venv/bin/python" replay.py --root "$root" --out results/search/peers.json \
   --seeds "$seeds" --budget "$budget" --tables "$tables" --peers "$peers" \
-  --peer-seeds "$peer_seeds" --command "$command"
+  --peer-seeds "$peer_seeds" --command "$command" $add
 "$venv/bin/python" report.py --root "$root" --json results/search/peers.json \
   --out results/search/peers.md --script-seconds "$(( $(date +%s) - start ))"
