@@ -23,7 +23,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "results", "search")
-BIN = os.environ.get("MOLDTUNE", os.path.join(ROOT, "target", "release", "moldtune"))
+# Relative to ROOT (the runs start there), so that run.json records no local path.
+BIN = os.environ.get("MOLDTUNE", os.path.join("target", "release", "moldtune"))
 
 # (table name, problem file, evaluations)
 TABLES = [
