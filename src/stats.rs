@@ -165,6 +165,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_median_s_interval_holds_it_and_narrows_with_more_samples() {
+        assert!(median_interval(&[], 0).is_none());
+        let same = median_interval(&[7.0; 9], 0).unwrap();
+        assert_eq!((same.ratio, same.low, same.high), (7.0, 7.0, 7.0));
+        let few: Vec<f64> = (0..10).map(f64::from).collect();
+        let many: Vec<f64> = (0..1000).map(|i| f64::from(i % 10)).collect();
+        let (a, b) = (
+            median_interval(&few, 1).unwrap(),
+            median_interval(&many, 1).unwrap(),
+        );
+        assert!(a.low <= a.ratio && a.ratio <= a.high);
+        assert!(b.high - b.low < a.high - a.low, "{b:?} {a:?}");
+    }
+
+    #[test]
     fn the_least_squares_line_recovers_a_line_and_is_flat_without_spread() {
         let line = LeastSquares::through(&[(0.0, 1.0), (1.0, 3.0), (2.0, 5.0), (3.0, 7.0)]);
         assert!((line.slope - 2.0).abs() < 1e-12 && (line.y_mean - 4.0).abs() < 1e-12);
