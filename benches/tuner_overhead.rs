@@ -258,15 +258,14 @@ fn model_step_ms(
         s.tell(c, &m, source);
     }
     let n = configs.len();
-    let mut times: Vec<f64> = (0..3)
+    let times: Vec<f64> = (0..3)
         .map(|k| {
             let t = Instant::now();
             let _ = s.ask(n + k).expect("a proposal");
             t.elapsed().as_secs_f64() * 1e3
         })
         .collect();
-    times.sort_by(f64::total_cmp);
-    times[1]
+    moldtune::stats::median(&times).expect("three steps")
 }
 
 /// The exact GP's fit on all of `configs` (milliseconds, one fit), as a table cell; "–"

@@ -33,8 +33,9 @@ fn busy_at(load: f64, cores: usize) -> Option<String> {
 /// Bytes the probe writes: a file system that cannot take this much is full.
 const PROBE_BYTES: usize = 64 * 1024;
 
-/// After a failed build or run whose build directory, now removed, held `held` bytes: is
-/// the work root `dir` still writable, with room for another such variant? A program whose
+/// After a failed build or run whose build directory held `held` bytes (removed by now,
+/// unless builds are kept): is the work root `dir` still writable, with room for another
+/// such variant? A program whose
 /// output was cut short by a full disk looks like a crash or a wrong output; this tells the
 /// two apart. Removing the variant's files frees what it wrote, so a disk that another
 /// process filled has just that much room again: room for less than the variant held (and

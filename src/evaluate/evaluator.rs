@@ -181,10 +181,8 @@ impl Evaluator for RealEvaluator {
         }
         let built = built.unwrap_or_else(|| builds(&v));
         let (result, binary_key) = self.check_time(&v, built);
-        let held = match failed(&result) {
-            true => environment::bytes_in(&dir),
-            false => 0,
-        };
+        // What a failed variant's directory held, before it is removed (see `blame`).
+        let held = failed(&result).then(|| environment::bytes_in(&dir));
         if !self.keep_builds {
             let _ = std::fs::remove_dir_all(&dir);
         }
@@ -307,11 +305,12 @@ fn failed(result: &Evaluated) -> bool {
 }
 
 /// A failure that a full or unwritable work root explains is the environment's, not the
-/// variant's (see [`environment::probe`]; its build directory held `held` bytes).
-fn blame(result: Evaluated, dir: &Path, held: u64) -> Evaluated {
-    if !failed(&result) {
+/// variant's (see [`environment::probe`]). `held`: for a failure, the bytes its build
+/// directory held; `None` for an outcome no disk explains.
+fn blame(result: Evaluated, dir: &Path, held: Option<u64>) -> Evaluated {
+    let Some(held) = held else {
         return result;
-    }
+    };
     match environment::probe(dir, held) {
         Some(why) => Evaluated::Stopped(Stop::Environment(why)),
         None => result,

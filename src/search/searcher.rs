@@ -20,11 +20,11 @@
 //!   out-of-bag "fails" verdicts have been right at least half the time (at least 3 of them),
 //!   the acquisition only considers candidates predicted feasible (p ≥ 0.5; the most feasible
 //!   ones if none is) and weighs each by p (LCB that of the expected outcome, a failure
-//!   counting as the worst target; EI/PI times p: [`Scorer::score`]), and random steps take a
-//!   draw it expects to succeed. Its leaves hold at least 3 observations: with leaves of one, a lone failure
-//!   made its whole leaf infeasible and vetoed good candidates beside it. It draws from a
-//!   random stream of its own, so a search with it proposes what one without it would,
-//!   except where its verdict decides (a veto, EI/PI's weight);
+//!   counting as the worst target; EI/PI times p: [`Scorer::score`]), and random steps take
+//!   a draw it expects to succeed. Its leaves hold at least 3 observations: with leaves of
+//!   one, a lone failure made its whole leaf infeasible and vetoed good candidates beside
+//!   it. It draws from a random stream of its own, so a search with it proposes what one
+//!   without it would, except where its verdict decides (a veto, the acquisition's weight);
 //! * a discrete value that has only ever failed, where its siblings succeed, is condemned
 //!   ([`condemned`](crate::search::condemned)): not drawn again except as a deliberate,
 //!   labelled re-test (`Source::Explore`);
@@ -347,7 +347,7 @@ impl<'s> Searcher<'s> {
             true => {
                 let mut feasible_rng = Rng::for_step(self.s.seed, STREAM_FEASIBLE, step as u64);
                 let p = self.feasibility(&self.tree_features(&clean), &mut feasible_rng);
-                p.map_or(0, |p| first_likely(&p))
+                model::Feasible(p).first_likely(clean.len())
             }
             false => 0,
         };
@@ -425,16 +425,13 @@ impl<'s> Searcher<'s> {
     /// [`Unseen::pool`]).
     /// Condemned values are left out while anything else is left.
     pub fn pool(&self, rng: &mut Rng) -> Vec<Config> {
-        let mut pool = self.unseen.pool(rng, self.s.pool);
-        if pool.iter().any(|c| !self.condemned.vetoes(c)) {
-            pool.retain(|c| !self.condemned.vetoes(c));
+        let pool = self.unseen.pool(rng, self.s.pool);
+        let (clean, condemned): (Vec<Config>, Vec<Config>) =
+            pool.into_iter().partition(|c| !self.condemned.vetoes(c));
+        match clean.is_empty() {
+            true => condemned,
+            false => clean,
         }
-        pool
-    }
-
-    /// How many parameter values are condemned now (for reports and tests).
-    pub fn condemned_values(&self) -> usize {
-        self.condemned.count()
     }
 }
 
@@ -442,10 +439,3 @@ mod model;
 pub use model::GP_ROWS;
 #[cfg(test)]
 mod tests;
-
-/// The first candidate predicted to succeed (p ≥ 0.5), else the likeliest.
-fn first_likely(p: &[f64]) -> usize {
-    (p.iter().position(|&p| p >= 0.5))
-        .or_else(|| (0..p.len()).max_by(|&a, &b| p[a].total_cmp(&p[b])))
-        .unwrap_or(0)
-}

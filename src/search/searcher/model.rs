@@ -4,9 +4,12 @@
 
 use super::*;
 
+/// The probability of success from which a candidate counts as predicted feasible.
+const LIKELY: f64 = 0.5;
+
 /// The feasibility classifier's verdict on a pool: each candidate's probability of
-/// succeeding, or `None` when there are no failures to learn from.
-struct Feasible(Option<Vec<f64>>);
+/// succeeding, or `None` when it has nothing to say (no failures, or not calibrated).
+pub(super) struct Feasible(pub(super) Option<Vec<f64>>);
 
 impl Feasible {
     /// Probability that candidate `i` succeeds.
@@ -14,15 +17,12 @@ impl Feasible {
         self.0.as_ref().map_or(1.0, |p| p[i])
     }
 
-    /// The candidates predicted feasible (p ≥ 0.5) or, if none is, the most feasible ones.
+    /// The candidates predicted feasible (p ≥ [`LIKELY`]) or, if none is, the most feasible
+    /// ones.
     fn eligible(&self, n: usize) -> Vec<usize> {
         let cutoff = self.0.as_ref().map_or(0.0, |p| {
             let max = p.iter().copied().fold(0.0, f64::max);
-            if max >= 0.5 {
-                0.5
-            } else {
-                max
-            }
+            max.min(LIKELY)
         });
         (0..n).filter(|&i| self.p(i) >= cutoff).collect()
     }
@@ -32,6 +32,13 @@ impl Feasible {
         self.0.as_ref().map_or(0, |p| {
             (0..n).max_by(|&a, &b| p[a].total_cmp(&p[b])).unwrap_or(0)
         })
+    }
+
+    /// The first of `n` candidates predicted feasible, else the most feasible one.
+    pub(super) fn first_likely(&self, n: usize) -> usize {
+        (0..n)
+            .find(|&i| self.p(i) >= LIKELY)
+            .unwrap_or_else(|| self.most_likely(n))
     }
 }
 
@@ -146,11 +153,6 @@ impl Searcher<'_> {
         })
     }
 
-    /// Whether an observation gives the regression a value (a success, or a censored timeout).
-    fn usable(&self, o: &Observation) -> bool {
-        self.gives_value(o.status)
-    }
-
     /// Whether an outcome of `status` gives the regression a value.
     pub(super) fn gives_value(&self, status: Status) -> bool {
         status == Status::Ok || (status == Status::RunTimeout && self.s.censor_timeouts)
@@ -158,12 +160,12 @@ impl Searcher<'_> {
 
     /// Whether the feasibility classifier has something to learn.
     pub(super) fn learns_failures(&self) -> bool {
-        self.s.feasibility && !self.history.iter().all(|o| self.usable(o))
+        self.s.feasibility && !self.history.iter().all(|o| self.gives_value(o.status))
     }
 
     /// Probability that each pooled candidate (tree features `xt`) succeeds, when the
-    /// classifier has earned a say: its out-of-bag accuracy beats always predicting the
-    /// majority outcome (else `None`: it vetoes nothing and weighs nothing).
+    /// classifier has earned a say: its out-of-bag "fails" verdicts held ([`calibrated`];
+    /// else `None`: it vetoes nothing and weighs nothing).
     pub(super) fn feasibility(&self, xt: &[f64], rng: &mut Rng) -> Option<Vec<f64>> {
         let d = self.space.tree_width();
         let x: Vec<f64> = self
@@ -174,7 +176,7 @@ impl Searcher<'_> {
         let y: Vec<f64> = self
             .history
             .iter()
-            .map(|o| self.usable(o) as u8 as f64)
+            .map(|o| self.gives_value(o.status) as u8 as f64)
             .collect();
         let params = ForestParams {
             n_trees: 50,
@@ -308,8 +310,9 @@ impl Searcher<'_> {
     }
 }
 
-/// The most observations the GP is fitted on: its exact fit is cubic in them (about 0.4 s at
-/// 300 on this machine kind, `cargo bench --bench tuner_overhead`).
+/// The most observations the GP is fitted on: its exact fit is cubic in them
+/// (`cargo bench --bench tuner_overhead`: 2.3 s at 1,000 observations, 21.5 s at 2,000; a
+/// whole proposal with the cap about 0.15 s from 1,000 to 10,000).
 pub const GP_ROWS: usize = 300;
 
 /// The regression rows (targets `y`, lower is better, in the order evaluated) the GP is
@@ -332,11 +335,11 @@ fn gp_rows(y: &[f64]) -> Vec<usize> {
 
 /// Whether a success classifier's verdict "fails" has been right on data it did not see: of
 /// the training rows whose out-of-bag prediction (`oob`; `y` 1 for a success) said failure
-/// (p < 0.5), at least [`MIN_VERDICTS`], at least [`VETO_PRECISION`] really failed. Until then
+/// (p < [`LIKELY`]), at least [`MIN_VERDICTS`], at least [`VETO_PRECISION`] really failed. Until then
 /// the classifier vetoes nothing and weighs nothing.
 fn calibrated(oob: &[Option<f64>], y: &[f64]) -> bool {
     let verdicts: Vec<f64> = (oob.iter().zip(y))
-        .filter_map(|(p, &y)| (p.is_some_and(|p| p < 0.5)).then_some(y))
+        .filter_map(|(p, &y)| (p.is_some_and(|p| p < LIKELY)).then_some(y))
         .collect();
     let right = verdicts.iter().filter(|&&y| y < 0.5).count();
     verdicts.len() >= MIN_VERDICTS && right as f64 >= VETO_PRECISION * verdicts.len() as f64
