@@ -31,7 +31,7 @@ use moldtune::rng::Rng;
 const SEEDS: [u32; 3] = [1, 2, 3];
 
 /// The kernels of `tests/mctree/adversarial/`.
-const ADVERSARIAL: [&str; 10] = [
+const ADVERSARIAL: [&str; 15] = [
     "down.c",
     "strided.c",
     "pview.c",
@@ -42,6 +42,11 @@ const ADVERSARIAL: [&str; 10] = [
     "jumps.c",
     "escape.c",
     "forward.c",
+    "counters.c",
+    "headers.c",
+    "owners.c",
+    "skips.c",
+    "directives.c",
 ];
 
 /// One input of a program: extra compile flags (a dataset) and environment (a seed).
@@ -307,6 +312,14 @@ const ILLEGAL: &[(&str, &str, bool)] = &[
     ("escape.c", "L0: parallel for", false),
     ("forward.c", "L0: reverse", true),
     ("forward.c", "L0: parallel for", false),
+    // Issue 38: proved on main at 15e0f5c.
+    ("counters.c", "L4: reverse", true),
+    ("headers.c", "L1: reverse", true),
+    ("headers.c", "L1: parallel for", false),
+    ("owners.c", "L0: reverse", true),
+    ("owners.c", "L1: reverse", true),
+    ("skips.c", "L0: reverse", true),
+    ("directives.c", "L6: reverse", true),
 ];
 
 #[test]
@@ -392,6 +405,63 @@ fn directions_are_listed_in_the_order_iterations_run() {
             l.id
         );
     }
+}
+
+/// What lies outside the dependence test's model is named, with where, and leaves the loops
+/// around it unproved (issue 38: each of these was proved on main at 15e0f5c).
+#[test]
+fn what_the_model_does_not_cover_is_named_with_its_position() {
+    if !have_clang() {
+        return;
+    }
+    let cases: &[(&str, u32, &str, u32)] = &[
+        ("counters.c", 29, "the counter `k` read after its loop", 31),
+        ("headers.c", 24, "initial value `start()` calls `start`", 24),
+        ("headers.c", 26, "bound `bound(n)` calls `bound`", 27),
+        (
+            "owners.c",
+            19,
+            "`peak`, whose address is taken at 23:15",
+            20,
+        ),
+        ("skips.c", 10, "a `goto`", 12),
+        ("skips.c", 10, "a label", 14),
+        ("directives.c", 28, "a GNU statement expression", 29),
+    ];
+    for &(f, loop_line, what, line) in cases {
+        let r = recorded(&adversarial(f), "", &[]);
+        let (_, t) = loop_tree(&r);
+        let l = t.loops.iter().find(|l| l.line == loop_line).unwrap();
+        assert!(
+            (l.outside.iter()).any(|o| o.construct.contains(what) && o.line == line),
+            "{f}: L{} should name `{what}` at line {line}: {:?}",
+            l.id,
+            l.outside
+        );
+        assert!(
+            t.render().contains(&format!("{f}:{line}:")),
+            "{}",
+            t.render()
+        );
+    }
+    // The source's own directives shift no verdict: the recurrence after them is the one
+    // that carries `x`, and a loop under `#pragma clang loop`/`unroll` is left alone.
+    let r = recorded(&adversarial("directives.c"), "", &[]);
+    let (_, t) = loop_tree(&r);
+    let x = t.loops.iter().find(|l| l.line == 26).unwrap();
+    assert!(!x.independent && x.outside.is_empty(), "{:?}", t.deps.deps);
+    for line in [21, 24] {
+        let hinted = t.loops.iter().find(|l| l.line == line).unwrap();
+        let why = hinted.untouchable.as_deref().unwrap_or("");
+        assert!(
+            why.contains("directive of the source"),
+            "line {line}: {why}"
+        );
+    }
+    // An `extern` declared in the kernel is not its own: not private, so L0 carries it.
+    let r = recorded(&adversarial("owners.c"), "", &[]);
+    let (_, t) = loop_tree(&r);
+    assert!(!t.loops[0].independent, "{:?}", t.deps);
 }
 
 /// PolyBench/C 4.2.1 as published, when `$MOLDTUNE_ORACLE_POLYBENCH` names a checkout (the

@@ -9,12 +9,13 @@ use serde_json::Value;
 
 use crate::mctree::affine::Affine;
 use crate::mctree::header::{assigns, header, is_write};
+use crate::mctree::looptree::LoopTree;
 use crate::mctree::memory::{Memory, Place, Subscript};
-use crate::mctree::node::{bare, decl_ref, inner, kind, literal, text_of};
+use crate::mctree::node::{bare, decl_ref, inner, kind, literal, loop_key, text_of};
 use crate::problem::mold::line_col;
 
 /// Functions without side effects on memory: calls to them are plain expressions.
-const PURE: &[&str] = &[
+pub(crate) const PURE: &[&str] = &[
     "sqrt", "exp", "log", "pow", "fabs", "fmin", "fmax", "sin", "cos", "tan", "floor", "ceil",
     "abs", "sqrtf", "expf", "logf", "powf", "fabsf", "fminf", "fmaxf", "sinf", "cosf", "tanf",
     "floorf", "ceilf", "exp2", "log2", "log10", "atan", "atan2", "tanh", "cbrt", "round",
@@ -54,7 +55,10 @@ pub(super) struct Collector<'k> {
     pub(super) unmodelled: BTreeSet<String>,
     /// Scalars assigned anywhere in the kernel (not invariants).
     pub(super) assigned: HashSet<String>,
-    pub(super) next_loop: usize,
+    /// The loop tree, whose loops are found by their position ([`LoopTree::id_at`]).
+    pub(super) tree: &'k LoopTree,
+    /// The next number for a loop the tree does not hold (none should be walked).
+    pub(super) unnumbered: usize,
     pub(super) stack: Vec<usize>,
     pub(super) parent: HashMap<usize, Option<usize>>,
     /// Scalar declaration id → the innermost loop it is declared in.
@@ -67,7 +71,12 @@ pub(super) struct Collector<'k> {
 impl<'k> Collector<'k> {
     /// The accesses of the kernel body `body` (the names it subscripts reach what `memory`
     /// says; `text` for the messages).
-    pub(super) fn of(body: &Value, memory: &'k Memory, text: &'k str) -> Collector<'k> {
+    pub(super) fn of(
+        body: &Value,
+        memory: &'k Memory,
+        text: &'k str,
+        tree: &'k LoopTree,
+    ) -> Collector<'k> {
         let mut set = HashSet::new();
         assigned(body, false, &mut set);
         let mut c = Collector {
@@ -77,7 +86,8 @@ impl<'k> Collector<'k> {
             steps: HashMap::new(),
             unmodelled: BTreeSet::new(),
             assigned: set,
-            next_loop: 0,
+            tree,
+            unnumbered: tree.loops.len(),
             stack: vec![],
             parent: HashMap::new(),
             declared_in: HashMap::new(),
@@ -123,13 +133,15 @@ impl<'k> Collector<'k> {
         self.direct = was;
     }
 
-    /// A loop: its header's expressions (the initial value before it, the condition in it;
-    /// all of a header that is not canonical), then its body. Only a canonical loop whose
-    /// body leaves its counter alone gets an induction variable and a step; subscripts in the
-    /// counter of any other loop are not affine.
+    /// A loop, in the order it runs: the initial value before it; the condition, the body
+    /// and (of a header that is not canonical) the increment in it. Only a canonical loop
+    /// whose body leaves its counter alone gets an induction variable and a step; subscripts
+    /// in the counter of any other loop are not affine.
     fn for_stmt(&mut self, v: &Value) {
-        let id = self.next_loop;
-        self.next_loop += 1;
+        let id = (loop_key(v).and_then(|k| self.tree.id_at(k))).unwrap_or_else(|| {
+            self.unnumbered += 1;
+            self.unnumbered - 1
+        });
         self.parent.insert(id, self.stack.last().copied());
         let parts = inner(v);
         let h = header(v).filter(|h| !assigns(parts.get(4), &h.iv_id));
@@ -144,11 +156,12 @@ impl<'k> Collector<'k> {
         self.stack.push(id);
         let was = std::mem::replace(&mut self.direct, true);
         parts.get(2).into_iter().for_each(|c| self.expr(c));
-        if h.is_none() {
-            parts.get(3).into_iter().for_each(|c| self.expr(c));
-        }
         if let Some(body) = parts.get(4) {
             self.stmt(body);
+        }
+        if h.is_none() {
+            self.direct = false;
+            parts.get(3).into_iter().for_each(|c| self.expr(c));
         }
         self.direct = was;
         self.stack.pop();

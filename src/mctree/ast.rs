@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::mctree::header::{assigns, header, is_write, leaves_early, moving_bound};
 use crate::mctree::looptree::{Bound, Loop, LoopTree};
-use crate::mctree::node::{decl_ref, inner, kind, literal, offset, refs, text_of};
+use crate::mctree::node::{decl_ref, inner, kind, literal, loop_key, refs, text_of};
 pub use crate::mctree::unit::choose;
 use crate::mctree::unit::Function;
 use crate::problem::mold::line_col;
@@ -60,11 +60,7 @@ impl Walk<'_> {
     /// Records the loop `v` (a `ForStmt`) below `parent`, then everything in its body.
     fn for_stmt(&mut self, v: &Value, parent: Option<usize>) -> usize {
         let id = self.loops.len();
-        let at = v
-            .get("range")
-            .and_then(|r| r.get("begin"))
-            .and_then(offset)
-            .unwrap_or(0);
+        let (at, spelled_at) = loop_key(v).unwrap_or((0, None));
         let at = at.min(self.text.len());
         let (line, col) = line_col(self.text, at);
         let line_start = self.text[..at].rfind('\n').map_or(0, |n| n + 1);
@@ -77,6 +73,7 @@ impl Walk<'_> {
             line,
             col,
             offset: at,
+            spelled_at,
             indent: before.chars().take_while(|c| c.is_whitespace()).collect(),
             lower: Bound::Invariant { text: "?".into() },
             upper: Bound::Invariant { text: "?".into() },
@@ -92,6 +89,7 @@ impl Walk<'_> {
             rectangular: 1,
             shared_writes: vec![],
             private: vec![],
+            outside: vec![],
             independent: false,
         };
         if let Some(h) = &h {
@@ -117,7 +115,7 @@ impl Walk<'_> {
 
     fn why_untouchable(&self, l: &Loop, before: &str, v: &Value) -> Option<String> {
         if self.in_omp {
-            return Some("inside an OpenMP directive of the source".into());
+            return Some("inside or under a directive of the source (`#pragma omp`, `#pragma clang loop`, `#pragma unroll`)".into());
         }
         if !before.trim().is_empty() || !self.text[l.offset..].starts_with("for") {
             return Some("the `for` does not start its line (a macro or a one-line nest)".into());
@@ -163,17 +161,22 @@ impl Walk<'_> {
 
     /// Loops inside a statement that is not itself a loop (an `if`, a block, a directive).
     fn nested(&mut self, v: &Value, owner: usize) {
+        let was = self.in_omp;
+        self.in_omp |= directive(v);
         for c in inner(v) {
-            if kind(c) == "ForStmt" {
-                self.for_stmt(c, Some(owner));
-            } else {
-                let was = self.in_omp;
-                self.in_omp |= kind(c).starts_with("OMP");
-                self.nested(c, owner);
-                self.in_omp = was;
+            match kind(c) {
+                "ForStmt" => _ = self.for_stmt(c, Some(owner)),
+                _ => self.nested(c, owner),
             }
         }
+        self.in_omp = was;
     }
+}
+
+/// Whether `v` is a directive of the source above the statements in it: OpenMP's, or a loop
+/// hint (`#pragma clang loop`, `#pragma unroll`: an attributed statement).
+fn directive(v: &Value) -> bool {
+    kind(v).starts_with("OMP") || kind(v) == "AttributedStmt"
 }
 
 fn trip(lower: &Bound, upper: &Bound, inclusive: bool, step: i64) -> Option<i64> {
@@ -215,7 +218,7 @@ fn walk_roots(v: &Value, w: &mut Walk, roots: &mut Vec<usize>) {
             roots.push(w.for_stmt(c, None));
         } else {
             let was = w.in_omp;
-            w.in_omp |= kind(c).starts_with("OMP");
+            w.in_omp |= directive(c);
             walk_roots(c, w, roots);
             w.in_omp = was;
         }
@@ -254,13 +257,16 @@ fn nests(t: &mut LoopTree) {
 fn writes(t: &mut LoopTree, body: &Value) {
     let mut found = Vec::new();
     collect_fors(body, &mut found);
-    for (id, v) in found.into_iter().enumerate().take(t.loops.len()) {
+    let numbered = found
+        .into_iter()
+        .filter_map(|v| Some((t.id_at(loop_key(v)?)?, v)));
+    for (id, v) in numbered.collect::<Vec<_>>() {
         let mut declared = BTreeSet::new();
         declarations(inner(v).get(4), &mut declared);
         let mut written = BTreeSet::new();
         assigned(inner(v).get(4), &mut written);
         let inner_ivs: BTreeSet<String> = descendants(t, id)
-            .filter(|&d| !t.loops[d].iv_declared_in_loop)
+            .filter(|&d| !t.loops[d].iv_declared_in_loop && t.loops[d].iv != "?")
             .map(|d| t.loops[d].iv.clone())
             .collect();
         let own = &t.loops[id].iv;
@@ -285,7 +291,7 @@ fn descendants(t: &LoopTree, id: usize) -> impl Iterator<Item = usize> + '_ {
     })
 }
 
-/// The `ForStmt`s below `v` in preorder (the walk's order, so index = loop id).
+/// The `ForStmt`s below `v`.
 fn collect_fors<'v>(v: &'v Value, out: &mut Vec<&'v Value>) {
     for c in inner(v) {
         if kind(c) == "ForStmt" {

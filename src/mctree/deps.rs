@@ -23,13 +23,13 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::mctree::accesses::{Access, Collector, Target};
 pub use crate::mctree::affine::Dir;
 use crate::mctree::affine::{dimension, Nest};
+use crate::mctree::looptree::LoopTree;
 use crate::mctree::memory::Memory;
-use crate::mctree::node::{inner, kind};
+use crate::mctree::model::own_variables;
 use crate::mctree::unit::Function;
 
 /// One loop-carried dependence, oriented from the access that runs first.
@@ -72,11 +72,10 @@ pub struct Dependences {
 /// Loops nested deeper than this in one pair are not enumerated (3^8 direction vectors).
 const MAX_COMMON_LOOPS: usize = 8;
 
-/// The dependences of the kernel whose body is `body` (loop ids in preorder, as
-/// [`super::ast::loop_tree`] numbers them).
-pub fn analyse(kernel: &Function, memory: &Memory, text: &str) -> Dependences {
-    let c = Collector::of(&kernel.body, memory, text);
-    let private_at = privatisable(&c.accesses, &locals(kernel));
+/// The dependences of `kernel`, over the loops of `tree` (found by their position).
+pub fn analyse(kernel: &Function, memory: &Memory, text: &str, tree: &LoopTree) -> Dependences {
+    let c = Collector::of(&kernel.body, memory, text, tree);
+    let private_at = privatisable(&c.accesses, &own_variables(kernel));
     let mut found = BTreeSet::new();
     let mut unanalysable = None;
     let acc = &c.accesses;
@@ -94,24 +93,6 @@ pub fn analyse(kernel: &Function, memory: &Memory, text: &str) -> Dependences {
         unanalysable,
         unmodelled: c.unmodelled.into_iter().collect(),
     }
-}
-
-/// The kernel's own variables: its parameters and the non-`static` variables of its body.
-/// Only these may be private to a loop: any other scalar (a global, a `static`) keeps its
-/// last value after the kernel returns, which a reordered loop would change.
-fn locals(kernel: &Function) -> HashSet<String> {
-    fn walk(v: &Value, out: &mut HashSet<String>) {
-        let is_static = v.get("storageClass").and_then(Value::as_str) == Some("static");
-        if kind(v) == "VarDecl" && !is_static {
-            out.extend(v.get("id").and_then(Value::as_str).map(String::from));
-        }
-        inner(v).iter().for_each(|c| walk(c, out));
-    }
-    let mut out = HashSet::new();
-    walk(&kernel.body, &mut out);
-    let params = kernel.params.iter().filter_map(|p| p.get("id")?.as_str());
-    out.extend(params.map(String::from));
-    out
 }
 
 /// Per scalar, the loop whose every iteration writes it before any read, when all its

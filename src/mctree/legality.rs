@@ -63,6 +63,12 @@ pub fn of(tree: &LoopTree, s: &Stacks) -> Result<(), Unproved> {
 pub fn directive(tree: &LoopTree, l: usize, ops: &[Op], i: usize) -> Result<(), Unproved> {
     let deps = &tree.deps;
     let op = &ops[i];
+    if let Some(o) = tree.loops[l].outside.first() {
+        return Err(Unproved(format!(
+            "L{l} holds what the dependence test does not model: {}",
+            o.show(&tree.file)
+        )));
+    }
     let strip_mine = matches!(op, Op::Tile(s) if s.len() == 1);
     if strip_mine || matches!(op, Op::Unroll(_)) || (matches!(op, Op::Interchange(_)) && i > 0) {
         return Ok(());

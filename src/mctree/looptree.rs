@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::mctree::deps::Dependences;
+use crate::mctree::model::Outside;
 
 /// A loop bound, as far as legality needs it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,8 +48,12 @@ pub struct Loop {
     pub iv_declared_in_loop: bool,
     pub line: u32,
     pub col: u32,
-    /// Byte offset of the `for` keyword in the source file.
+    /// Byte offset of the `for` keyword in the source file (the expansion's, in a macro).
     pub offset: usize,
+    /// Inside a macro, the byte offset of the `for` where the macro spells it: with
+    /// `offset`, the loop's identity ([`LoopTree::id_at`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spelled_at: Option<usize>,
     /// The text before `for` on its line (the indentation a directive gets).
     pub indent: String,
     pub lower: Bound,
@@ -80,6 +85,10 @@ pub struct Loop {
     /// What a `parallel for` on it lists in `private(...)`: induction variables of nested
     /// loops declared outside this loop, and scalars every iteration writes before reading.
     pub private: Vec<String>,
+    /// What in the loop lies outside what the dependence test models ([`crate::mctree::model`]):
+    /// when anything does, none of its transformations is proved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside: Vec<Outside>,
     /// Whether it carries no dependence ([`crate::mctree::deps`]; privatisable scalars
     /// aside): its iterations may run in any order.
     pub independent: bool,
@@ -104,6 +113,13 @@ pub struct LoopTree {
 }
 
 impl LoopTree {
+    /// The loop whose `for` is at `key` ([`crate::mctree::node::loop_key`]): loops are named by
+    /// their source position, never by a count that directives or macros could shift.
+    pub(crate) fn id_at(&self, key: (usize, Option<usize>)) -> Option<usize> {
+        let at = |l: &&Loop| (l.offset, l.spelled_at) == key;
+        self.loops.iter().find(at).map(|l| l.id)
+    }
+
     /// The loops of the perfect nest starting at `id`, outermost first.
     pub fn perfect_nest(&self, id: usize) -> Vec<usize> {
         let mut nest = vec![id];
@@ -150,6 +166,34 @@ impl LoopTree {
             self.render_loop(r, 1, &mut out);
         }
         out.push_str(&self.render_deps());
+        out.push_str(&self.render_outside());
+        out
+    }
+
+    /// What lies outside the dependence test's model, with where, once per construct.
+    fn render_outside(&self) -> String {
+        let mut all: Vec<(&Outside, Vec<usize>)> = vec![];
+        for l in self.loops.iter().filter(|l| l.untouchable.is_none()) {
+            for o in &l.outside {
+                match all.iter_mut().find(|(x, _)| *x == o) {
+                    Some((_, ls)) => ls.push(l.id),
+                    None => all.push((o, vec![l.id])),
+                }
+            }
+        }
+        if all.is_empty() {
+            return String::new();
+        }
+        all.sort();
+        let mut out = "outside what the dependence test models (their loops' transformations are not proved; tried only with --trust-output-check):\n".to_string();
+        for (o, ls) in all {
+            let names: Vec<String> = ls.iter().map(|l| format!("L{l}")).collect();
+            out.push_str(&format!(
+                "  {} ({})\n",
+                o.show(&self.file),
+                names.join(", ")
+            ));
+        }
         out
     }
 
@@ -229,7 +273,18 @@ impl LoopTree {
             l.statements,
             indent = depth * 2
         ));
-        if l.untouchable.is_none() && !l.independent {
+        if let (None, Some(o)) = (&l.untouchable, l.outside.first()) {
+            let more = l.outside.len() - 1;
+            let more = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            out.push_str(&format!(
+                "  [unproved: {} at {}:{}{more}]",
+                o.construct, o.line, o.col
+            ));
+        } else if l.untouchable.is_none() && !l.independent {
             out.push_str("  carries a dependence");
         }
         if let Some(why) = &l.untouchable {

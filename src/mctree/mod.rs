@@ -16,6 +16,7 @@ pub mod header;
 pub mod legality;
 pub mod looptree;
 pub mod memory;
+pub mod model;
 pub mod node;
 pub mod objects;
 pub mod polly;

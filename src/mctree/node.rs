@@ -15,6 +15,17 @@ pub(crate) fn offset(loc: &Value) -> Option<usize> {
         .map(|o| o as usize)
 }
 
+/// A `for`'s identity: the byte offset of its `for` keyword (the expansion's, in a macro)
+/// and, inside a macro, the spelling's too — a position no count of loops can shift.
+pub(crate) fn loop_key(for_stmt: &Value) -> Option<(usize, Option<usize>)> {
+    let begin = for_stmt.get("range")?.get("begin")?;
+    let spelled = begin.get("spellingLoc").and_then(|l| l.get("offset"));
+    Some((
+        offset(begin)?,
+        spelled.and_then(Value::as_u64).map(|o| o as usize),
+    ))
+}
+
 pub(crate) fn kind(v: &Value) -> &str {
     v.get("kind").and_then(Value::as_str).unwrap_or("")
 }

@@ -307,6 +307,7 @@ pub(crate) mod tests {
             line: 1 + id as u32,
             col: 1,
             offset: 10 * id,
+            spelled_at: None,
             indent: String::new(),
             lower: Bound::Constant { value: 0 },
             upper: Bound::Constant { value: 100 },
@@ -322,6 +323,7 @@ pub(crate) mod tests {
             rectangular: 1,
             shared_writes: vec![],
             private: vec![],
+            outside: vec![],
             independent: true,
         }
     }
