@@ -90,6 +90,7 @@ impl Walk<'_> {
             shared_writes: vec![],
             private: vec![],
             outside: vec![],
+            trip_unknown: None,
             independent: false,
         };
         if let Some(h) = &h {

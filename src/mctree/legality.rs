@@ -69,6 +69,19 @@ pub fn directive(tree: &LoopTree, l: usize, ops: &[Op], i: usize) -> Result<(), 
             o.show(&tree.file)
         )));
     }
+    if i > 0 || matches!(op, Op::Tile(_) | Op::Reverse | Op::Interchange(_)) {
+        let width = ops.first().map_or(1, Op::width).max(op.width());
+        let band = tree.perfect_nest(l).into_iter().take(width);
+        if let Some((b, why)) = band
+            .filter_map(|b| Some((b, tree.loops[b].trip_unknown.as_ref()?)))
+            .next()
+        {
+            return Err(Unproved(format!(
+                "`{}` on L{l}: L{b}'s trip count may be negative ({why}), which clang-22's tile, reverse, interchange and directives over a generated loop do not handle",
+                op.text(),
+            )));
+        }
+    }
     let strip_mine = matches!(op, Op::Tile(s) if s.len() == 1);
     if strip_mine || matches!(op, Op::Unroll(_)) || (matches!(op, Op::Interchange(_)) && i > 0) {
         return Ok(());

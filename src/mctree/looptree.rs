@@ -89,6 +89,10 @@ pub struct Loop {
     /// when anything does, none of its transformations is proved.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outside: Vec<Outside>,
+    /// Why its trip count may be negative ([`crate::mctree::trips`]): `tile`, `reverse` and
+    /// `interchange` of it are then not proved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trip_unknown: Option<String>,
     /// Whether it carries no dependence ([`crate::mctree::deps`]; privatisable scalars
     /// aside): its iterations may run in any order.
     pub independent: bool,
@@ -289,6 +293,8 @@ impl LoopTree {
         }
         if let Some(why) = &l.untouchable {
             out.push_str(&format!("  [not transformable: {why}]"));
+        } else if let Some(why) = &l.trip_unknown {
+            out.push_str(&format!("  [tile, reverse, interchange unproved: {why}]"));
         }
         out.push('\n');
         for &c in &l.children {

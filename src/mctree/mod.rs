@@ -24,6 +24,7 @@ pub mod search;
 pub mod setup;
 pub mod transform;
 pub mod tree;
+pub mod trips;
 pub mod unit;
 
 mod kept;

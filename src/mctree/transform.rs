@@ -324,6 +324,7 @@ pub(crate) mod tests {
             shared_writes: vec![],
             private: vec![],
             outside: vec![],
+            trip_unknown: None,
             independent: true,
         }
     }
