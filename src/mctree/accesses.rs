@@ -9,17 +9,10 @@ use serde_json::Value;
 
 use crate::mctree::affine::Affine;
 use crate::mctree::header::{assigns, header, is_write};
-use crate::mctree::looptree::LoopTree;
 use crate::mctree::memory::{Memory, Place, Subscript};
-use crate::mctree::node::{bare, decl_ref, inner, kind, literal, loop_key, text_of};
+use crate::mctree::model::PURE;
+use crate::mctree::node::{bare, decl_ref, inner, kind, literal, loop_key, text_of, Positions};
 use crate::problem::mold::line_col;
-
-/// Functions without side effects on memory: calls to them are plain expressions.
-pub(crate) const PURE: &[&str] = &[
-    "sqrt", "exp", "log", "pow", "fabs", "fmin", "fmax", "sin", "cos", "tan", "floor", "ceil",
-    "abs", "sqrtf", "expf", "logf", "powf", "fabsf", "fminf", "fmaxf", "sinf", "cosf", "tanf",
-    "floorf", "ceilf", "exp2", "log2", "log10", "atan", "atan2", "tanh", "cbrt", "round",
-];
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(super) enum Target {
@@ -55,8 +48,8 @@ pub(super) struct Collector<'k> {
     pub(super) unmodelled: BTreeSet<String>,
     /// Scalars assigned anywhere in the kernel (not invariants).
     pub(super) assigned: HashSet<String>,
-    /// The loop tree, whose loops are found by their position ([`LoopTree::id_at`]).
-    pub(super) tree: &'k LoopTree,
+    /// Each loop's id by its position ([`crate::mctree::looptree::LoopTree::positions`]).
+    pub(super) ids: &'k Positions,
     /// The next number for a loop the tree does not hold (none should be walked).
     pub(super) unnumbered: usize,
     pub(super) stack: Vec<usize>,
@@ -75,7 +68,7 @@ impl<'k> Collector<'k> {
         body: &Value,
         memory: &'k Memory,
         text: &'k str,
-        tree: &'k LoopTree,
+        ids: &'k Positions,
     ) -> Collector<'k> {
         let mut set = HashSet::new();
         assigned(body, false, &mut set);
@@ -86,8 +79,8 @@ impl<'k> Collector<'k> {
             steps: HashMap::new(),
             unmodelled: BTreeSet::new(),
             assigned: set,
-            tree,
-            unnumbered: tree.loops.len(),
+            ids,
+            unnumbered: ids.len(),
             stack: vec![],
             parent: HashMap::new(),
             declared_in: HashMap::new(),
@@ -138,7 +131,7 @@ impl<'k> Collector<'k> {
     /// whose body leaves its counter alone gets an induction variable and a step; subscripts
     /// in the counter of any other loop are not affine.
     fn for_stmt(&mut self, v: &Value) {
-        let id = (loop_key(v).and_then(|k| self.tree.id_at(k))).unwrap_or_else(|| {
+        let id = (loop_key(v).and_then(|k| self.ids.get(&k).copied())).unwrap_or_else(|| {
             self.unnumbered += 1;
             self.unnumbered - 1
         });

@@ -27,9 +27,9 @@ use serde::{Deserialize, Serialize};
 use crate::mctree::accesses::{Access, Collector, Target};
 pub use crate::mctree::affine::Dir;
 use crate::mctree::affine::{dimension, Nest};
-use crate::mctree::looptree::LoopTree;
 use crate::mctree::memory::Memory;
 use crate::mctree::model::own_variables;
+use crate::mctree::node::Positions;
 use crate::mctree::unit::Function;
 
 /// One loop-carried dependence, oriented from the access that runs first.
@@ -72,9 +72,9 @@ pub struct Dependences {
 /// Loops nested deeper than this in one pair are not enumerated (3^8 direction vectors).
 const MAX_COMMON_LOOPS: usize = 8;
 
-/// The dependences of `kernel`, over the loops of `tree` (found by their position).
-pub fn analyse(kernel: &Function, memory: &Memory, text: &str, tree: &LoopTree) -> Dependences {
-    let c = Collector::of(&kernel.body, memory, text, tree);
+/// The dependences of `kernel`, over the loops `ids` names by their position.
+pub fn analyse(kernel: &Function, memory: &Memory, text: &str, ids: &Positions) -> Dependences {
+    let c = Collector::of(&kernel.body, memory, text, ids);
     let private_at = privatisable(&c.accesses, &own_variables(kernel));
     let mut found = BTreeSet::new();
     let mut unanalysable = None;

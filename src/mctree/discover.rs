@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::mctree::looptree::LoopTree;
 use crate::mctree::memory::Memory;
 use crate::mctree::unit::{choose, Unit};
-use crate::mctree::{ast, deps, legality, model, trips};
+use crate::mctree::{ast, deps, legality, trips, unmodelled};
 
 /// The loop tree of the kernel (`wanted`, or the one [`choose`] finds) in the translation
 /// unit `unit` of the file `file` (its text `text`), linked with the extra sources `others`.
@@ -25,8 +25,8 @@ pub fn kernel_tree(
     let memory = Memory::of(unit, k, whole_program);
     let name = file.display().to_string();
     let mut t = ast::loop_tree(k, text, &name, ast::callers(fns, &k.name));
-    t.deps = deps::analyse(k, &memory, text, &t);
-    model::check(k, &mut t, text);
+    t.deps = deps::analyse(k, &memory, text, &t.positions());
+    unmodelled::check(k, &mut t, text);
     trips::check(unit, k, &mut t, whole_program);
     for id in 0..t.loops.len() {
         let scalars = t.deps.private.get(&id).cloned().unwrap_or_default();

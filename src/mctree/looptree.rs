@@ -4,7 +4,21 @@
 use serde::{Deserialize, Serialize};
 
 use crate::mctree::deps::Dependences;
-use crate::mctree::model::Outside;
+
+/// A construct outside the dependence test's model ([`crate::mctree::model`]), and where it is.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Outside {
+    pub construct: String,
+    pub line: u32,
+    pub col: u32,
+}
+
+impl Outside {
+    /// `FILE:LINE:COL: construct`.
+    pub fn show(&self, file: &str) -> String {
+        format!("{file}:{}:{}: {}", self.line, self.col, self.construct)
+    }
+}
 
 /// A loop bound, as far as legality needs it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -119,6 +133,13 @@ pub struct LoopTree {
 impl LoopTree {
     /// The loop whose `for` is at `key` ([`crate::mctree::node::loop_key`]): loops are named by
     /// their source position, never by a count that directives or macros could shift.
+    /// Every loop's id by its position (what [`LoopTree::id_at`] reads).
+    pub fn positions(&self) -> crate::mctree::node::Positions {
+        (self.loops.iter())
+            .map(|l| ((l.offset, l.spelled_at), l.id))
+            .collect()
+    }
+
     pub(crate) fn id_at(&self, key: (usize, Option<usize>)) -> Option<usize> {
         let at = |l: &&Loop| (l.offset, l.spelled_at) == key;
         self.loops.iter().find(at).map(|l| l.id)

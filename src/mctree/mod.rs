@@ -26,6 +26,7 @@ pub mod transform;
 pub mod tree;
 pub mod trips;
 pub mod unit;
+pub mod unmodelled;
 
 mod kept;
 mod preflight;

@@ -13,7 +13,7 @@
 //! - **Counters.** A counter declared outside its loop is the kernel's own (a parameter, or an
 //!   automatic variable of its body) and is read nowhere outside the loop except inside a
 //!   later loop that counts with it and sets it first: a transformed loop leaves its counter
-//!   at another value ([`counters`]).
+//!   at another value.
 //! - **Statements**: blocks, declarations of automatic variables (and of types), expression
 //!   statements, `if`, `switch` with `case`/`default`, `for`/`while`/`do`, `continue`, and
 //!   `break`/`return` (a loop they leave is not transformable at all: [`super::header`]).
@@ -27,38 +27,27 @@
 //!   taken anywhere in the kernel is not modelled in a loop (a pointer may reach it); only the
 //!   kernel's own variables may be private to a loop ([`own_variables`]).
 //!
-//! Loops are named by their source position ([`super::looptree::LoopTree::id_at`]), the same
+//! [`super::unmodelled`] applies this description to a kernel. Loops are named by their
+//! source position ([`super::looptree::LoopTree::id_at`]), the same
 //! key the dependence test and the transformation use.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashSet;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::mctree::accesses::PURE;
-use crate::mctree::header::{header, is_write};
-use crate::mctree::looptree::LoopTree;
-use crate::mctree::node::{bare, decl_ref, inner, kind, loop_key, offset, text_of};
+use crate::mctree::header::is_write;
+use crate::mctree::node::{bare, decl_ref, inner, kind};
 use crate::mctree::unit::Function;
-use crate::problem::mold::line_col;
 
-/// A construct outside the model, and where it is.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Outside {
-    pub construct: String,
-    pub line: u32,
-    pub col: u32,
-}
-
-impl Outside {
-    /// `FILE:LINE:COL: construct`.
-    pub fn show(&self, file: &str) -> String {
-        format!("{file}:{}:{}: {}", self.line, self.col, self.construct)
-    }
-}
+/// Functions without side effects on memory: calls to them are plain expressions.
+pub(crate) const PURE: &[&str] = &[
+    "sqrt", "exp", "log", "pow", "fabs", "fmin", "fmax", "sin", "cos", "tan", "floor", "ceil",
+    "abs", "sqrtf", "expf", "logf", "powf", "fabsf", "fminf", "fmaxf", "sinf", "cosf", "tanf",
+    "floorf", "ceilf", "exp2", "log2", "log10", "atan", "atan2", "tanh", "cbrt", "round",
+];
 
 /// Statements and declarations the model knows.
-const STATEMENTS: &[&str] = &[
+pub(crate) const STATEMENTS: &[&str] = &[
     "CompoundStmt",
     "DeclStmt",
     "NullStmt",
@@ -81,7 +70,7 @@ const STATEMENTS: &[&str] = &[
 ];
 
 /// Expressions the model knows.
-const EXPRESSIONS: &[&str] = &[
+pub(crate) const EXPRESSIONS: &[&str] = &[
     "IntegerLiteral",
     "FloatingLiteral",
     "CharacterLiteral",
@@ -105,7 +94,7 @@ const EXPRESSIONS: &[&str] = &[
 ];
 
 /// What a construct outside the model is called in `--list`.
-fn name_of(k: &str) -> String {
+pub(crate) fn name_of(k: &str) -> String {
     match k {
         "GotoStmt" | "IndirectGotoStmt" => "a `goto`".into(),
         "LabelStmt" => "a label (a `goto` may enter or skip part of the body)".into(),
@@ -135,245 +124,12 @@ pub fn own_variables(kernel: &Function) -> HashSet<String> {
     out
 }
 
-/// A read of a counter: where, and the loops around it.
-struct Read {
-    at: (u32, u32),
-    stack: Vec<usize>,
-}
-
-/// The walk that finds what lies outside the model.
-struct Model<'k> {
-    text: &'k str,
-    tree: &'k LoopTree,
-    own: HashSet<String>,
-    /// Scalars whose address the kernel takes (`&x`).
-    address_taken: HashMap<String, (u32, u32)>,
-    /// The loops around the node being walked.
-    stack: Vec<usize>,
-    /// Per counter declared outside its loop, the loops that count with it.
-    counters: HashMap<String, Vec<usize>>,
-    reads: HashMap<String, Vec<Read>>,
-    found: BTreeMap<usize, Vec<Outside>>,
-}
-
-/// Fills every loop's [`crate::mctree::looptree::Loop::outside`] with what in it lies outside
-/// the model (nothing: its transformations may be proved).
-pub fn check(kernel: &Function, tree: &mut LoopTree, text: &str) {
-    let mut m = Model {
-        text,
-        tree,
-        own: own_variables(kernel),
-        address_taken: HashMap::new(),
-        stack: vec![],
-        counters: HashMap::new(),
-        reads: HashMap::new(),
-        found: BTreeMap::new(),
-    };
-    m.addresses(&kernel.body);
-    m.node(&kernel.body, false);
-    m.counters();
-    let found = std::mem::take(&mut m.found);
-    for (l, mut outside) in found {
-        outside.sort();
-        outside.dedup();
-        if let Some(lp) = tree.loops.get_mut(l) {
-            lp.outside = outside;
-        }
-    }
-}
-
-impl Model<'_> {
-    fn at(&self, v: &Value) -> (u32, u32) {
-        let begin = v.get("range").and_then(|r| r.get("begin"));
-        let o = begin.and_then(offset).unwrap_or(0);
-        line_col(self.text, o.min(self.text.len()))
-    }
-
-    /// Records `construct` at `v` against `loops` and every loop around them.
-    fn deny(&mut self, loops: &[usize], v: &Value, construct: String) {
-        let (line, col) = self.at(v);
-        let o = Outside {
-            construct,
-            line,
-            col,
-        };
-        let mut all: Vec<usize> = loops.to_vec();
-        for &l in loops {
-            let mut up = self.tree.loops.get(l).and_then(|x| x.parent);
-            while let Some(p) = up {
-                all.push(p);
-                up = self.tree.loops[p].parent;
-            }
-        }
-        for l in all {
-            self.found.entry(l).or_default().push(o.clone());
-        }
-    }
-
-    /// Every scalar whose address is taken.
-    fn addresses(&mut self, v: &Value) {
-        let address = kind(v) == "UnaryOperator" && op(v) == Some("&");
-        if let Some((id, _, ty)) = inner(v).first().filter(|_| address).and_then(decl_ref) {
-            if !ty.contains('[') && !ty.contains('(') {
-                let at = self.at(v);
-                self.address_taken.entry(id.into()).or_insert(at);
-            }
-        }
-        inner(v).iter().for_each(|c| self.addresses(c));
-    }
-
-    /// Walks `v`; `written`: `v` is the target of a plain `=` (a counter's write, not a read).
-    fn node(&mut self, v: &Value, written: bool) {
-        let k = kind(v);
-        // An absent part of a header (`for (;;)`) is an empty node.
-        let absent = k.is_empty() && v.as_object().is_some_and(|o| o.is_empty());
-        let known = STATEMENTS.contains(&k) || EXPRESSIONS.contains(&k) || k.ends_with("Attr");
-        let known = known || absent;
-        if !known && !self.stack.is_empty() {
-            let stack = self.stack.clone();
-            self.deny(&stack, v, name_of(k));
-        }
-        match k {
-            "ForStmt" => return self.for_stmt(v),
-            "VarDecl" => self.declaration(v),
-            "DeclRefExpr" => self.name(v, written),
-            _ => {}
-        }
-        if let Some(ty) = v
-            .get("type")
-            .and_then(|t| t.get("qualType"))
-            .and_then(Value::as_str)
-        {
-            let qualified = ty.contains("volatile") || ty.contains("_Atomic");
-            if qualified && !self.stack.is_empty() && k != "VarDecl" {
-                let stack = self.stack.clone();
-                self.deny(&stack, v, format!("a `{ty}` access (not modelled)"));
-            }
-        }
-        let assignment = k == "BinaryOperator" && op(v) == Some("=");
-        for (i, c) in inner(v).iter().enumerate() {
-            self.node(c, assignment && i == 0 && kind(bare(c)) == "DeclRefExpr");
-        }
-    }
-
-    fn declaration(&mut self, d: &Value) {
-        let class = d.get("storageClass").and_then(Value::as_str);
-        if let (Some(c @ ("static" | "extern")), false) = (class, self.stack.is_empty()) {
-            let name = d.get("name").and_then(Value::as_str).unwrap_or("?");
-            let stack = self.stack.clone();
-            self.deny(&stack, d, format!("a `{c}` declaration of `{name}`"));
-        }
-    }
-
-    /// A name: a counter's read, a scalar whose address is taken.
-    fn name(&mut self, v: &Value, written: bool) {
-        let Some((id, name, _)) = decl_ref(v) else {
-            return;
-        };
-        if let (Some(&(line, col)), false) = (self.address_taken.get(id), self.stack.is_empty()) {
-            let stack = self.stack.clone();
-            let why = format!(
-                "`{name}`, whose address is taken at {line}:{col} (a pointer may reach it)"
-            );
-            self.deny(&stack, v, why);
-        }
-        if !written {
-            let read = Read {
-                at: self.at(v),
-                stack: self.stack.clone(),
-            };
-            self.reads.entry(id.into()).or_default().push(read);
-        }
-    }
-
-    /// A loop: its initial value outside it, then the rest of its header and its body inside.
-    fn for_stmt(&mut self, v: &Value) {
-        let id = loop_key(v).and_then(|key| self.tree.id_at(key));
-        let Some(id) = id else {
-            let stack = self.stack.clone();
-            self.deny(
-                &stack,
-                v,
-                "a loop mctree does not number (inside an expression)".into(),
-            );
-            self.stack.push(usize::MAX);
-            inner(v).iter().for_each(|c| self.node(c, false));
-            self.stack.pop();
-            return;
-        };
-        let parts = inner(v);
-        if let Some(init) = parts.first() {
-            self.node(init, false);
-        }
-        self.stack.push(id);
-        if let Some(h) = header(v) {
-            self.header(id, v, &h);
-            if !h.declared_in_loop {
-                self.counters.entry(h.iv_id.clone()).or_default().push(id);
-            }
-        }
-        for c in parts.iter().skip(1) {
-            self.node(c, false);
-        }
-        self.stack.pop();
-    }
-
-    /// A canonical header's initial value and bound: side-effect free, and fixed while the
-    /// loop runs.
-    fn header(&mut self, id: usize, v: &Value, h: &crate::mctree::header::Header) {
-        let body = inner(v).get(4);
-        for (what, e) in [("initial value", &h.lower), ("bound", &h.upper)] {
-            let text = text_of(e, self.text).to_string();
-            if let Some(why) = effect(e) {
-                let stack = self.stack.clone();
-                self.deny(&stack, e, format!("its {what} `{text}` {why}"));
-            } else if reads_memory(e, &self.own) && body.is_some_and(changes_memory) {
-                let stack = self.stack.clone();
-                let why = format!("its {what} `{text}` reads memory that a call or a write through a pointer in L{id} may change");
-                self.deny(&stack, e, why);
-            }
-        }
-        if !self.own.contains(&h.iv_id) {
-            let why = format!("its counter `{}` is not the kernel's own variable: its final value outlives the kernel", h.iv);
-            self.deny(&[id], v, why);
-        }
-    }
-
-    /// A counter read outside its loop and outside any loop that sets it first: the loops
-    /// that count with it and do not hold the read are outside the model.
-    fn counters(&mut self) {
-        let counters = std::mem::take(&mut self.counters);
-        for (iv, loops) in counters {
-            let name = self.tree.loops[loops[0]].iv.clone();
-            for r in self.reads.remove(&iv).unwrap_or_default() {
-                if r.stack.iter().any(|s| loops.contains(s)) {
-                    continue;
-                }
-                for &l in &loops {
-                    let (line, col) = r.at;
-                    let why = format!("the counter `{name}` read after its loop");
-                    let o = Outside {
-                        construct: why,
-                        line,
-                        col,
-                    };
-                    let mut up = Some(l);
-                    while let Some(x) = up.filter(|x| !r.stack.contains(x)) {
-                        self.found.entry(x).or_default().push(o.clone());
-                        up = self.tree.loops[x].parent;
-                    }
-                }
-            }
-        }
-    }
-}
-
-fn op(v: &Value) -> Option<&str> {
+pub(crate) fn op(v: &Value) -> Option<&str> {
     v.get("opcode").and_then(Value::as_str)
 }
 
 /// Why evaluating `e` has an effect: a call of a function not known to be pure, an assignment.
-fn effect(e: &Value) -> Option<String> {
+pub(crate) fn effect(e: &Value) -> Option<String> {
     if kind(e) == "CallExpr" {
         let callee = inner(e).first().and_then(decl_ref).map(|(_, n, _)| n);
         if !callee.is_some_and(|c| PURE.contains(&c)) {
@@ -391,7 +147,7 @@ fn effect(e: &Value) -> Option<String> {
 
 /// Whether `e` reads memory: an element, a member, through a pointer, or a variable that is
 /// not the kernel's own.
-fn reads_memory(e: &Value, own: &HashSet<String>) -> bool {
+pub(crate) fn reads_memory(e: &Value, own: &HashSet<String>) -> bool {
     let deref = kind(e) == "UnaryOperator" && op(e) == Some("*");
     let element = matches!(kind(e), "ArraySubscriptExpr" | "MemberExpr") || deref;
     let foreign = decl_ref(e).is_some_and(|(id, _, ty)| !ty.contains('(') && !own.contains(id));
@@ -399,7 +155,7 @@ fn reads_memory(e: &Value, own: &HashSet<String>) -> bool {
 }
 
 /// Whether `v` calls a function not known to be pure or writes through a pointer or a member.
-fn changes_memory(v: &Value) -> bool {
+pub(crate) fn changes_memory(v: &Value) -> bool {
     if effect_of_call(v) {
         return true;
     }

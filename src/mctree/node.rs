@@ -15,6 +15,9 @@ pub(crate) fn offset(loc: &Value) -> Option<usize> {
         .map(|o| o as usize)
 }
 
+/// Loop ids by the position of their `for` ([`loop_key`]).
+pub type Positions = std::collections::HashMap<(usize, Option<usize>), usize>;
+
 /// A `for`'s identity: the byte offset of its `for` keyword (the expansion's, in a macro)
 /// and, inside a macro, the spelling's too — a position no count of loops can shift.
 pub(crate) fn loop_key(for_stmt: &Value) -> Option<(usize, Option<usize>)> {

@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use crate::mctree::header::{header, is_write};
+use crate::mctree::header::{header, is_write, Header};
 use crate::mctree::looptree::LoopTree;
 use crate::mctree::node::{bare, decl_ref, inner, kind, literal, loop_key};
 use crate::mctree::unit::{Function, Unit};
@@ -63,49 +63,8 @@ fn walk(
         return;
     }
     let id = loop_key(v).and_then(|k| tree.id_at(k));
-    let h = header(v);
-    let ranges = h
-        .as_ref()
-        .map(|h| (range(&h.lower, env), range(&h.upper, env)));
-    let mut counter = None;
-    match (id, &h, ranges) {
-        (Some(id), Some(h), Some((Some(lo), Some(up)))) => {
-            let (first, last) = match (h.step > 0, h.inclusive) {
-                (true, false) => (lo, Range::of(up.lo - 1, up.hi - 1)),
-                (true, true) => (lo, up),
-                (false, false) => (lo, Range::of(up.lo + 1, up.hi + 1)),
-                (false, true) => (lo, up),
-            };
-            // Never negative: the first value cannot pass the last by more than one step.
-            let ordered = match h.step > 0 {
-                true => first.hi <= last.lo + 1,
-                false => first.lo >= last.hi - 1,
-            };
-            if !ordered {
-                found.push((
-                    id,
-                    format!(
-                        "its initial value may pass its bound (values {}..{} against {}..{})",
-                        lo.lo, lo.hi, up.lo, up.hi
-                    ),
-                ));
-            }
-            let values = match h.step > 0 {
-                true => Range::of(first.lo, last.hi.max(first.lo)),
-                false => Range::of(last.lo.min(first.hi), first.hi),
-            };
-            counter = Some((h.iv_id.clone(), values));
-        }
-        (Some(id), Some(_), _) => found.push((
-            id,
-            "its bounds are not known to keep their order (a value the analysis cannot bound)"
-                .into(),
-        )),
-        _ => {}
-    }
-    let saved = counter
-        .as_ref()
-        .map(|(iv, r)| (iv.clone(), env.insert(iv.clone(), *r)));
+    let counter = header(v).and_then(|h| Some((counter(id?, &h, env, found)?, h.iv_id)));
+    let saved = counter.map(|(r, iv)| (iv.clone(), env.insert(iv, r)));
     inner(v)
         .iter()
         .skip(1)
@@ -116,6 +75,43 @@ fn walk(
             None => env.remove(&iv),
         };
     }
+}
+
+/// The values the counter of loop `id` (header `h`) takes, when its bounds are known; a
+/// trip count that may be negative is noted in `found`.
+fn counter(
+    id: usize,
+    h: &Header,
+    env: &HashMap<String, Range>,
+    found: &mut Vec<(usize, String)>,
+) -> Option<Range> {
+    let (Some(lo), Some(up)) = (range(&h.lower, env), range(&h.upper, env)) else {
+        let why =
+            "its bounds are not known to keep their order (a value the analysis cannot bound)";
+        found.push((id, why.into()));
+        return None;
+    };
+    let (first, last) = match (h.step > 0, h.inclusive) {
+        (true, false) => (lo, Range::of(up.lo - 1, up.hi - 1)),
+        (false, false) => (lo, Range::of(up.lo + 1, up.hi + 1)),
+        (_, true) => (lo, up),
+    };
+    // Never negative: the first value cannot pass the last by more than one step.
+    let ordered = match h.step > 0 {
+        true => first.hi <= last.lo + 1,
+        false => first.lo >= last.hi - 1,
+    };
+    if !ordered {
+        let why = format!(
+            "its initial value may pass its bound (values {}..{} against {}..{})",
+            lo.lo, lo.hi, up.lo, up.hi
+        );
+        found.push((id, why));
+    }
+    Some(match h.step > 0 {
+        true => Range::of(first.lo, last.hi.max(first.lo)),
+        false => Range::of(last.lo.min(first.hi), first.hi),
+    })
 }
 
 /// The range of an integer expression, when the analysis can bound it.
