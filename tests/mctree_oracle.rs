@@ -24,6 +24,7 @@ use std::process::Command;
 
 use moldtune::evaluate::output_check::compare;
 use moldtune::mctree::legality::Legality;
+use moldtune::mctree::second;
 use moldtune::mctree::setup;
 use moldtune::mctree::transform::Options;
 use moldtune::mctree::tree::Tree;
@@ -616,35 +617,13 @@ fn every_stack_proved_on_tsvc_2_keeps_the_output() {
     );
 }
 
-/// A loop of Polly's AST: its depth (by indentation), and whether Polly found a dependence
-/// it carries (`#pragma minimal dependence distance`).
-struct PollyLoop {
-    indent: usize,
-    carries: bool,
-}
-
-/// Polly's view of `file`, its loops left as written (`-O1 -fno-unroll-loops -fno-inline`,
-/// Polly early, no rescheduling or tiling): the source lines of every SCoP Polly kept (from
-/// `-Rpass-analysis`, in order), and the loops of each AST it printed for `function`.
-fn polly_scops(
-    file: &Path,
-    flags: &[String],
-    function: &str,
-) -> (Vec<(u32, u32)>, Vec<Vec<PollyLoop>>) {
-    let mllvm = [
-        "-polly",
-        "-polly-position=early",
-        "-polly-reschedule=0",
-        "-polly-postopts=0",
-        "-polly-tiling=0",
-        "-polly-process-unprofitable",
-        "-polly-print-ast",
-        "-polly-ast-detect-parallel",
-    ];
+/// Polly's view of `file` as mctree's second prover reads it (`moldtune::mctree::second`: its
+/// loops left as written), compiled here with `-fopenmp` and the file's flags.
+fn polly_view(file: &Path, flags: &[String], function: &str) -> second::View {
     let o = Command::new("clang-22")
-        .args(["-O1", "-fno-unroll-loops", "-fno-inline", "-fopenmp"])
-        .arg("-Rpass-analysis=polly-scops")
-        .args(mllvm.iter().flat_map(|m| ["-mllvm", m]))
+        .args(second::FLAGS)
+        .arg("-fopenmp")
+        .args(second::MLLVM.iter().flat_map(|m| ["-mllvm", m]))
         .args(flags)
         .arg("-c")
         .arg(file)
@@ -652,93 +631,41 @@ fn polly_scops(
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", describe(&o));
-    let name = file.display().to_string();
-    let mut ranges = vec![];
-    let mut begin = None;
-    for l in common::text(&o.stderr).lines() {
-        let Some(rest) = l.strip_prefix(&*name) else {
-            continue;
-        };
-        let line: Option<u32> = rest.split(':').nth(1).and_then(|n| n.parse().ok());
-        if l.contains("remark: SCoP begins here.") {
-            begin = line;
-        } else if l.contains("remark: SCoP ends here.") {
-            ranges.extend(begin.take().zip(line));
-        } else if l.contains("remark: SCoP ends here but was dismissed") {
-            begin = None;
-        }
-    }
-    let mut asts: Vec<Vec<PollyLoop>> = vec![];
-    let (mut carries, mut ours) = (false, false);
-    for l in common::text(&o.stdout).lines() {
-        let t = l.trim_start();
-        if t.starts_with("Printing analysis") {
-            ours = t.ends_with(&format!("in function '{function}':"));
-            if ours {
-                asts.push(vec![]);
-            }
-        } else if t.starts_with("#pragma minimal dependence distance") {
-            carries = true;
-        } else if t.starts_with("for (") {
-            // A pragma belongs to the `for` after it, in whichever function.
-            let indent = l.len() - t.len();
-            if ours {
-                asts.last_mut().unwrap().push(PollyLoop { indent, carries });
-            }
-            carries = false;
-        }
-    }
-    (ranges, asts)
+    second::read(
+        file,
+        &common::text(&o.stderr),
+        &common::text(&o.stdout),
+        function,
+    )
 }
 
-/// Compares the loops mctree calls independent with Polly's dependences on `file`: a loop
-/// mctree proves carries nothing (so `reverse` and `parallel for` on it are proposed) that
-/// Polly says carries a dependence is a disagreement. Only SCoPs whose loops match the
-/// source's one to one (count and nesting) are compared. Returns (loops compared,
-/// loops Polly finds carrying a dependence, disagreements).
+/// Compares the loops mctree's own test calls independent with Polly's dependences on
+/// `file`: a loop mctree proves carries nothing (so `reverse` and `parallel for` on it would
+/// be proposed, were Polly not asked) that Polly says carries a dependence is a disagreement.
+/// Only SCoPs whose loops match the source's one to one are compared. Returns (loops
+/// compared, loops Polly finds carrying a dependence, disagreements).
 fn polly_disagreements(file: &Path, flags: &[&str]) -> (usize, usize, Vec<String>) {
     let r = recorded(file, "", flags);
     let (_, t) = loop_tree(&r);
     let (mut compared, mut carried) = (0, 0);
     let mut wrong = vec![];
-    let (ranges, asts) = polly_scops(file, &r.parse_flags(), &t.kernel);
-    let first = t.loops.iter().map(|l| l.line).min().unwrap_or(0);
-    let last = t.loops.iter().map(|l| l.line).max().unwrap_or(0);
-    let kernels = ranges.into_iter().filter(|&(b, e)| e >= first && b <= last);
-    for ((begin, end), polly) in kernels.zip(asts) {
-        let ours: Vec<_> = (t.loops.iter())
-            .filter(|l| l.line >= begin && l.line <= end)
-            .collect();
-        let depth = |l: &moldtune::mctree::looptree::Loop| {
-            std::iter::successors(l.parent, |&p| t.loops[p].parent)
-                .filter(|&p| t.loops[p].line >= begin)
-                .count()
-        };
-        let mut indents: Vec<usize> = polly.iter().map(|p| p.indent).collect();
-        indents.sort_unstable();
-        indents.dedup();
-        let polly_depth = |p: &PollyLoop| indents.iter().position(|&i| i == p.indent).unwrap();
-        let same_shape = ours.len() == polly.len()
-            && (ours.iter().zip(&polly)).all(|(o, p)| depth(o) == polly_depth(p));
-        if !same_shape {
+    let view = polly_view(file, &r.parse_flags(), &t.kernel);
+    for (id, carries) in second::matched(&t, &view) {
+        let o = &t.loops[id];
+        // Loops whose scalars mctree privatises: Polly, which does not privatise, may
+        // see a dependence on them that `private(..)` removes.
+        if o.untouchable.is_some() || !t.deps.private.get(&o.id).is_none_or(Vec::is_empty) {
             continue;
         }
-        for (o, p) in ours.iter().zip(&polly) {
-            // Loops whose scalars mctree privatises: Polly, which does not privatise, may
-            // see a dependence on them that `private(..)` removes.
-            if o.untouchable.is_some() || !t.deps.private.get(&o.id).is_none_or(Vec::is_empty) {
-                continue;
-            }
-            compared += 1;
-            carried += p.carries as usize;
-            if o.independent && p.carries {
-                wrong.push(format!(
-                    "{}: L{} (line {}) is proved independent; Polly finds a dependence it carries",
-                    file.display(),
-                    o.id,
-                    o.line
-                ));
-            }
+        compared += 1;
+        carried += carries as usize;
+        if o.independent && carries {
+            wrong.push(format!(
+                "{}: L{} (line {}) is proved independent; Polly finds a dependence it carries",
+                file.display(),
+                o.id,
+                o.line
+            ));
         }
     }
     (compared, carried, wrong)
@@ -962,4 +889,27 @@ fn generated_kernels_keep_the_output_of_every_proved_stack() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// Polly is a second prover inside mctree: on owners.c it finds a dependence carried by the
+/// `r` loop that mctree's own test does not (the comma increment's `prev`), so `reverse` and
+/// `parallel for` of that loop are not proved, and `--list` says so.
+#[test]
+fn polly_is_a_second_prover_in_mctree() {
+    if !have_clang() {
+        return;
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_moldtune"))
+        .args(["mctree", "--list"])
+        .arg(adversarial("owners.c"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", describe(&o));
+    let out = common::text(&o.stdout);
+    assert!(
+        out.contains("Polly, the second prover: 4 loops compared, 1 disagreement(s)"),
+        "{out}"
+    );
+    let r = out.lines().find(|l| l.contains("at 24:3")).unwrap();
+    assert!(r.contains("reverse, parallel for unproved"), "{r}");
 }

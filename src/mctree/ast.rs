@@ -91,6 +91,7 @@ impl Walk<'_> {
             private: vec![],
             outside: vec![],
             trip_unknown: None,
+            polly_disagrees: None,
             independent: false,
         };
         if let Some(h) = &h {
@@ -207,6 +208,7 @@ pub fn loop_tree(kernel: &Function, text: &str, file: &str, callers: Vec<String>
         line: line_col(text, kernel.at).0,
         loops: w.loops,
         roots,
+        polly_compared: None,
     };
     nests(&mut t);
     writes(&mut t, &kernel.body);

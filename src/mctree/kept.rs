@@ -32,6 +32,12 @@ pub(super) fn discover(r: &Recorded, text: &str) -> Result<LoopTree, Error> {
         let t = t.map_err(|e| Error::Internal(format!("cannot start discovery's thread: {e}")))?;
         (t.join()).unwrap_or_else(|_| Err(Error::Internal("discovery's thread panicked".into())))
     })
+    .map(|mut t| {
+        if let Some(v) = second::view(r, &t.kernel) {
+            t.polly_compared = Some(second::apply(&mut t, &v));
+        }
+        t
+    })
 }
 
 /// What discovery found, kept in the run directory (`mctree.json`) so that reading the run

@@ -82,6 +82,19 @@ pub fn directive(tree: &LoopTree, l: usize, ops: &[Op], i: usize) -> Result<(), 
             )));
         }
     }
+    let second = match op {
+        Op::Reverse => Some(l),
+        Op::Parallel => tree.perfect_nest(l).get(outermost(&ops[..i])).copied(),
+        _ => None,
+    };
+    if let Some(why) = second.and_then(|x| Some((x, tree.loops[x].polly_disagrees.as_ref()?))) {
+        return Err(Unproved(format!(
+            "`{}` on L{l}: L{}: {}",
+            op.text(),
+            why.0,
+            why.1
+        )));
+    }
     let strip_mine = matches!(op, Op::Tile(s) if s.len() == 1);
     if strip_mine || matches!(op, Op::Unroll(_)) || (matches!(op, Op::Interchange(_)) && i > 0) {
         return Ok(());

@@ -107,6 +107,10 @@ pub struct Loop {
     /// `interchange` of it are then not proved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trip_unknown: Option<String>,
+    /// Why Polly, the second prover ([`crate::mctree::second`]), disagrees that it carries
+    /// no dependence: `reverse` and `parallel for` of it are then not proved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub polly_disagrees: Option<String>,
     /// Whether it carries no dependence ([`crate::mctree::deps`]; privatisable scalars
     /// aside): its iterations may run in any order.
     pub independent: bool,
@@ -128,6 +132,10 @@ pub struct LoopTree {
     pub line: u32,
     pub loops: Vec<Loop>,
     pub roots: Vec<usize>,
+    /// How many loops Polly's view was compared on ([`crate::mctree::second`]); `None`: Polly
+    /// was not asked, or its compile failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub polly_compared: Option<usize>,
 }
 
 impl LoopTree {
@@ -192,6 +200,16 @@ impl LoopTree {
         }
         out.push_str(&self.render_deps());
         out.push_str(&self.render_outside());
+        if let Some(n) = self.polly_compared {
+            let k = self
+                .loops
+                .iter()
+                .filter(|l| l.polly_disagrees.is_some())
+                .count();
+            out.push_str(&format!(
+                "Polly, the second prover: {n} loops compared, {k} disagreement(s)\n"
+            ));
+        }
         out
     }
 
@@ -298,28 +316,36 @@ impl LoopTree {
             l.statements,
             indent = depth * 2
         ));
-        if let (None, Some(o)) = (&l.untouchable, l.outside.first()) {
-            let more = l.outside.len() - 1;
-            let more = if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            };
-            out.push_str(&format!(
-                "  [unproved: {} at {}:{}{more}]",
-                o.construct, o.line, o.col
-            ));
-        } else if l.untouchable.is_none() && !l.independent {
-            out.push_str("  carries a dependence");
-        }
-        if let Some(why) = &l.untouchable {
-            out.push_str(&format!("  [not transformable: {why}]"));
-        } else if let Some(why) = &l.trip_unknown {
-            out.push_str(&format!("  [tile, reverse, interchange unproved: {why}]"));
-        }
+        out.push_str(&notes(l));
         out.push('\n');
         for &c in &l.children {
             self.render_loop(c, depth + 1, out);
         }
     }
+}
+
+/// What `--list` says after a loop: why it cannot be transformed, or which of its
+/// transformations are not proved and why.
+fn notes(l: &Loop) -> String {
+    if let Some(why) = &l.untouchable {
+        return format!("  [not transformable: {why}]");
+    }
+    let mut out = String::new();
+    if let Some(o) = l.outside.first() {
+        let more = match l.outside.len() - 1 {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        let (c, line, col) = (&o.construct, o.line, o.col);
+        out.push_str(&format!("  [unproved: {c} at {line}:{col}{more}]"));
+    } else if !l.independent {
+        out.push_str("  carries a dependence");
+    }
+    if let Some(why) = &l.trip_unknown {
+        out.push_str(&format!("  [tile, reverse, interchange unproved: {why}]"));
+    }
+    if let Some(why) = &l.polly_disagrees {
+        out.push_str(&format!("  [reverse, parallel for unproved: {why}]"));
+    }
+    out
 }

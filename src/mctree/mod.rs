@@ -21,6 +21,7 @@ pub mod node;
 pub mod objects;
 pub mod polly;
 pub mod search;
+pub mod second;
 pub mod setup;
 pub mod transform;
 pub mod tree;

@@ -325,6 +325,7 @@ pub(crate) mod tests {
             private: vec![],
             outside: vec![],
             trip_unknown: None,
+            polly_disagrees: None,
             independent: true,
         }
     }
@@ -355,6 +356,7 @@ pub(crate) mod tests {
             line: 1,
             loops,
             roots: vec![0, 3],
+            polly_compared: None,
         }
     }
 

@@ -101,8 +101,12 @@ impl Gen {
             self.declare(format!("  int {iv};"));
             self.outside.insert(iv.clone());
         }
-        let mut lines = self.directive(depth, &pad);
         let (header, works) = self.header(&iv, outer, declared_inside);
+        // OpenMP's directives take canonical loops only.
+        let mut lines = match works {
+            true => vec![],
+            false => self.directive(depth, &pad),
+        };
         lines.push(format!("{pad}for ({header}) {{"));
         let mut ivs = outer.to_vec();
         ivs.push(iv.clone());

@@ -1,0 +1,188 @@
+//! Polly as a second prover. The kernel's file is compiled once more with Polly placed early,
+//! no rescheduling, tiling, unrolling or inlining (`-O1`), so that the AST Polly prints keeps
+//! the source's loops, and Polly marks each loop of it that carries a dependence
+//! (`#pragma minimal dependence distance`, `-polly-ast-detect-parallel`). Where a SCoP's
+//! loops match the source's one to one (count and nesting, located by the SCoP's lines from
+//! `-Rpass-analysis=polly-scops`), a loop mctree's own test finds independent but Polly finds
+//! carrying a dependence is a disagreement: `reverse` and `parallel for` of it — the two
+//! verdicts this comparison speaks to — are then not proved ([`super::legality`]), and
+//! `--list` prints it. Tiles and interchanges rest on direction vectors Polly's AST does not
+//! show; they stay with mctree's test alone. A loop whose scalars mctree privatises is not
+//! compared (Polly does not privatise). Where Polly models nothing, or its compile fails or
+//! takes over 10 s, mctree's test stands alone.
+
+use std::path::Path;
+
+use crate::mctree::looptree::{Loop, LoopTree};
+use crate::mctree::setup::Recorded;
+use crate::process::{helper, Exit};
+
+/// A loop of Polly's AST: its depth (by indentation) and whether Polly found a dependence it
+/// carries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PollyLoop {
+    pub indent: usize,
+    pub carries: bool,
+}
+
+/// What Polly's report and AST say of `function` in `file`.
+#[derive(Debug, Default, PartialEq)]
+pub struct View {
+    /// The source lines of every SCoP Polly kept, in order.
+    pub ranges: Vec<(u32, u32)>,
+    /// The loops of each AST printed for the function, in order.
+    pub asts: Vec<Vec<PollyLoop>>,
+}
+
+/// At most this long for Polly's compile (floyd-warshall's does not finish in 30 s): past it,
+/// mctree's test stands alone.
+const LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The compiler arguments that make Polly's AST keep the source's loops.
+pub const FLAGS: [&str; 4] = [
+    "-O1",
+    "-fno-unroll-loops",
+    "-fno-inline",
+    "-Rpass-analysis=polly-scops",
+];
+
+/// The `-mllvm` options of that compile.
+pub const MLLVM: [&str; 8] = [
+    "-polly",
+    "-polly-position=early",
+    "-polly-reschedule=0",
+    "-polly-postopts=0",
+    "-polly-tiling=0",
+    "-polly-process-unprofitable",
+    "-polly-print-ast",
+    "-polly-ast-detect-parallel",
+];
+
+/// Reads Polly's remarks (`stderr`) and printed ASTs (`stdout`) for `function` in `file`.
+pub fn read(file: &Path, stderr: &str, stdout: &str, function: &str) -> View {
+    let name = file.display().to_string();
+    let mut v = View::default();
+    let mut begin = None;
+    for l in stderr.lines() {
+        let Some(rest) = l.strip_prefix(&*name) else {
+            continue;
+        };
+        let line: Option<u32> = rest.split(':').nth(1).and_then(|n| n.parse().ok());
+        if l.contains("remark: SCoP begins here.") {
+            begin = line;
+        } else if l.contains("remark: SCoP ends here.") {
+            v.ranges.extend(begin.take().zip(line));
+        } else if l.contains("remark: SCoP ends here but was dismissed") {
+            begin = None;
+        }
+    }
+    let (mut carries, mut ours) = (false, false);
+    for l in stdout.lines() {
+        let t = l.trim_start();
+        if t.starts_with("Printing analysis") {
+            ours = t.ends_with(&format!("in function '{function}':"));
+            if ours {
+                v.asts.push(vec![]);
+            }
+        } else if t.starts_with("#pragma minimal dependence distance") {
+            carries = true;
+        } else if t.starts_with("for (") {
+            // A pragma belongs to the `for` after it, in whichever function.
+            let indent = l.len() - t.len();
+            if let (true, Some(ast)) = (ours, v.asts.last_mut()) {
+                ast.push(PollyLoop { indent, carries });
+            }
+            carries = false;
+        }
+    }
+    v
+}
+
+/// Per loop of `tree` that a SCoP of `view` matches, whether Polly finds it carrying a
+/// dependence: `(loop id, carries)`.
+pub fn matched(tree: &LoopTree, view: &View) -> Vec<(usize, bool)> {
+    let first = tree.loops.iter().map(|l| l.line).min().unwrap_or(0);
+    let last = tree.loops.iter().map(|l| l.line).max().unwrap_or(0);
+    let kernels = (view.ranges.iter()).filter(|&&(b, e)| e >= first && b <= last);
+    let mut out = vec![];
+    for (&(begin, end), polly) in kernels.zip(&view.asts) {
+        let ours: Vec<&Loop> = (tree.loops.iter())
+            .filter(|l| l.line >= begin && l.line <= end)
+            .collect();
+        let depth = |l: &Loop| {
+            std::iter::successors(l.parent, |&p| tree.loops[p].parent)
+                .filter(|&p| tree.loops[p].line >= begin)
+                .count()
+        };
+        let mut indents: Vec<usize> = polly.iter().map(|p| p.indent).collect();
+        indents.sort_unstable();
+        indents.dedup();
+        let polly_depth = |p: &PollyLoop| indents.iter().position(|&i| i == p.indent);
+        let same_shape = ours.len() == polly.len()
+            && (ours.iter().zip(polly)).all(|(o, p)| Some(depth(o)) == polly_depth(p));
+        if same_shape {
+            out.extend(ours.iter().zip(polly).map(|(o, p)| (o.id, p.carries)));
+        }
+    }
+    out
+}
+
+/// Polly's view of the kernel of `r`, or `None` when the compile fails.
+pub fn view(r: &Recorded, function: &str) -> Option<View> {
+    let mut extra: Vec<String> = FLAGS.iter().map(|f| f.to_string()).collect();
+    extra.extend(
+        MLLVM
+            .iter()
+            .flat_map(|m| ["-mllvm".to_string(), m.to_string()]),
+    );
+    let argv = r.object_argv(&r.file, Path::new("/dev/null"), &extra);
+    let out = helper::output(&argv, r.compile_timeout().min(LIMIT), 1 << 26);
+    if !matches!(out.finished.exit, Exit::Code(0)) {
+        return None;
+    }
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    Some(read(
+        &r.file,
+        &text(&out.stderr),
+        &text(&out.stdout),
+        function,
+    ))
+}
+
+/// Marks the loops mctree finds independent and Polly finds carrying a dependence
+/// ([`Loop::polly_disagrees`]); returns how many loops were compared.
+pub fn apply(tree: &mut LoopTree, view: &View) -> usize {
+    let pairs = matched(tree, view);
+    for &(id, carries) in &pairs {
+        let privatised = !tree.deps.private.get(&id).is_none_or(Vec::is_empty);
+        let l = &mut tree.loops[id];
+        if carries && l.independent && !privatised && l.untouchable.is_none() {
+            l.polly_disagrees =
+                Some("mctree's test finds no dependence it carries; Polly finds one".into());
+        }
+    }
+    pairs.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pragma_marks_the_loop_after_it_in_the_kernel_only() {
+        let stderr = "/k/a.c:3:3: remark: SCoP begins here. [-Rpass-analysis=polly-scops]\n\
+                      /k/a.c:6:1: remark: SCoP ends here. [-Rpass-analysis=polly-scops]\n";
+        let stdout =
+            "Printing analysis 'Polly - Print AST' for region: 'x' in function 'kernel_a':\n\
+                      #pragma minimal dependence distance: 1\n\
+                      for (int c0 = 0; c0 <= 9; c0 += 1)\n\
+                      \x20 for (int c1 = 0; c1 <= 9; c1 += 1)\n\
+                      Printing analysis 'Polly - Print AST' for region: 'y' in function 'main':\n\
+                      for (int c0 = 0; c0 <= 9; c0 += 1)\n";
+        let v = read(Path::new("/k/a.c"), stderr, stdout, "kernel_a");
+        assert_eq!(v.ranges, vec![(3, 6)]);
+        let carries: Vec<bool> = v.asts[0].iter().map(|p| p.carries).collect();
+        assert_eq!(carries, vec![true, false]);
+        assert_eq!(v.asts.len(), 1);
+    }
+}
