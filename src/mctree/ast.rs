@@ -209,6 +209,7 @@ pub fn loop_tree(kernel: &Function, text: &str, file: &str, callers: Vec<String>
         loops: w.loops,
         roots,
         polly_compared: None,
+        depth1: None,
     };
     nests(&mut t);
     writes(&mut t, &kernel.body);

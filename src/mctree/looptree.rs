@@ -136,6 +136,16 @@ pub struct LoopTree {
     /// was not asked, or its compile failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub polly_compared: Option<usize>,
+    /// How many one-directive stacks are proved and how many are not (`--list` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth1: Option<StackCounts>,
+}
+
+/// The one-directive stacks of a kernel, proved and not proved.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct StackCounts {
+    pub proved: usize,
+    pub unproved: usize,
 }
 
 impl LoopTree {
@@ -200,6 +210,12 @@ impl LoopTree {
         }
         out.push_str(&self.render_deps());
         out.push_str(&self.render_outside());
+        if let Some(c) = self.depth1 {
+            out.push_str(&format!(
+                "one-directive stacks: {} proved, {} not proved (those are tried only with --trust-output-check)\n",
+                c.proved, c.unproved
+            ));
+        }
         if let Some(n) = self.polly_compared {
             let k = self
                 .loops

@@ -153,14 +153,28 @@ pub fn mctree(o: MctreeOptions) -> Result<Done, Error> {
     o.shared.seed = o.shared.seed.or(file_cfg.seed);
     let r = resolve(&o, &file_cfg, recorded)?;
     let text = read_source(&r.file)?;
-    let tree = discover(&r, &text)?;
+    let mut tree = discover(&r, &text)?;
     if o.list {
+        tree.depth1 = Some(one_directive(&tree, &r));
         return Ok(Done::Listed(Box::new(tree)));
     }
     if !tree.touchable() {
         return Err(untouchable(&r, &tree));
     }
     tune(o, r, text, tree, prev.as_ref())
+}
+
+/// The one-directive stacks of `tree` that are proved, and those that are not.
+fn one_directive(tree: &LoopTree, r: &Recorded) -> looptree::StackCounts {
+    let strict = transform::Options {
+        trust_output_check: false,
+        ..r.options()
+    };
+    let (proved, refused) = transform::Stacks::root().children(tree, &strict);
+    looptree::StackCounts {
+        proved: proved.iter().filter(|(_, f)| f != "polly").count(),
+        unproved: refused.len(),
+    }
 }
 
 fn untouchable(r: &Recorded, tree: &LoopTree) -> Error {

@@ -357,6 +357,7 @@ pub(crate) mod tests {
             loops,
             roots: vec![0, 3],
             polly_compared: None,
+            depth1: None,
         }
     }
 
