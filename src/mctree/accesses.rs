@@ -273,8 +273,10 @@ impl<'k> Collector<'k> {
         let Some((id, name, ty)) = decl_ref(v) else {
             return;
         };
+        // A counter is a scalar like any other outside its own loop (`i += k` after it).
+        let counting = self.ivs.get(id).is_some_and(|l| self.stack.contains(l));
         let is_function = ty.contains('(');
-        if is_function || self.ivs.contains_key(id) || !self.assigned.contains(id) {
+        if is_function || counting || !self.assigned.contains(id) {
             return;
         }
         self.push(Target::Scalar(id.into()), name, vec![], write);

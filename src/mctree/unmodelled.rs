@@ -18,6 +18,8 @@ use crate::problem::mold::line_col;
 /// A read of a counter: where, and the loops around it.
 struct Read {
     at: (u32, u32),
+    /// The byte offset of the read.
+    offset: usize,
     stack: Vec<usize>,
 }
 
@@ -34,6 +36,8 @@ struct Model<'k> {
     counters: HashMap<String, Vec<usize>>,
     reads: HashMap<String, Vec<Read>>,
     found: BTreeMap<usize, Vec<Outside>>,
+    /// Whether the kernel holds a `goto` (a read before a loop may then run after it).
+    jumps: bool,
 }
 
 /// Fills every loop's [`crate::mctree::looptree::Loop::outside`] with what in it lies outside
@@ -48,6 +52,7 @@ pub fn check(kernel: &Function, tree: &mut LoopTree, text: &str) {
         counters: HashMap::new(),
         reads: HashMap::new(),
         found: BTreeMap::new(),
+        jumps: holds_goto(&kernel.body),
     };
     m.addresses(&kernel.body);
     m.node(&kernel.body, false);
@@ -158,8 +163,10 @@ impl Model<'_> {
             self.deny(&stack, v, why);
         }
         if !written {
+            let begin = v.get("range").and_then(|r| r.get("begin"));
             let read = Read {
                 at: self.at(v),
+                offset: begin.and_then(offset).unwrap_or(0),
                 stack: self.stack.clone(),
             };
             self.reads.entry(id.into()).or_default().push(read);
@@ -219,26 +226,32 @@ impl Model<'_> {
         }
     }
 
-    /// A counter read outside its loop and outside any loop that sets it first: the loops
-    /// that count with it and do not hold the read are outside the model.
+    /// A counter read outside its loop and outside any loop that sets it first, where the
+    /// loop's final value can reach it (after the loop, or in a loop around both): the loops
+    /// that count with it and every loop around them are outside the model (a loop holding
+    /// the read may run it in another iteration than the one that left the counter).
     fn counters(&mut self) {
         let counters = std::mem::take(&mut self.counters);
         for (iv, loops) in counters {
             let name = self.tree.loops[loops[0]].iv.clone();
+            let mut named = HashSet::new();
             for r in self.reads.remove(&iv).unwrap_or_default() {
                 if r.stack.iter().any(|s| loops.contains(s)) {
                     continue;
                 }
-                for &l in &loops {
+                let reached: Vec<usize> = (loops.iter().copied())
+                    .filter(|&l| self.reaches(l, &r))
+                    .collect();
+                for l in reached {
                     let (line, col) = r.at;
-                    let why = format!("the counter `{name}` read after its loop");
+                    let construct = format!("the counter `{name}` read after its loop");
                     let o = Outside {
-                        construct: why,
+                        construct,
                         line,
                         col,
                     };
-                    let mut up = Some(l);
-                    while let Some(x) = up.filter(|x| !r.stack.contains(x)) {
+                    let mut up = Some(l).filter(|&l| named.insert(l));
+                    while let Some(x) = up {
                         self.found.entry(x).or_default().push(o.clone());
                         up = self.tree.loops[x].parent;
                     }
@@ -246,4 +259,18 @@ impl Model<'_> {
             }
         }
     }
+
+    /// Whether the value loop `l` leaves in its counter can reach the read `r`: it comes
+    /// after the loop, or a loop holds both, or a `goto` may jump back.
+    fn reaches(&self, l: usize, r: &Read) -> bool {
+        let around =
+            std::iter::successors(self.tree.loops[l].parent, |&p| self.tree.loops[p].parent);
+        self.jumps
+            || r.offset > self.tree.loops[l].offset
+            || around.into_iter().any(|p| r.stack.contains(&p))
+    }
+}
+
+fn holds_goto(v: &Value) -> bool {
+    matches!(kind(v), "GotoStmt" | "IndirectGotoStmt") || inner(v).iter().any(holds_goto)
 }
