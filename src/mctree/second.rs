@@ -8,12 +8,13 @@
 //! verdicts this comparison speaks to — are then not proved ([`super::legality`]), and
 //! `--list` prints it. Tiles and interchanges rest on direction vectors Polly's AST does not
 //! show; they stay with mctree's test alone. A loop whose scalars mctree privatises is not
-//! compared (Polly does not privatise). Where Polly models nothing, or its compile fails or
+//! compared (Polly does not privatise), nor one holding a bound fixed only at run time
+//! ([`symbolic`]: Polly does not assume subscripts stay in their dimension). Where Polly models nothing, or its compile fails or
 //! takes over 10 s, mctree's test stands alone.
 
 use std::path::Path;
 
-use crate::mctree::looptree::{Loop, LoopTree};
+use crate::mctree::looptree::{Bound, Loop, LoopTree};
 use crate::mctree::setup::Recorded;
 use crate::process::{helper, Exit};
 
@@ -152,7 +153,9 @@ pub fn view(r: &Recorded, function: &str) -> Option<View> {
 /// Marks the loops mctree finds independent and Polly finds carrying a dependence
 /// ([`Loop::polly_disagrees`]); returns how many loops were compared.
 pub fn apply(tree: &mut LoopTree, view: &View) -> usize {
-    let pairs = matched(tree, view);
+    let pairs: Vec<(usize, bool)> = (matched(tree, view).into_iter())
+        .filter(|&(id, _)| !symbolic(tree, id))
+        .collect();
     for &(id, carries) in &pairs {
         let privatised = !tree.deps.private.get(&id).is_none_or(Vec::is_empty);
         let l = &mut tree.loops[id];
@@ -162,6 +165,17 @@ pub fn apply(tree: &mut LoopTree, view: &View) -> usize {
         }
     }
     pairs.len()
+}
+
+/// Whether loop `id` or a loop inside it has a bound fixed only at run time (`j < nj`): Polly
+/// cannot then rule out that a subscript runs past its dimension (`C[i][j]` over
+/// `double C[NI][NJ]` reaching row `i + 1`), which C's subscript rule excludes and mctree's
+/// test assumes — measured: it marks the outer loop of PolyBench/C 4.2.1's gemm carried.
+fn symbolic(tree: &LoopTree, id: usize) -> bool {
+    let l = &tree.loops[id];
+    let run_time = |b: &Bound| matches!(b, Bound::Invariant { .. });
+    let own = l.canonical && (run_time(&l.lower) || run_time(&l.upper));
+    own || l.children.iter().any(|&c| symbolic(tree, c))
 }
 
 #[cfg(test)]
