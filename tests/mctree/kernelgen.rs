@@ -7,7 +7,8 @@
 //! counters declared in the loop or outside it, read after it; affine, coupled and indirect
 //! subscripts, a pointer view and pointer parameters the caller points into the kernel's own
 //! arrays; scalars declared inside or outside the loop, global, `static`, `extern`,
-//! address-taken or read after the loop; calls in headers and bodies that count themselves;
+//! address-taken or read after the loop, a local array; calls in headers and bodies that count
+//! themselves, a bound reading a global that a call in the body changes; `continue`, `while`;
 //! a non-canonical increment that does work; `goto`s (one skips a definition); a statement-
 //! expression macro holding a loop; and the source's own directives (`omp simd`,
 //! `omp parallel for`, `clang loop`, `unroll`). Values are multiples of 1/8 combined by `+`,
@@ -160,7 +161,7 @@ impl Gen {
     fn header(&mut self, iv: &str, outer: &[String], inside: bool) -> (String, bool) {
         let decl = if inside { "int " } else { "" };
         let o = outer.last().cloned();
-        let form = self.rng.below(20);
+        let form = self.rng.below(21);
         let header = match (form, o) {
             (0..=4, _) => format!("{decl}{iv} = 0; {iv} < N; {iv}++"),
             (5..=8, _) => format!("{decl}{iv} = 0; {iv} < n; {iv}++"),
@@ -184,6 +185,10 @@ impl Gen {
                 return (h, true);
             }
             (18, Some(o)) => format!("{decl}{iv} = {o}; {iv} >= 0; {iv}--"),
+            (19, _) => {
+                self.feature("bound reading a global a call may change");
+                format!("{decl}{iv} = 0; {iv} < gn; {iv}++")
+            }
             _ => format!("{decl}{iv} = 0; {iv} < n; {iv}++"),
         };
         (header, false)
@@ -269,7 +274,7 @@ impl Gen {
         let pad = "  ".repeat(ind);
         let target = self.element(ivs);
         let e = self.expr(ivs);
-        let lines = match self.rng.below(24) {
+        let lines = match self.rng.below(29) {
             0..=7 => vec![format!("{target} = {e};")],
             8..=9 => vec![format!("{target} += {e};")],
             10 => {
@@ -331,6 +336,38 @@ impl Gen {
                 self.feature("conditional write");
                 vec![format!("if ({e} > 60.0) {target} = {e};")]
             }
+            20 => {
+                self.feature("call that changes a bound");
+                vec!["shrink();".into(), format!("{target} = {e};")]
+            }
+            21 => {
+                self.feature("continue");
+                vec![
+                    format!("if ({e} > 90.0) continue;"),
+                    format!("{target} = {e};"),
+                ]
+            }
+            22 => {
+                self.feature("local array");
+                self.declare("  double loc[4];".into());
+                vec![
+                    format!("loc[0] = {e};"),
+                    "loc[1] = loc[0] * 0.5;".into(),
+                    format!("{target} = loc[1];"),
+                ]
+            }
+            23 => {
+                self.feature("while loop");
+                self.label += 1;
+                let q = format!("q{}", self.label);
+                vec![
+                    format!("int {q} = 0;"),
+                    format!("while ({q} < 3 && {e} > 10.0) {{"),
+                    format!("  {target} += 0.5;"),
+                    format!("  {q}++;"),
+                    "}".into(),
+                ]
+            }
             _ => vec![format!("{target} = {e};")],
         };
         lines.into_iter().map(|l| format!("{pad}{l}")).collect()
@@ -385,7 +422,7 @@ fn program(seed: u64, body: &str, n: &str) -> String {
 #define ROWSUM(X, r) ({{ double s_ = 0.0; for (int q_ = 0; q_ < 4; q_++) s_ += (X)[r][q_]; s_; }})
 
 double A[M], B[M], C[M], P[N + 4][N + 4], Q[N + 4][N + 4], outd[8], gs;
-int idx[N], outi[8], calls;
+int idx[N], outi[8], calls, gn;
 double ge;
 
 __attribute__((noinline)) static int lim(int n) {{
@@ -396,6 +433,11 @@ __attribute__((noinline)) static int lim(int n) {{
 __attribute__((noinline)) static int first(void) {{
   calls += 10;
   return 0;
+}}
+
+__attribute__((noinline)) static void shrink(void) {{
+  calls++;
+  if (gn > 4) gn--;
 }}
 
 __attribute__((noinline)) static double bump(double v) {{
@@ -425,6 +467,7 @@ int main(void) {{
     }}
   for (int q = 0; q < N; q++) idx[q] = r ? pb_rand_int(0, N - 1) : (q * 7) % N;
   int n = {n};
+  gn = n;
   pb_timer_start();
   kernel_gen(n, A + 1, C);
   pb_timer_stop();
@@ -432,7 +475,7 @@ int main(void) {{
   double ints[10];
   for (int q = 0; q < 8; q++) ints[q] = outi[q];
   ints[8] = calls;
-  ints[9] = gs + ge;
+  ints[9] = gs + ge + gn;
   pb_dump_start();
   pb_dump_array("A", A, M);
   pb_dump_array("B", B, M);
