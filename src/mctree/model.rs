@@ -24,7 +24,8 @@
 //!   known to be pure writes any memory), `sizeof`, initialiser lists. Not: GNU statement
 //!   expressions, `_Generic`, `__builtin_choose_expr`, compound literals, `va_arg`, atomics.
 //! - **Scalars**: a `volatile` or `_Atomic` object is not modelled; a scalar whose address is
-//!   taken anywhere in the kernel is not modelled in a loop (a pointer may reach it); only the
+//!   taken anywhere in the kernel, or that the kernel declares `static` or `extern`, is not
+//!   modelled in a loop (a pointer may reach it; its value outlives the kernel); only the
 //!   kernel's own variables may be private to a loop ([`own_variables`]).
 //!
 //! [`super::unmodelled`] applies this description to a kernel. Loops are named by their

@@ -29,7 +29,9 @@ struct Model<'k> {
     tree: &'k LoopTree,
     own: HashSet<String>,
     /// Scalars whose address the kernel takes (`&x`).
-    address_taken: HashMap<String, (u32, u32)>,
+    /// Scalars that are not plainly the kernel's own, with why: their address is taken, or
+    /// the kernel declares them `static` or `extern`.
+    unowned: HashMap<String, String>,
     /// The loops around the node being walked.
     stack: Vec<usize>,
     /// Per counter declared outside its loop, the loops that count with it.
@@ -47,14 +49,14 @@ pub fn check(kernel: &Function, tree: &mut LoopTree, text: &str) {
         text,
         tree,
         own: own_variables(kernel),
-        address_taken: HashMap::new(),
+        unowned: HashMap::new(),
         stack: vec![],
         counters: HashMap::new(),
         reads: HashMap::new(),
         found: BTreeMap::new(),
         jumps: holds_goto(&kernel.body),
     };
-    m.addresses(&kernel.body);
+    m.unowned(&kernel.body);
     m.node(&kernel.body, false);
     m.counters();
     let found = std::mem::take(&mut m.found);
@@ -96,15 +98,26 @@ impl Model<'_> {
     }
 
     /// Every scalar whose address is taken.
-    fn addresses(&mut self, v: &Value) {
+    /// Every scalar whose address is taken, and every `static` or `extern` declaration.
+    fn unowned(&mut self, v: &Value) {
         let address = kind(v) == "UnaryOperator" && op(v) == Some("&");
         if let Some((id, _, ty)) = inner(v).first().filter(|_| address).and_then(decl_ref) {
             if !ty.contains('[') && !ty.contains('(') {
-                let at = self.at(v);
-                self.address_taken.entry(id.into()).or_insert(at);
+                let (line, col) = self.at(v);
+                let why =
+                    format!("whose address is taken at {line}:{col} (a pointer may reach it)");
+                self.unowned.entry(id.into()).or_insert(why);
             }
         }
-        inner(v).iter().for_each(|c| self.addresses(c));
+        let class = v.get("storageClass").and_then(Value::as_str);
+        if let (Some(c @ ("static" | "extern")), Some(id)) =
+            (class, v.get("id").and_then(Value::as_str))
+        {
+            let (line, col) = self.at(v);
+            let why = format!("declared `{c}` at {line}:{col} (its value outlives the kernel)");
+            self.unowned.entry(id.into()).or_insert(why);
+        }
+        inner(v).iter().for_each(|c| self.unowned(c));
     }
 
     /// Walks `v`; `written`: `v` is the target of a plain `=` (a counter's write, not a read).
@@ -155,11 +168,8 @@ impl Model<'_> {
         let Some((id, name, _)) = decl_ref(v) else {
             return;
         };
-        if let (Some(&(line, col)), false) = (self.address_taken.get(id), self.stack.is_empty()) {
-            let stack = self.stack.clone();
-            let why = format!(
-                "`{name}`, whose address is taken at {line}:{col} (a pointer may reach it)"
-            );
+        if let (Some(why), false) = (self.unowned.get(id), self.stack.is_empty()) {
+            let (stack, why) = (self.stack.clone(), format!("`{name}`, {why}"));
             self.deny(&stack, v, why);
         }
         if !written {
