@@ -431,7 +431,12 @@ fn referenced(v: &Value, out: &mut HashSet<String>) {
 
 /// Calls `found` with the arguments of every call of `name` below `v`; sets `escapes` when
 /// `name` is used other than as a callee.
-fn find_calls(v: &Value, name: &str, found: &mut dyn FnMut(&[Value]), escapes: &mut bool) {
+pub(crate) fn find_calls(
+    v: &Value,
+    name: &str,
+    found: &mut dyn FnMut(&[Value]),
+    escapes: &mut bool,
+) {
     if kind(v) == "CallExpr" {
         let kids = inner(v);
         let callee = kids.first().and_then(decl_ref).map(|(_, n, _)| n);

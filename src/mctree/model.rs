@@ -131,14 +131,12 @@ pub(crate) fn op(v: &Value) -> Option<&str> {
 
 /// Why evaluating `e` has an effect: a call of a function not known to be pure, an assignment.
 pub(crate) fn effect(e: &Value) -> Option<String> {
-    if kind(e) == "CallExpr" {
+    if effect_of_call(e) {
         let callee = inner(e).first().and_then(decl_ref).map(|(_, n, _)| n);
-        if !callee.is_some_and(|c| PURE.contains(&c)) {
-            let name = callee.unwrap_or("a function pointer");
-            return Some(format!(
-                "calls `{name}` (evaluated another number of times once transformed)"
-            ));
-        }
+        let name = callee.unwrap_or("a function pointer");
+        return Some(format!(
+            "calls `{name}` (evaluated another number of times once transformed)"
+        ));
     }
     if is_write(e) {
         return Some("assigns a variable".into());

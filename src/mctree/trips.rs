@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use crate::mctree::header::{header, is_write, Header};
 use crate::mctree::looptree::LoopTree;
+use crate::mctree::memory::find_calls;
 use crate::mctree::node::{bare, decl_ref, inner, kind, literal, loop_key};
 use crate::mctree::unit::{Function, Unit};
 
@@ -172,39 +173,31 @@ fn arguments(unit: &Unit, kernel: &Function, whole_program: bool) -> HashMap<Str
             return out; // its address is taken: not every call is seen
         }
         let locals = constant_locals(&f.body);
-        each_call(&f.body, &kernel.name, &mut |args| {
-            calls.push(args.iter().map(|a| range(a, &locals)).collect())
-        });
+        let mut escapes = false;
+        let mut each =
+            |args: &[Value]| calls.push(args.iter().map(|a| range(a, &locals)).collect());
+        find_calls(&f.body, &kernel.name, &mut each, &mut escapes);
+        if escapes {
+            return out;
+        }
     }
     if calls.is_empty() {
         return out;
     }
+    let mut assigned = HashSet::new();
+    writes(&kernel.body, &mut assigned);
     for (i, p) in kernel.params.iter().enumerate() {
         let Some(id) = p.get("id").and_then(Value::as_str) else {
             continue;
         };
         let each: Option<Vec<Range>> = calls.iter().map(|c| c.get(i).copied().flatten()).collect();
         if let Some(r) = each.and_then(|v| v.into_iter().reduce(Range::join)) {
-            if !assigned(&kernel.body, id) {
+            if !assigned.contains(id) {
                 out.insert(id.into(), r);
             }
         }
     }
     out
-}
-
-fn each_call(v: &Value, name: &str, found: &mut dyn FnMut(&[Value])) {
-    if kind(v) == "CallExpr" {
-        let kids = inner(v);
-        if kids
-            .first()
-            .and_then(decl_ref)
-            .is_some_and(|(_, n, _)| n == name)
-        {
-            found(&kids[1..]);
-        }
-    }
-    inner(v).iter().for_each(|c| each_call(c, name, found));
 }
 
 /// The integer locals of a body initialised to a constant and never assigned or
@@ -232,12 +225,6 @@ fn constant_locals(body: &Value) -> HashMap<String, Range> {
         }
     }
     out
-}
-
-fn assigned(body: &Value, id: &str) -> bool {
-    let mut touched = HashSet::new();
-    writes(body, &mut touched);
-    touched.contains(id)
 }
 
 /// Every variable written (`=`, `op=`, `++`, `--`) or whose address is taken below `v`.

@@ -84,20 +84,21 @@ impl Model<'_> {
             line,
             col,
         };
-        let mut all: Vec<usize> = loops.to_vec();
         for &l in loops {
-            let mut up = self.tree.loops.get(l).and_then(|x| x.parent);
-            while let Some(p) = up {
-                all.push(p);
-                up = self.tree.loops[p].parent;
-            }
-        }
-        for l in all {
-            self.found.entry(l).or_default().push(o.clone());
+            self.record(l, &o);
         }
     }
 
-    /// Every scalar whose address is taken.
+    /// Records `o` against loop `l` and every loop around it (a loop mctree does not number
+    /// has none).
+    fn record(&mut self, l: usize, o: &Outside) {
+        let mut up = Some(l);
+        while let Some(x) = up {
+            self.found.entry(x).or_default().push(o.clone());
+            up = self.tree.loops.get(x).and_then(|lp| lp.parent);
+        }
+    }
+
     /// Every scalar whose address is taken, and every `static` or `extern` declaration.
     fn unowned(&mut self, v: &Value) {
         let address = kind(v) == "UnaryOperator" && op(v) == Some("&");
@@ -260,10 +261,8 @@ impl Model<'_> {
                         line,
                         col,
                     };
-                    let mut up = Some(l).filter(|&l| named.insert(l));
-                    while let Some(x) = up {
-                        self.found.entry(x).or_default().push(o.clone());
-                        up = self.tree.loops[x].parent;
+                    if named.insert(l) {
+                        self.record(l, &o);
                     }
                 }
             }
