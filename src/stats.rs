@@ -107,7 +107,7 @@ pub fn change_of_ratio(
 
 /// A statistic of the medians of `sets` with its 95% percentile-bootstrap interval:
 /// every set resampled with replacement, independently, `resamples` times.
-fn bootstrap(
+pub fn bootstrap(
     sets: &[&[f64]],
     stat: impl Fn(&[f64]) -> Option<f64>,
     seed: u64,

@@ -506,3 +506,92 @@ fn the_executor_flags_of_check_are_refused_where_they_cannot_act() {
         assert_eq!(std::fs::read(&b).unwrap(), before);
     }
 }
+
+/// The toy problem with `metric` (goal and kind) tuned and a baseline written, the mock's
+/// values lowered by `shift`: `b/toy.json`.
+fn baseline_of(dir: &Path, metric: &str, shift: &str) -> PathBuf {
+    write_toy(dir);
+    let yaml = format!("{}metric: {metric}\n", common::TOY_YAML);
+    std::fs::write(dir.join("p.yaml"), yaml).unwrap();
+    let run = [
+        "run",
+        "p.yaml",
+        "--mock",
+        "--max-evals",
+        "12",
+        "--out",
+        "run",
+    ];
+    let record = ["baseline", "run", "--out", "b", "--rounds", "20", "--mock"];
+    for args in [&run[..], &record[..]] {
+        let o = with_shift(args, dir, shift);
+        assert_code(&o, 0);
+    }
+    dir.join("b/toy.json")
+}
+
+fn with_shift(args: &[&str], dir: &Path, shift: &str) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_moldtune"))
+        .args(args)
+        .current_dir(dir)
+        .env("MOLDTUNE_MOCK_SHIFT", shift)
+        .output()
+        .unwrap()
+}
+
+/// Multiplies the guard's recorded samples by `by`.
+fn scale_guard(file: &Path, by: f64) {
+    edit_json(file, |v| {
+        for x in v["guards"][0]["samples"].as_array_mut().unwrap() {
+            *x = (x.as_f64().unwrap() * by).into();
+        }
+    });
+}
+
+/// A throughput (maximised, positive): the baseline records the tuned configuration's gain
+/// as a ratio above 1; a drop since the recording is a regression (exit 4), a rise passes.
+#[test]
+fn a_maximised_metric_s_drop_is_a_regression_and_its_rise_passes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = baseline_of(tmp.path(), "{kind: wall_time, goal: maximize}", "0");
+    let b: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let gain = b["guards"][0]["speedup"]["ratio"].as_f64().unwrap();
+    assert!(gain > 1.0, "the tuned configuration's gain: {b}");
+    // Recorded 1.5x higher than it now measures: a drop.
+    scale_guard(&file, 1.5);
+    let o = with_shift(&["check", "b", "--mock", "--json"], tmp.path(), "0");
+    assert_code(&o, 4);
+    // Recorded 1.5x lower than it now measures: a rise.
+    scale_guard(&file, 1.0 / 1.5 / 1.5);
+    let o = with_shift(&["check", "b", "--mock"], tmp.path(), "0");
+    assert_code(&o, 0);
+    assert!(text(&o.stdout).contains("improvement"), "{}", describe(&o));
+}
+
+/// A score of negative values, maximised: the baseline records them (it refused negative
+/// samples), states the gain as a difference, and a drop of the score is a regression.
+#[test]
+fn a_negative_score_is_recorded_and_its_drop_is_a_regression() {
+    let tmp = tempfile::tempdir().unwrap();
+    let metric = "{kind: regex, regex: 'score: (\\S+)', goal: maximize}";
+    let file = baseline_of(tmp.path(), metric, "5");
+    let b: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(b["reference"]["samples"][0].as_f64().unwrap() < 0.0, "{b}");
+    let gain = &b["guards"][0]["speedup"];
+    assert!(gain["difference"].as_f64().unwrap() > 0.0, "{b}");
+    let o = with_shift(&["check", "b", "--mock"], tmp.path(), "5");
+    assert_code(&o, 0);
+    let said = text(&o.stderr);
+    assert!(
+        said.contains("higher than the reference"),
+        "{}",
+        describe(&o)
+    );
+    // Negative samples grow more negative when scaled up: recorded ×0.5 is a higher score
+    // then, so now is a drop.
+    scale_guard(&file, 0.5);
+    let o = with_shift(&["check", "b", "--mock"], tmp.path(), "5");
+    assert_code(&o, 4);
+}

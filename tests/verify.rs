@@ -118,3 +118,50 @@ fn best_verify_re_measures_a_finished_run_and_records_the_verdict() {
     );
     assert_eq!(run["best_eval_id"], run["verification"]["winner_eval_id"]);
 }
+
+/// A log-likelihood, maximised: every objective negative (the mock's values shifted by −5).
+/// The verification keeps the search's best (it was "0.22x" of the default and lost to it),
+/// and says how much higher it is in the metric's own units.
+#[test]
+fn a_run_whose_objectives_are_all_negative_reports_the_search_s_best() {
+    let tmp = tempfile::tempdir().unwrap();
+    let yaml = "name: ll\nmold: m.c\nparams:\n  - name: P0\n    type: ordinal\n    values: [1, 2, 4, 8, 16, 32]\n    default: 1\n  - name: P2\n    type: integer\n    low: 0\n    high: 100\n    default: 0\ncompile: \"cc {{ source }} -o {{ exe }}\"\nrun: \"{{ exe }}\"\nmetric: {kind: regex, regex: 'll: (\\S+)', goal: maximize}\n";
+    std::fs::write(tmp.path().join("p.yaml"), yaml).unwrap();
+    std::fs::write(tmp.path().join("m.c"), "int a = #P0, b = #P2;\n").unwrap();
+    let o = Command::new(BIN)
+        .current_dir(tmp.path())
+        .env("MOLDTUNE_MOCK_SHIFT", "5")
+        .args([
+            "run",
+            "p.yaml",
+            "--mock",
+            "--max-evals",
+            "15",
+            "--out",
+            "run",
+        ])
+        .args(["--verify", "2", "--verify-rounds", "6"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let out = text(&o.stdout);
+    let run = read_json(&tmp.path().join("run/run.json"));
+    let v = &run["verification"];
+    let medians: Vec<(u64, f64)> = (v["candidates"].as_array().unwrap().iter())
+        .map(|c| {
+            (
+                c["eval_id"].as_u64().unwrap(),
+                c["median"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(medians.iter().all(|m| m.1 < 0.0), "{v}");
+    let highest = medians.iter().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
+    assert_eq!(v["winner_eval_id"].as_u64(), Some(highest.0), "{out}");
+    assert_ne!(v["winner_eval_id"], v["default_eval_id"], "{out}");
+    assert_eq!(run["best_eval_id"].as_u64(), Some(highest.0));
+    assert!(v["speedup"]["difference"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(v["speedup"].get("ratio").is_none(), "{v}");
+    assert!(out.contains("higher than the default"), "{out}");
+    assert!(!out.contains("x better"), "{out}");
+}

@@ -14,10 +14,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Span};
+use crate::problem::objective::{Gain, Objective, Sense};
 use crate::problem::overrides;
 use crate::problem::space::{Config, Space};
 use crate::problem::Problem;
-use crate::stats::{self, Ratio};
+use crate::stats;
 
 /// The baseline format this moldtune reads and writes.
 pub const FORMAT: u32 = 1;
@@ -56,7 +57,7 @@ pub struct Elsewhere {
 impl Baseline {
     /// Makes the recording made on `cpu` the one a check compares with, when there is
     /// one; whether it did.
-    pub fn prefer_cpu(&mut self, cpu: Option<&str>) -> bool {
+    pub fn prefer_cpu(&mut self, cpu: Option<&str>, objective: Objective) -> bool {
         let on = |r: &Recorded| cpu.is_some() && r.cpu.as_deref() == cpu;
         if on(&self.recorded) {
             return false;
@@ -65,7 +66,7 @@ impl Baseline {
             return false;
         };
         let other = self.elsewhere[k].clone();
-        self.elsewhere[k] = self.swap_in(other);
+        self.elsewhere[k] = self.swap_in(other, objective);
         true
     }
 
@@ -81,13 +82,13 @@ impl Baseline {
     }
 
     /// Puts `other`'s samples and details in place of the current ones; returns those.
-    fn swap_in(&mut self, other: Elsewhere) -> Elsewhere {
+    fn swap_in(&mut self, other: Elsewhere, objective: Objective) -> Elsewhere {
         let current = self.elsewhere_of_current();
         self.recorded = other.recorded;
         for (g, s) in self.guards.iter_mut().zip(other.guards) {
-            g.record(s, Some(&other.reference));
+            g.record(s, Some(&other.reference), objective);
         }
-        self.reference.record(other.reference, None);
+        self.reference.record(other.reference, None, objective);
         current
     }
 
@@ -112,9 +113,10 @@ pub struct Entry {
     /// For reading only: the median of `samples`.
     #[serde(default)]
     pub median: Option<f64>,
-    /// For reading only (guards): reference median / this median, with its 95% interval.
+    /// For reading only (guards): its gain over the reference, with its 95% interval (a
+    /// speed-up, reference median / this median, for a time; [`crate::problem::objective`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub speedup: Option<Ratio>,
+    pub speedup: Option<Gain>,
     /// For reading only (guards): `speedup`'s relative half-width, the smallest change a
     /// check can resolve against this recording (0.04: ±4%).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -275,9 +277,10 @@ impl Loaded {
             return Err(in_file(&self.file, why, &update));
         }
         if let Some((key, x)) = self.bad_sample() {
-            let why = format!(
-                "`{key}` is {x}: a recorded sample is a time or a count, finite and above 0"
-            );
+            let why = match self.positive() {
+                true => format!("`{key}` is {x}: a recorded time or count is finite and above 0"),
+                false => format!("`{key}` is {x}: a recorded sample is a finite number"),
+            };
             return Err(in_file(&self.file, why, &update));
         }
         match b.recorded.threshold {
@@ -290,7 +293,13 @@ impl Loaded {
         }
     }
 
-    /// The first recorded sample that cannot be a time or a count, with its key.
+    /// Whether the metric is a time or a count, whose samples are above 0.
+    fn positive(&self) -> bool {
+        Objective::of(&self.problem.metric).sense != Sense::Score
+    }
+
+    /// The first recorded sample that cannot be one of the metric's values (not finite, or
+    /// not above 0 for a time or a count), with its key.
     fn bad_sample(&self) -> Option<(String, f64)> {
         let b = &self.baseline;
         let mut all: Vec<(String, &[f64])> =
@@ -306,11 +315,10 @@ impl Loaded {
                     .map(|(g, s)| (format!("elsewhere[{k}].guards[{g}]"), &s[..])),
             );
         }
+        let positive = self.positive();
+        let bad = |x: f64| !x.is_finite() || (positive && x <= 0.0);
         (all.iter()).find_map(|(key, xs)| {
-            let (i, x) = xs
-                .iter()
-                .enumerate()
-                .find(|(_, x)| !(x.is_finite() && **x > 0.0))?;
+            let (i, x) = xs.iter().enumerate().find(|(_, x)| bad(**x))?;
             Some((format!("{key}[{i}]"), *x))
         })
     }
@@ -406,10 +414,10 @@ impl Entry {
         }
     }
 
-    /// Sets the samples and what is derived from them (the speed-up over `reference`).
-    pub fn record(&mut self, samples: Vec<f64>, reference: Option<&[f64]>) {
+    /// Sets the samples and what is derived from them (the gain over `reference`).
+    pub fn record(&mut self, samples: Vec<f64>, reference: Option<&[f64]>, o: Objective) {
         self.median = stats::median(&samples);
-        self.speedup = reference.and_then(|r| stats::ratio_of_medians(r, &samples, 1));
+        self.speedup = reference.and_then(|r| o.gain(&samples, r, 1));
         self.resolution = self.speedup.map(|r| r.half_width());
         self.samples = samples;
     }

@@ -13,7 +13,8 @@ use crate::error::Error;
 use crate::evaluate::interleave::{Failed, Remeasured, Rounds};
 use crate::evaluate::outcome::{Status, Stop};
 use crate::evaluate::Evaluator;
-use crate::stats::{self, Ratio};
+use crate::problem::objective::{Gain, Objective};
+use crate::stats::Ratio;
 
 /// The verdict on one guarded configuration of one baseline.
 #[derive(Debug, Clone, Serialize)]
@@ -23,10 +24,12 @@ pub struct Guarded {
     pub guard: String,
     pub file: String,
     pub verdict: Verdict,
-    /// Speed-up over the reference when recorded and now, with 95% intervals.
-    pub recorded: Option<Ratio>,
-    pub measured: Option<Ratio>,
-    /// (tuned/reference now) / (tuned/reference recorded): above 1 is slower.
+    /// Gain over the reference when recorded and now, with 95% intervals (a speed-up for
+    /// a time, [`crate::problem::objective`]).
+    pub recorded: Option<Gain>,
+    pub measured: Option<Gain>,
+    /// The change of its standing against the reference since the recording, above 1
+    /// worse ([`crate::check::rule`]).
     pub change: Option<Ratio>,
     pub rounds: usize,
     /// Why it is broken, or why the rule could not decide.
@@ -61,7 +64,10 @@ impl Rounds for Gate<'_> {
                     reference: &then.reference.samples,
                 };
                 let now = Pair { tuned, reference };
-                *judged = self.rule.judge(now, recorded, seed(&then.name, i));
+                let objective = Objective::of(&self.loaded.problem.metric);
+                *judged = self
+                    .rule
+                    .judge(objective, now, recorded, seed(&then.name, i));
             }
         }
         let failed = |i: usize| so_far[i + 1].is_err();
@@ -124,6 +130,7 @@ fn guarded(
     seconds: f64,
 ) -> Guarded {
     let b = &loaded.baseline;
+    let objective = Objective::of(&loaded.problem.metric);
     let reference = &measured[0];
     let tuned = measured
         .get(i + 1)
@@ -152,8 +159,8 @@ fn guarded(
         guard: b.guards[i].name.clone(),
         file: loaded.file.display().to_string(),
         verdict,
-        recorded: stats::ratio_of_medians(&b.reference.samples, &b.guards[i].samples, 1),
-        measured: stats::ratio_of_medians(now_r, now_t, 1),
+        recorded: objective.gain(&b.guards[i].samples, &b.reference.samples, 1),
+        measured: objective.gain(now_t, now_r, 1),
         change,
         rounds: now_r.len().min(now_t.len()),
         cause,
@@ -181,7 +188,7 @@ fn explained(mut g: Guarded, threshold: f64) -> Guarded {
         return g;
     };
     let need = rule::resolution_needed(threshold);
-    let pct = |r: Option<Ratio>| r.map_or(f64::NAN, |r| 100.0 * r.half_width());
+    let pct = |r: Option<Gain>| r.map_or(f64::NAN, |r| 100.0 * r.half_width());
     let (then, now) = (pct(g.recorded), pct(g.measured));
     let noisy = |x: f64| x.is_nan() || x > 100.0 * need;
     let side = match (noisy(then), noisy(now)) {
@@ -206,6 +213,7 @@ fn explained(mut g: Guarded, threshold: f64) -> Guarded {
 /// `cap` rounds are done.
 #[derive(Debug, Clone, Copy)]
 pub struct Recording {
+    pub objective: Objective,
     pub first: usize,
     pub step: usize,
     pub cap: usize,
@@ -224,15 +232,16 @@ impl Rounds for Recording {
             return true;
         };
         so_far[1..].iter().all(|t| match t {
-            Ok(t) => resolution(reference, t).is_some_and(|r| r <= self.target),
+            Ok(t) => resolution(self.objective, reference, t).is_some_and(|r| r <= self.target),
             Err(_) => true,
         })
     }
 }
 
-/// The relative half-width of the speed-up reference / tuned (as a baseline records it).
-pub fn resolution(reference: &[f64], tuned: &[f64]) -> Option<f64> {
-    stats::ratio_of_medians(reference, tuned, 1).map(|r| r.half_width())
+/// The relative half-width of the tuned configuration's gain over the reference (as a
+/// baseline records it).
+pub fn resolution(objective: Objective, reference: &[f64], tuned: &[f64]) -> Option<f64> {
+    objective.gain(tuned, reference, 1).map(|g| g.half_width())
 }
 
 /// Measures `loaded`'s reference and guards in interleaved rounds as long as `rounds`
@@ -282,8 +291,8 @@ mod tests {
             guard: "tuned".into(),
             file: "b/k.json".into(),
             verdict: Verdict::Undecided,
-            recorded,
-            measured,
+            recorded: recorded.map(Gain::from_ratio),
+            measured: measured.map(Gain::from_ratio),
             change: r(1.1, 0.2),
             rounds: 200,
             cause: None,

@@ -19,6 +19,7 @@ use std::path::PathBuf;
 
 use crate::error::Error;
 use crate::evaluate::Evaluator;
+use crate::problem::objective::Objective;
 use crate::run::machine;
 use baseline::Loaded;
 use gate::Guarded;
@@ -102,7 +103,9 @@ pub fn check(paths: &[PathBuf], opts: &Options) -> Result<Checked, Error> {
     require_tools(loaded.iter().map(|l| &l.problem), opts)?;
     let cpu = machine::cpu_model();
     for l in &mut loaded {
-        if l.baseline.prefer_cpu(cpu.as_deref()) {
+        if l.baseline
+            .prefer_cpu(cpu.as_deref(), Objective::of(&l.problem.metric))
+        {
             progress(
                 opts,
                 format!(
@@ -193,7 +196,7 @@ fn notes(l: &Loaded, opts: &Options) -> Vec<String> {
     let need = rule::resolution_needed(opts.rule.threshold);
     let reference = &l.baseline.reference.samples;
     for g in &l.baseline.guards {
-        match gate::resolution(reference, &g.samples) {
+        match gate::resolution(Objective::of(&l.problem.metric), reference, &g.samples) {
             Some(r) if r > need => out.push(format!(
                 "`{}`'s recorded speed-up is known to ±{:.0}% only, a {:.0}% threshold needs ±{:.1}%: expect undecided checks; record it again on a quieter machine (`moldtune check --update {}`)",
                 g.name,

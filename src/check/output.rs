@@ -7,21 +7,23 @@ use std::path::Path;
 use crate::check::gate::Guarded;
 use crate::check::Checked;
 use crate::error::Error;
+use crate::problem::objective::Gain;
 use crate::report::templates;
 use crate::stats::Ratio;
 
-/// "gemm-medium/tuned: ok: speed-up 1.52x (95% CI 1.48–1.57), recorded 1.50x; time
-/// ×0.99 of recorded (0.96–1.02) after 20 rounds".
+/// "gemm-medium/tuned: ok: 1.52x faster than the reference (95% CI 1.48–1.57), recorded
+/// 1.50x faster; loss ×0.99 of recorded (0.96–1.02) after 20 rounds" (a loss above 1 is
+/// worse than recorded: [`crate::check::rule`]).
 pub fn line(g: &Guarded) -> String {
     let mut s = format!("{}/{}: {}", g.name, g.guard, g.verdict.as_str());
     if let Some(m) = &g.measured {
-        s += &format!(": speed-up {}", with_interval(m, "x"));
+        s += &format!(": {}", gain_text(m));
     }
     if let Some(r) = &g.recorded {
-        s += &format!(", recorded {:.2}x", r.ratio);
+        s += &format!(", recorded {}", r.describe());
     }
     if let Some(c) = &g.change {
-        s += &format!("; time ×{} of recorded", with_interval(c, ""));
+        s += &format!("; loss ×{} of recorded", change_text(c));
     }
     s += &format!(" after {} rounds ({:.0} s)", g.rounds, g.seconds);
     if let Some(why) = &g.cause {
@@ -30,8 +32,18 @@ pub fn line(g: &Guarded) -> String {
     s
 }
 
-fn with_interval(r: &Ratio, unit: &str) -> String {
-    format!("{:.2}{unit} ({:.2}–{:.2})", r.ratio, r.low, r.high)
+/// "1.52x faster than the reference (95% CI 1.48–1.57)".
+fn gain_text(g: &Gain) -> String {
+    format!(
+        "{} than the reference (95% CI {})",
+        g.describe(),
+        g.interval()
+    )
+}
+
+/// "0.99 (0.96–1.02)".
+fn change_text(r: &Ratio) -> String {
+    format!("{:.2} ({:.2}–{:.2})", r.ratio, r.low, r.high)
 }
 
 /// The table printed at the end.
@@ -40,9 +52,9 @@ pub fn table(c: &Checked) -> String {
         "baseline",
         "guard",
         "verdict",
-        "speed-up now (95% CI)",
+        "vs reference now (95% CI)",
         "recorded",
-        "time vs recorded (95% CI)",
+        "loss vs recorded (95% CI)",
         "rounds",
     ];
     let rows: Vec<[String; 7]> = c.guarded.iter().map(row).collect();
@@ -68,14 +80,15 @@ pub fn table(c: &Checked) -> String {
 }
 
 fn row(g: &Guarded) -> [String; 7] {
-    let opt = |r: &Option<Ratio>, f: &dyn Fn(&Ratio) -> String| r.as_ref().map_or("–".into(), f);
+    let gain = |r: &Option<Gain>, f: &dyn Fn(&Gain) -> String| r.as_ref().map_or("–".into(), f);
+    let both = |m: &Gain| format!("{} ({})", m.describe(), m.interval());
     [
         g.name.clone(),
         g.guard.clone(),
         g.verdict.as_str().into(),
-        opt(&g.measured, &|m| with_interval(m, "x")),
-        opt(&g.recorded, &|r| format!("{:.2}x", r.ratio)),
-        opt(&g.change, &|c| with_interval(c, "")),
+        gain(&g.measured, &both),
+        gain(&g.recorded, &Gain::describe),
+        g.change.as_ref().map_or("–".into(), change_text),
         g.rounds.to_string(),
     ]
 }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::check::baseline::{self, Baseline, Entry, Loaded, Recorded};
 use crate::check::{evaluator, gate, load_all, progress, require_tools, rule, Options, Scratch};
 use crate::error::Error;
+use crate::problem::objective::Objective;
 use crate::problem::Problem;
 use crate::run::machine;
 
@@ -50,7 +51,7 @@ fn record_all(todo: Vec<(Loaded, Option<PathBuf>)>, opts: &Options) -> Result<Ve
                 "recording {} ({} rounds, up to {} until it resolves a {:.0}% threshold)",
                 l.baseline.name,
                 opts.rounds,
-                plan(opts).cap,
+                plan(&l, opts).cap,
                 100.0 * opts.rule.threshold
             ),
         );
@@ -135,8 +136,9 @@ pub const CAP_FACTOR: usize = 4;
 
 /// `opts.rounds` rounds, then the rule's step at a time up to [`CAP_FACTOR`] × as many,
 /// until every guard resolves `opts.rule.threshold`.
-fn plan(opts: &Options) -> gate::Recording {
+fn plan(l: &Loaded, opts: &Options) -> gate::Recording {
     gate::Recording {
+        objective: Objective::of(&l.problem.metric),
         first: opts.rounds,
         step: opts.rule.step,
         cap: opts.rounds * CAP_FACTOR,
@@ -180,7 +182,7 @@ fn judge(b: &Baseline, file: &Path, opts: &Options) -> Result<(), Error> {
         return Ok(());
     }
     let sp = g.speedup.map_or(String::new(), |r| {
-        format!(" {:.2} [{:.2}–{:.2}]", r.ratio, r.low, r.high)
+        format!(" {} [{}]", r.describe(), r.interval())
     });
     let message = format!(
         "the baseline `{}` cannot decide a {:.0}% threshold: after {rounds} interleaved rounds, `{}`'s speed-up{sp} is only known to ±{:.0}% (a check needs ±{:.1}%), so checks against it will end undecided even on unchanged code",
@@ -212,7 +214,7 @@ pub(super) fn recorded(
     from: Option<&Path>,
 ) -> Result<Baseline, Error> {
     let mut ev = evaluator(opts.mock, opts.jobs);
-    let samples = gate::record(l, plan(opts), ev.as_mut(), work)?;
+    let samples = gate::record(l, plan(l, opts), ev.as_mut(), work)?;
     let rounds = samples.iter().map(Vec::len).min().unwrap_or(0);
     let mut b = l.baseline.clone();
     b.keep_other_cpus(machine::cpu_model().as_deref());
@@ -225,9 +227,10 @@ pub(super) fn recorded(
     b.metric = baseline::metric_name(&l.problem);
     let mut it = samples.into_iter();
     let reference = it.next().unwrap_or_default();
+    let objective = Objective::of(&l.problem.metric);
     for (g, s) in b.guards.iter_mut().zip(it) {
-        g.record(s, Some(&reference));
+        g.record(s, Some(&reference), objective);
     }
-    b.reference.record(reference, None);
+    b.reference.record(reference, None, objective);
     Ok(b)
 }

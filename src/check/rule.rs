@@ -1,8 +1,11 @@
 //! The regression gate's decision rule.
 //!
-//! The statistic is the *change* of a ratio: (tuned / reference now) / (tuned / reference
-//! when recorded), each ratio a ratio of medians of interleaved samples, with a 95%
-//! bootstrap interval that resamples all four sample sets ([`stats::change_of_ratio`]).
+//! The statistic is the *change* of the guarded configuration's standing against its
+//! reference, oriented by the goal so that above 1 is worse ([`Objective::change`]): for a
+//! time, (tuned / reference now) / (tuned / reference when recorded), each a ratio of medians
+//! of interleaved samples; for a maximised metric the ratios are turned over; for a score of
+//! any sign, 1 + the difference lost over the recorded reference's size. A 95% bootstrap
+//! interval resamples all four sample sets.
 //! Measuring both programs in the same rounds cancels the machine's load and speed, so a
 //! baseline recorded on one machine can guard another.
 //!
@@ -21,7 +24,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::{self, Ratio};
+use crate::problem::objective::Objective;
+use crate::stats::Ratio;
 
 /// The verdict on one guarded configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,7 +90,8 @@ pub fn resolution_needed(threshold: f64) -> f64 {
 /// The rule's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Rule {
-    /// A slowdown of the ratio beyond this fraction is a regression (0.10).
+    /// A loss beyond this fraction (of the ratio, or of the reference's size) is a
+    /// regression (0.10).
     pub threshold: f64,
     /// Rounds before the first decision.
     pub first: usize,
@@ -125,9 +130,15 @@ impl Rule {
 
     /// The change of `now`'s ratio against `then`'s and the verdict, `None` while more
     /// rounds (below the cap) could settle it. The seed fixes the bootstrap.
-    pub fn judge(&self, now: Pair, then: Pair, seed: u64) -> Option<(Verdict, Option<Ratio>)> {
+    pub fn judge(
+        &self,
+        objective: Objective,
+        now: Pair,
+        then: Pair,
+        seed: u64,
+    ) -> Option<(Verdict, Option<Ratio>)> {
         let at_cap = now.tuned.len().min(now.reference.len()) >= self.cap;
-        let change = stats::change_of_ratio(
+        let change = objective.change(
             (now.tuned, now.reference),
             (then.tuned, then.reference),
             seed,

@@ -17,8 +17,16 @@ use serde::Serialize;
 use crate::check::baseline::{self, Baseline, Entry};
 use crate::check::rule::{Pair, Rule, Verdict};
 use crate::error::Error;
+use crate::problem::objective::{Objective, Sense};
+use crate::problem::Goal;
 use crate::rng::Rng;
 use crate::stats::median;
+
+/// The simulated metric: a kernel time.
+const TIME: Objective = Objective {
+    goal: Goal::Minimize,
+    sense: Sense::Time,
+};
 
 /// Relative noise of one configuration: samples divided by their median.
 #[derive(Debug, Clone)]
@@ -205,7 +213,7 @@ fn one_trial(
             tuned: &t[..done],
             reference: &r[..done],
         };
-        if let Some((v, c)) = rule.judge(now, then, k) {
+        if let Some((v, c)) = rule.judge(TIME, now, then, k) {
             return (v, done, c.map(|c| c.ratio));
         }
     }

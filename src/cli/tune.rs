@@ -117,14 +117,12 @@ fn print_summary(s: &driver::Summary) {
     match (&s.verification, &s.best, s.default_objective) {
         (Some(v), _, _) => println!("verified: {}", v.describe()),
         (None, Some((id, obj, _)), Some(d)) if *id != 0 => {
-            let ratio = if s.goal == crate::problem::Goal::Minimize {
-                d / obj
-            } else {
-                obj / d
-            };
-            println!(
-                "{ratio:.2}x better than the default by the search's own numbers (not re-measured)"
-            );
+            if let Some(g) = s.objective.gain_of(*obj, d) {
+                println!(
+                    "{} than the default by the search's own numbers (not re-measured)",
+                    g.describe()
+                );
+            }
         }
         _ => {}
     }

@@ -16,10 +16,12 @@ use crate::process;
 /// A deterministic stand-in for compile + run: a smooth function of the encoded configuration
 /// with a few build failures, optionally slowed by `MOLDTUNE_MOCK_DELAY_MS` per evaluation;
 /// re-measurements carry a deterministic uniform noise of relative width
-/// `MOLDTUNE_MOCK_NOISE` (default 0.04: ±2%), a noisy machine for tests.
+/// `MOLDTUNE_MOCK_NOISE` (default 0.04: ±2%), a noisy machine for tests. Every value is
+/// lowered by `MOLDTUNE_MOCK_SHIFT` (default 0), so objectives of any sign can be tested.
 pub struct MockEvaluator {
     delay: Duration,
     noise: f64,
+    shift: f64,
 }
 
 impl MockEvaluator {
@@ -33,13 +35,20 @@ impl MockEvaluator {
             .and_then(|v| v.parse().ok())
             .filter(|&x: &f64| (0.0..2.0).contains(&x))
             .unwrap_or(0.04);
+        let shift = std::env::var("MOLDTUNE_MOCK_SHIFT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|x: &f64| x.is_finite())
+            .unwrap_or(0.0);
         MockEvaluator {
             delay: Duration::from_millis(ms),
             noise,
+            shift,
         }
     }
 
-    /// The mock's objective: 0.1 + Σ (x_i − c_i)² over encoded features with per-name centres.
+    /// The mock's objective: 0.1 + Σ (x_i − c_i)² over encoded features with per-name
+    /// centres (an evaluation's value is this less the shift).
     pub fn objective(problem: &Problem, config: &Config) -> f64 {
         let x = problem.space.encode(config);
         let mut f = 0.1;
@@ -72,7 +81,7 @@ impl Evaluator for MockEvaluator {
         let noisy = |c: &Config, round: usize| {
             let h = crate::rng::fnv1a(problem.space.hash(c).as_bytes());
             let u = crate::rng::Rng::for_step(h, 11, round as u64).f64();
-            Self::objective(problem, c) * (1.0 + self.noise * (u - 0.5))
+            (Self::objective(problem, c) - self.shift) * (1.0 + self.noise * (u - 0.5))
         };
         let mut out: Vec<Remeasured> = configs.iter().map(|_| Ok(Vec::new())).collect();
         let mut round = 0;
@@ -102,7 +111,7 @@ impl Evaluator for MockEvaluator {
                 "mock: this configuration does not compile".into(),
             ));
         }
-        let y = Self::objective(problem, config);
+        let y = Self::objective(problem, config) - self.shift;
         Evaluated::Done(Measurement {
             spread: Some(0.0),
             ..Measurement::ok(y, 0.01, problem.repeats)

@@ -13,6 +13,7 @@ pub mod file;
 pub mod limits;
 mod locate;
 pub mod mold;
+pub mod objective;
 pub mod overrides;
 pub mod param;
 mod params;

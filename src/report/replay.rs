@@ -262,10 +262,7 @@ fn curve(traces: &[Trace], budget: usize) -> Vec<(usize, f64, f64, f64)> {
 /// (`budget + 1` when it never did).
 fn evals_to_5pct(table: &Table, traces: &[Trace], budget: usize) -> Vec<f64> {
     let opt = table.optimum();
-    let within = |v: f64| match table.goal {
-        Goal::Minimize => v <= opt * 1.05 + 1e-300,
-        Goal::Maximize => v >= opt * 0.95,
-    };
+    let within = |v: f64| crate::problem::objective::shortfall(table.goal, v, opt) <= 0.05 + 1e-12;
     traces
         .iter()
         .map(|t| {

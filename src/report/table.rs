@@ -1,16 +1,17 @@
 //! The comparison table of `moldtune report`, in the layout of the paper's Table 1: one row
 //! per run with its default and best objective and the speed-up between them.
 //!
-//! The speed-up is the run's verification when it has one — the default and the best
+//! The gain is the run's verification when it has one — the default and the best
 //! re-measured interleaved, with a 95% bootstrap interval ([`crate::run::verification`]) — and
-//! otherwise the search's own numbers (default / best for a time, best / default for a
-//! maximised metric), which the row says are not re-measured.
+//! otherwise the search's own numbers, which the row says are not re-measured. Either is
+//! oriented by the goal ([`crate::problem::objective`]): a speed-up for a time, a difference
+//! in the metric's units for a score.
 
 use serde::Serialize;
 
 use super::format;
 use super::run_dir::RunDir;
-use crate::problem::Goal;
+use crate::problem::objective::{Gain, Objective};
 
 /// One run's row.
 #[derive(Debug, Clone, Serialize)]
@@ -35,12 +36,12 @@ pub struct Row {
     pub termination: String,
 }
 
-/// The best's speed-up over the default and what it rests on.
+/// The best's gain over the default and what it rests on.
 #[derive(Debug, Clone, Serialize)]
 pub struct Speedup {
-    /// "2.26×", or "–" when there is nothing to compare.
+    /// "2.26x faster", "0.083 higher", or "–" when there is nothing to compare.
     pub ratio: String,
-    /// The 95% interval, "2.22–2.33", when verified.
+    /// The 95% interval, "2.22–2.33" (a ratio) or "+0.07 to +0.09", when verified.
     pub interval: Option<String>,
     /// `verified` (re-measured interleaved), `search` (the search's own numbers) or `none`.
     pub basis: &'static str,
@@ -67,28 +68,25 @@ pub fn row(run: &RunDir) -> Row {
     }
 }
 
-/// The verified speed-up when the run has one, else the search's.
+/// The verified gain when the run has one, else the search's.
 fn speedup(run: &RunDir, default: Option<f64>, best: Option<f64>) -> Speedup {
     let verified = run
         .meta
         .verification
         .as_ref()
         .and_then(|v| v.speedup.as_ref());
-    if let Some(r) = verified {
+    if let Some(g) = verified {
         return Speedup {
-            ratio: format::ratio(r.ratio),
-            interval: Some(format!("{:.2}–{:.2}", r.low, r.high)),
+            ratio: g.describe(),
+            interval: Some(g.interval()),
             basis: "verified",
         };
     }
-    let ratio = match (default, best, run.meta.goal) {
-        (Some(d), Some(b), Goal::Minimize) if b > 0.0 => Some(d / b),
-        (Some(d), Some(b), Goal::Maximize) if d > 0.0 => Some(b / d),
-        _ => None,
-    };
+    let objective = Objective::new(run.meta.metric, run.meta.goal);
+    let gain = default.zip(best).and_then(|(d, b)| objective.gain_of(b, d));
     Speedup {
-        ratio: ratio.map_or("–".into(), format::ratio),
+        ratio: gain.as_ref().map_or("–".into(), Gain::describe),
         interval: None,
-        basis: if ratio.is_some() { "search" } else { "none" },
+        basis: if gain.is_some() { "search" } else { "none" },
     }
 }

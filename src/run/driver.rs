@@ -12,7 +12,7 @@ use crate::error::Error;
 use crate::evaluate::make_evaluator;
 use crate::evaluate::outcome::{Measurement, Source, Status, Stop};
 use crate::problem::space::Config;
-use crate::problem::{Goal, Problem};
+use crate::problem::Problem;
 use crate::process;
 use crate::run::executor::{Executor, Local};
 use crate::run::log::{self, Record};
@@ -69,7 +69,8 @@ pub struct Summary {
     pub proposers: Option<String>,
     /// Evaluations that spent budget (all of them, or only the valid ones: [`Budget`]).
     pub spent: usize,
-    pub goal: Goal,
+    /// How two objectives compare (for the summary's gain by the search's own numbers).
+    pub objective: crate::problem::objective::Objective,
     /// The configuration the problem's tie rule prefers (`prefer:`).
     pub preferred: Option<crate::run::prefer::Preferred>,
 }
@@ -514,7 +515,7 @@ impl<'p> Session<'p> {
             proposers: (self.s.learner == crate::search::Learner::Auto)
                 .then(|| log::proposer_counts(&self.records)),
             spent: self.spent(),
-            goal: self.problem.metric.goal,
+            objective: crate::problem::objective::Objective::of(&self.problem.metric),
             preferred: crate::run::prefer::preferred_json(self.problem, &self.records),
         }
     }

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::Ratio;
+use crate::problem::objective::Gain;
 
 /// How many of the search's best are re-measured, and in how many rounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,25 +38,27 @@ pub struct Verification {
     pub candidates: Vec<Candidate>,
     /// The best re-measured candidate (possibly the default itself).
     pub winner_eval_id: Option<usize>,
-    /// The winner's speed-up over the default (default / winner for a time, winner /
-    /// default for a maximised metric) with its 95% interval.
-    pub speedup: Option<Ratio>,
-    /// The fastest candidate when its interval over the default reached 1, so that the
+    /// The winner's gain over the default with its 95% interval: a speed-up (default /
+    /// winner) for a time, a difference in the metric's units for a signed score
+    /// ([`crate::problem::objective`]). The name is kept from when it was always a ratio.
+    pub speedup: Option<Gain>,
+    /// The best candidate when its interval over the default reached no gain, so that the
     /// default stayed the winner.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indistinct: Option<Indistinct>,
 }
 
-/// A candidate faster than the default by its median but not beyond its interval.
+/// A candidate better than the default by its median but not beyond its interval.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Indistinct {
     pub eval_id: usize,
-    pub speedup: Ratio,
+    pub speedup: Gain,
 }
 
 impl Verification {
-    /// "eval 26 is 3.92x better than the default (95% CI 3.61–4.20; 4 configurations × 10
-    /// interleaved rounds)".
+    /// "eval 26 is 3.92x faster than the default (95% CI 3.61–4.20; 4 configurations × 10
+    /// interleaved rounds)"; "eval 7 is 0.083 higher than the default (95% CI +0.07 to
+    /// +0.09; …)".
     pub fn describe(&self) -> String {
         let Some(w) = self.winner_eval_id else {
             return "no candidate could be re-measured".into();
@@ -70,13 +72,15 @@ impl Verification {
                 ),
                 Some(f) => format!(
                     "the default configuration (eval {w}) stays the best: eval {} measured \
-                     {:.2}x (95% CI {:.2}–{:.2}), not distinguishable from it ({how})",
-                    f.eval_id, f.speedup.ratio, f.speedup.low, f.speedup.high
+                     {}, not distinguishable from it ({how})",
+                    f.eval_id,
+                    f.speedup.with_interval()
                 ),
             },
             (Some(r), _) => format!(
-                "eval {w} is {:.2}x better than the default (95% CI {:.2}–{:.2}; {how})",
-                r.ratio, r.low, r.high
+                "eval {w} is {} than the default (95% CI {}; {how})",
+                r.describe(),
+                r.interval()
             ),
             (None, _) => {
                 format!("eval {w} is the best when re-measured; no default to compare with ({how})")

@@ -17,11 +17,12 @@ use crate::error::Error;
 use crate::evaluate::interleave::{Remeasured, Rounds};
 use crate::evaluate::outcome::{Source, Status, Stop};
 use crate::evaluate::Evaluator;
+use crate::problem::objective::Objective;
 use crate::problem::{Goal, Problem};
 use crate::run::log::{self, Record};
 use crate::run::meta;
 use crate::run::verification::{Candidate, Indistinct, Plan, Verification};
-use crate::stats::{median, quantile, ratio_of_medians};
+use crate::stats::{median, quantile};
 
 /// The default (when it succeeded), the `top` best successful evaluations and the
 /// evaluations `anchors` (when they succeeded), each measured once: an evaluation that
@@ -71,8 +72,9 @@ pub fn verify(
     let default_eval_id = (chosen.first())
         .filter(|r| r.source == Source::Default)
         .map(|r| r.eval_id);
+    let objective = Objective::of(&problem.metric);
     let mut settle = Settle {
-        goal: problem.metric.goal,
+        objective,
         step: plan.rounds,
         cap: SETTLE_FACTOR * plan.rounds,
         chosen: &chosen,
@@ -83,12 +85,7 @@ pub fn verify(
     let candidates: Vec<Candidate> = (chosen.iter().zip(measured))
         .map(|(r, m)| candidate(r, m))
         .collect();
-    Ok(Some(decide(
-        problem.metric.goal,
-        rounds,
-        default_eval_id,
-        candidates,
-    )))
+    Ok(Some(decide(objective, rounds, default_eval_id, candidates)))
 }
 
 /// The verification measures at most this many times `--verify-rounds`.
@@ -99,7 +96,7 @@ pub const SETTLE_FACTOR: usize = 4;
 /// interval, up to `cap`: a real 4% gain (Polly on syrk) needs more than 10 rounds to be
 /// told from none, and a mirage gives way to the default as rounds accrue.
 struct Settle<'a> {
-    goal: Goal,
+    objective: Objective,
     step: usize,
     cap: usize,
     chosen: &'a [&'a Record],
@@ -117,7 +114,7 @@ impl Rounds for Settle<'_> {
         let c = (self.chosen.iter().zip(so_far.iter().cloned()))
             .map(|(r, m)| candidate(r, m))
             .collect();
-        decide(self.goal, done, self.default_eval_id, c)
+        decide(self.objective, done, self.default_eval_id, c)
             .indistinct
             .is_none()
     }
@@ -145,11 +142,12 @@ fn candidate(r: &Record, m: Remeasured) -> Candidate {
 /// only while both cores are free (TSVC_2 s233: 0.013 s in six rounds of ten, 0.022–0.037 s
 /// in four) won by its median over Polly's steady 0.017 s, then measured 0.024–0.038 s again.
 fn decide(
-    goal: Goal,
+    objective: Objective,
     rounds: usize,
     default_eval_id: Option<usize>,
     c: Vec<Candidate>,
 ) -> Verification {
+    let goal = objective.goal;
     let q = match goal {
         Goal::Minimize => 0.75,
         Goal::Maximize => 0.25,
@@ -164,14 +162,8 @@ fn decide(
     let default = (c.iter())
         .find(|x| Some(x.eval_id) == default_eval_id)
         .filter(|d| !d.samples.is_empty());
-    let over_default = |w: &Candidate| {
-        let d = default?;
-        let seed = w.eval_id as u64;
-        match goal {
-            Goal::Minimize => ratio_of_medians(&d.samples, &w.samples, seed),
-            Goal::Maximize => ratio_of_medians(&w.samples, &d.samples, seed),
-        }
-    };
+    let over_default =
+        |w: &Candidate| objective.gain(&w.samples, &default?.samples, w.eval_id as u64);
     let mut winner = fastest;
     let mut indistinct = None;
     if let (Some(d), Some(f)) = (default, fastest) {
@@ -181,7 +173,7 @@ fn decide(
             f
         };
         match over_default(f) {
-            Some(r) if f.eval_id != d.eval_id && r.low <= 1.0 => {
+            Some(r) if f.eval_id != d.eval_id && !r.beyond_doubt() => {
                 indistinct = Some(Indistinct {
                     eval_id: f.eval_id,
                     speedup: r,
@@ -236,7 +228,13 @@ pub fn verify_again(dir: &Path, plan: Plan) -> Result<Option<Verification>, Erro
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::problem::objective::Sense;
     use crate::problem::space::Config;
+
+    const TIME: Objective = Objective {
+        goal: Goal::Minimize,
+        sense: Sense::Time,
+    };
 
     fn record(eval_id: usize, y: f64, source: Source) -> Record {
         Record {
@@ -304,7 +302,7 @@ mod tests {
         ];
         let chosen: Vec<&Record> = records.iter().collect();
         let mut settle = Settle {
-            goal: Goal::Minimize,
+            objective: TIME,
             step: 8,
             cap: 32,
             chosen: &chosen,
@@ -328,7 +326,7 @@ mod tests {
         let noisy = [0.70, 1.30, 0.80, 1.20, 0.75, 1.25, 0.90, 0.85];
         let fast = [0.50, 0.51, 0.49, 0.50, 0.52, 0.48, 0.50, 0.51];
         let v = decide(
-            Goal::Minimize,
+            TIME,
             8,
             Some(0),
             vec![candidate(0, &default), candidate(1, &noisy)],
@@ -340,7 +338,7 @@ mod tests {
             .expect("the fastest median is recorded");
         assert_eq!(f.eval_id, 1);
         assert!(
-            f.speedup.low <= 1.0 && f.speedup.ratio > 1.0,
+            f.speedup.low <= 1.0 && f.speedup.value() > 1.0,
             "{:?}",
             f.speedup
         );
@@ -354,7 +352,7 @@ mod tests {
             candidate(1, &noisy),
             candidate(2, &fast),
         ];
-        let v = decide(Goal::Minimize, 8, Some(0), c);
+        let v = decide(TIME, 8, Some(0), c);
         assert_eq!(v.winner_eval_id, Some(2));
         assert!(v.indistinct.is_none());
         assert!(v.speedup.unwrap().low > 1.9);
@@ -379,8 +377,44 @@ mod tests {
             candidate(7, &bimodal),
             candidate(1, &steady),
         ];
-        let v = decide(Goal::Minimize, 10, Some(0), c);
+        let v = decide(TIME, 10, Some(0), c);
         assert_eq!(v.winner_eval_id, Some(1), "{}", v.describe());
         assert!(v.speedup.unwrap().low > 6.0);
+    }
+
+    /// A log-likelihood, maximised: every sample negative. The search's best (−2) is 7 higher
+    /// than the default (−9), not "0.22x", and wins.
+    #[test]
+    fn a_maximised_metric_of_negative_values_keeps_the_search_s_best() {
+        let score = Objective {
+            goal: Goal::Maximize,
+            sense: Sense::Score,
+        };
+        let default = [-9.1, -9.0, -8.9, -9.0, -9.05, -8.95, -9.0, -9.0];
+        let best = [-2.1, -2.0, -1.9, -2.0, -2.05, -1.95, -2.0, -2.0];
+        let c = vec![candidate(0, &default), candidate(3, &best)];
+        let v = decide(score, 8, Some(0), c);
+        assert_eq!(v.winner_eval_id, Some(3), "{}", v.describe());
+        let g = v.speedup.unwrap();
+        assert!(!g.is_ratio() && (g.value() - 7.0).abs() < 1e-9, "{g:?}");
+        assert!(
+            v.describe().contains("7 higher than the default"),
+            "{}",
+            v.describe()
+        );
+        // Minimised values of mixed sign: 0.5 against −2.5 (lower is better) loses.
+        let min = Objective {
+            goal: Goal::Minimize,
+            sense: Sense::Score,
+        };
+        let low = [-2.5, -2.4, -2.6, -2.5, -2.5, -2.45, -2.55, -2.5];
+        let high = [0.5, 0.4, 0.6, 0.5, 0.5, 0.45, 0.55, 0.5];
+        let v = decide(
+            min,
+            8,
+            Some(0),
+            vec![candidate(0, &low), candidate(1, &high)],
+        );
+        assert_eq!(v.winner_eval_id, Some(0), "{}", v.describe());
     }
 }
