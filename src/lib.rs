@@ -25,6 +25,7 @@ pub mod cli;
 pub mod error;
 pub mod evaluate;
 pub mod mctree;
+pub mod number;
 pub mod problem;
 pub mod process;
 pub mod report;

@@ -284,3 +284,54 @@ fn ten_evaluations_of_the_mlp_example() {
     let p = &results["preferred"];
     assert!(p["objective"].as_f64().unwrap() >= best - 0.002, "{p}");
 }
+
+/// A script that sleeps `T` seconds and prints `T` as its score (or as nothing, for a time).
+fn write_sleeper(dir: &Path, metric: &str, timeouts: &str) {
+    std::fs::write(dir.join("s.mold.sh"), "sleep #T\necho \"score: #T\"\n").unwrap();
+    let yaml = format!(
+        "name: sleeper\nmold: s.mold.sh\nparams:\n\
+         \x20 - {{name: T, type: ordinal, values: [0.01, 1.6], default: 0.01}}\n\
+         run: \"sh {{{{ source }}}}\"\nmetric: {metric}\n{timeouts}repeats: 1\ncheck: {{mode: none}}\n"
+    );
+    std::fs::write(dir.join("p.yaml"), yaml).unwrap();
+}
+
+/// Both configurations evaluated; their statuses by T.
+fn statuses(dir: &Path) -> Vec<(String, String)> {
+    let _ = std::fs::remove_dir_all(dir.join("run"));
+    let run = ["run", "p.yaml", "--learner", "random", "--max-evals", "2"];
+    let o = moldtune(
+        dir,
+        &[&run[..], &["--verify", "0", "--out", "run"]].concat(),
+    );
+    assert_code(&o, 0);
+    let j = read_json(&dir.join("run/results.json"));
+    let evals = j["evaluations"].as_array().unwrap();
+    let t = |e: &serde_json::Value| e["config"]["T"].to_string().trim_matches('"').to_string();
+    let s = |e: &serde_json::Value| e["status"].as_str().unwrap().to_string();
+    evals.iter().map(|e| (t(e), s(e))).collect()
+}
+
+/// The adaptive run timeout (10× the fastest run, at least 1 s) is for times only: an
+/// accuracy that rises with training time is not cut at 1.6 s by a 0.01 s default.
+#[test]
+fn a_score_that_rises_with_run_time_is_not_cut_by_the_adaptive_timeout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let score = "{kind: regex, regex: 'score: ([0-9.]+)', goal: maximize}";
+    write_sleeper(tmp.path(), score, "");
+    let s = statuses(tmp.path());
+    assert!(s.iter().all(|(_, st)| st == "ok"), "{s:?}");
+}
+
+/// A run timeout the user set is the timeout: it does not adapt below it.
+#[test]
+fn a_run_timeout_the_user_set_does_not_adapt_below_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_sleeper(tmp.path(), "{kind: wall_time}", "timeouts: {run_s: 30}\n");
+    let s = statuses(tmp.path());
+    assert!(s.iter().all(|(_, st)| st == "ok"), "{s:?}");
+    // Not set: the slow one is cut at the adaptive timeout, as before.
+    write_sleeper(tmp.path(), "{kind: wall_time}", "");
+    let s = statuses(tmp.path());
+    assert!(s.contains(&("1.6".into(), "run_timeout".into())), "{s:?}");
+}

@@ -90,9 +90,10 @@ impl RealEvaluator {
         adaptive_compile_timeout(&self.compile_times, problem.compile_timeout_s)
     }
 
-    /// The timeout of one timed run: adapted to the incumbent (see [`ADAPTIVE_FACTOR`]).
+    /// The timeout of one timed run: adapted to the incumbent (see [`ADAPTIVE_FACTOR`])
+    /// where the problem lets it adapt.
     pub fn run_timeout(&self, problem: &Problem) -> f64 {
-        match self.best_wall {
+        match self.best_wall.filter(|_| problem.adapts_run_timeout()) {
             Some(w) => (ADAPTIVE_FACTOR * w)
                 .max(ADAPTIVE_FLOOR_S)
                 .min(problem.run_timeout_s),

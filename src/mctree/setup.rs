@@ -368,6 +368,7 @@ pub fn problem(
         reduce: Reduce::Median,
         compile_timeout_s: r.compile_timeout_s,
         run_timeout_s: r.run_timeout_s,
+        run_timeout_given: r.run_timeout_s > 0.0,
         max_output_bytes: limits::DEFAULT_OUTPUT_BYTES,
         syntax_check: Some(vec!["-fsyntax-only".into()]),
         code_identity: Some(CodeIdentity {

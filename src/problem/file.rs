@@ -109,6 +109,9 @@ pub struct Problem {
     pub reduce: Reduce,
     pub compile_timeout_s: f64,
     pub run_timeout_s: f64,
+    /// Whether the user set the run timeout (`timeouts.run_s`, `--run-timeout`): then it
+    /// does not adapt to the fastest run ([`Problem::adapts_run_timeout`]).
+    pub run_timeout_given: bool,
     /// The most bytes a compile or run may write to one file (`max_output_mb`, 1 GiB by
     /// default): past it the writer is killed by SIGXFSZ.
     pub max_output_bytes: u64,
@@ -128,6 +131,17 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// Whether the run timeout adapts to the fastest run so far: only for a time (a score
+    /// such as an accuracy may rise with run time, and the slow end of a trade-off is what
+    /// it trades for), and never when the user set the timeout.
+    pub fn adapts_run_timeout(&self) -> bool {
+        let time = matches!(
+            self.metric.kind,
+            MetricKind::KernelTime | MetricKind::WallTime | MetricKind::CpuTime
+        );
+        time && !self.run_timeout_given
+    }
+
     /// Reads the problem file at `path` and validates it.
     pub fn load(path: &Path) -> Result<Problem, Error> {
         let text = std::fs::read_to_string(path).map_err(|e| {
@@ -183,6 +197,7 @@ impl Ctx<'_> {
         cx.check_every_param_used(&named, &space, &mold, &raw)?;
         let metric = cx.metric(raw.metric.as_ref())?;
         let repeats = cx.repeats(raw.repeats.as_ref())?;
+        let run_timeout_given = raw.timeouts.as_ref().is_some_and(|t| t.run_s.is_some());
         let (compile_timeout_s, run_timeout_s) = cx.timeouts(raw.timeouts.unwrap_or_default())?;
         let max_output_bytes = match &raw.max_output_mb {
             Some(v) => cx.valid(v, "max_output_mb", |&mb| limits::output_mb(mb))?,
@@ -214,6 +229,7 @@ impl Ctx<'_> {
             reduce: raw.reduce.unwrap_or_default(),
             compile_timeout_s,
             run_timeout_s,
+            run_timeout_given,
             max_output_bytes,
             syntax_check: None,
             code_identity: None,

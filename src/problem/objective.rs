@@ -11,6 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::number::{sig, signed};
 use crate::problem::{Goal, Metric, MetricKind};
 use crate::stats::{self, Ratio};
 
@@ -259,7 +260,7 @@ impl Gain {
             (true, Sense::Time) => format!("{v:.2}x faster"),
             (true, Sense::Count) => format!("{v:.2}x fewer"),
             (true, Sense::Score) => format!("{v:.2}x better"),
-            (false, _) => format!("{} {}", number(v.abs()), self.direction(v)),
+            (false, _) => format!("{} {}", sig(v.abs(), 4), self.direction(v)),
         }
     }
 
@@ -304,27 +305,6 @@ impl Gain {
             (true, _) => "higher",
             (false, _) => "lower",
         }
-    }
-}
-
-/// A number with four significant digits, without trailing zeros: 0.08312, 7, −2.5.
-pub fn number(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return format!("{v}");
-    }
-    let digits = (3 - v.abs().log10().floor() as i32).clamp(0, 12) as usize;
-    let s = format!("{v:.digits$}");
-    match s.contains('.') {
-        true => s.trim_end_matches('0').trim_end_matches('.').to_string(),
-        false => s,
-    }
-}
-
-/// `number` with its sign: "+0.083", "−2.5" (ASCII minus).
-pub fn signed(v: f64) -> String {
-    match v >= 0.0 {
-        true => format!("+{}", number(v)),
-        false => number(v),
     }
 }
 
@@ -401,15 +381,6 @@ mod tests {
         let c = score(Goal::Maximize).change((&n, &r), (&t, &r), 1, 200);
         let c = c.unwrap().ratio;
         assert!((c - (1.0 + 3.5 / 9.0)).abs() < 1e-12, "{c}");
-    }
-
-    #[test]
-    fn numbers_keep_four_significant_digits() {
-        assert_eq!(number(0.083123), "0.08312");
-        assert_eq!(number(7.0), "7");
-        assert_eq!(number(-2.5), "-2.5");
-        assert_eq!(signed(0.5), "+0.5");
-        assert_eq!(number(12345.6), "12346");
     }
 
     #[test]

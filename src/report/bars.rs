@@ -71,7 +71,7 @@ fn draw_bars(area: &Area, shares: &[Share], left: u32) -> Drawn {
         .disable_y_mesh()
         .y_label_formatter(&|y| name(y).map_or(String::new(), |s| s.parameter.clone()))
         .x_desc("share of the forest's impurity decrease (%)")
-        .x_label_formatter(&|v| super::format::sig(*v, 3))
+        .x_label_formatter(&|v| crate::number::sig(*v, 3))
         .light_line_style(TRANSPARENT)
         .bold_line_style(BLACK.mix(0.12))
         .label_style((FONT, plot::LABEL_PT))

@@ -151,9 +151,9 @@ impl TradeOff {
             format!(
                 "eval {}: objective {}, {} {} — {}",
                 p.eval_id,
-                format::sig(p.objective, 6),
+                crate::number::sig(p.objective, 6),
                 p.quantity,
-                format::sig(p.value, 4),
+                crate::number::sig(p.value, 4),
                 p.config_text()
             )
         });

@@ -507,7 +507,7 @@ fn table_row(r: &LearnerReport, cps: &[usize], budget: usize) -> String {
         format!("[{}, {}]", evals(lo), evals(hi))
     });
     let secs = match r.seconds_to_5pct.is_finite() {
-        true => super::format::sig(r.seconds_to_5pct, 3),
+        true => crate::number::sig(r.seconds_to_5pct, 3),
         false => "–".into(),
     };
     out.push_str(&format!(

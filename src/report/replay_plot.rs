@@ -52,11 +52,18 @@ fn color(i: usize) -> RGBColor {
     COLORS[i % COLORS.len()]
 }
 
-/// The distance to the optimum as a ratio ≥ 1 (best / optimum when smaller is better).
+/// The distance to the optimum as a ratio ≥ 1: 1 + how far `v` is behind it as a fraction
+/// of its size ([`crate::problem::objective::shortfall`]: best / optimum for a positive time).
 fn ratio(v: f64, optimum: f64, lower: bool) -> f64 {
-    let r = if lower { v / optimum } else { optimum / v };
+    use crate::problem::Goal;
+    let goal = if lower {
+        Goal::Minimize
+    } else {
+        Goal::Maximize
+    };
+    let r = 1.0 + crate::problem::objective::shortfall(goal, v, optimum);
     if r.is_finite() {
-        r.max(1.0)
+        r
     } else {
         f64::INFINITY
     }

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::error::Error;
-use crate::problem::{limits, Goal, MetricKind, Problem};
+use crate::problem::{limits, Goal, Problem};
 use crate::run::meta::{MoldChange, RunMeta};
 use crate::run::slurm::{self, ExecutorKind};
 use crate::run::verification::Plan;
@@ -294,6 +294,7 @@ pub fn load_problem(opts: &RunOptions, prev: Option<&RunMeta>) -> Result<Problem
         run_timeout: o.run_timeout.or(prev.map(|m| m.run_timeout_s)),
     };
     limits.apply(&mut problem)?;
+    problem.run_timeout_given |= o.run_timeout.is_some();
     Ok(problem)
 }
 
@@ -550,14 +551,9 @@ pub fn mold_hash(problem: &Problem) -> String {
 impl Resolved {
     /// The searcher's settings for this run.
     pub fn searcher_settings(&self, problem: &Problem) -> Settings {
-        let timed = matches!(
-            problem.metric.kind,
-            MetricKind::KernelTime
-                | MetricKind::WallTime
-                | MetricKind::CpuTime
-                | MetricKind::Instructions
-                | MetricKind::Cycles
-        );
+        use crate::problem::objective::{Objective, Sense};
+        use crate::search::Timeouts;
+        let objective = Objective::of(&problem.metric);
         Settings {
             initial: self.initial,
             kappa: self.kappa,
@@ -566,7 +562,11 @@ impl Resolved {
             design: self.design,
             feasibility: self.feasibility,
             interleave: self.interleave,
-            censor_timeouts: problem.metric.goal == Goal::Minimize && timed,
+            timeouts: match (objective.sense, objective.goal) {
+                (Sense::Score, _) => Timeouts::Unscored,
+                (_, Goal::Minimize) => Timeouts::Censored,
+                (_, Goal::Maximize) => Timeouts::Worst,
+            },
             ..Settings::new(self.learner, self.seed, problem.metric.goal)
         }
     }

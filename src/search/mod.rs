@@ -13,7 +13,7 @@ pub mod surrogate;
 pub mod unseen;
 
 pub use searcher::{Searcher, GP_ROWS};
-pub use settings::{Acquisition, Design, Learner, Settings};
+pub use settings::{Acquisition, Design, Learner, Settings, Timeouts};
 
 use crate::evaluate::outcome::{Measurement, Source};
 use crate::problem::space::Config;

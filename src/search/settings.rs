@@ -111,13 +111,26 @@ pub struct Settings {
     pub goal: Goal,
     /// Learn which configurations fail (see the module documentation).
     pub feasibility: bool,
-    /// Treat run timeouts as "at least this slow" (the metric is a time being minimised).
-    pub censor_timeouts: bool,
+    /// What a run timeout says about the objective.
+    pub timeouts: Timeouts,
     /// Every `interleave`-th proposal after the initial design is random (0: never), as SMAC
     /// interleaves random configurations (Hutter et al. 2011): tree ensembles extrapolate
     /// flat and under-estimate their uncertainty in unexplored corners, so without this they
     /// can settle on a local plateau (measured on the recorded gemm table: results/search/).
     pub interleave: usize,
+}
+
+/// What a run cut by its timeout says about its objective.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timeouts {
+    /// At least this slow: the metric is a time (or count) being minimised, and the run's
+    /// wall time bounds its objective from below (a censored observation).
+    Censored,
+    /// As bad as the worst success (the failure policy of every other failure).
+    Worst,
+    /// Nothing: a score (an accuracy may be best exactly where runs are long). The
+    /// regression leaves it out; the feasibility model learns that it did not finish.
+    Unscored,
 }
 
 impl Settings {
@@ -143,7 +156,10 @@ impl Settings {
             pool: 10_000,
             goal,
             feasibility: true,
-            censor_timeouts: goal == Goal::Minimize,
+            timeouts: match goal {
+                Goal::Minimize => Timeouts::Censored,
+                Goal::Maximize => Timeouts::Worst,
+            },
             interleave: Settings::default_interleave(learner),
         }
     }

@@ -3,6 +3,7 @@
 //! acquisition.
 
 use super::*;
+use crate::search::Timeouts;
 
 /// The probability of success from which a candidate counts as predicted feasible.
 const LIKELY: f64 = 0.5;
@@ -107,7 +108,8 @@ impl Searcher<'_> {
             }
             let target = match (o.status, o.objective) {
                 (Status::Ok, Some(v)) => Some(t(v)),
-                (Status::RunTimeout, _) if self.s.censor_timeouts && positive => {
+                (Status::RunTimeout, _) if self.s.timeouts == Timeouts::Unscored => None,
+                (Status::RunTimeout, _) if self.s.timeouts == Timeouts::Censored && positive => {
                     let bound = rate.map(|r| t(r * o.run_s.max(1e-9)));
                     Some(bound.map_or(worst, |b| b.max(worst)))
                 }
@@ -155,7 +157,8 @@ impl Searcher<'_> {
 
     /// Whether an outcome of `status` gives the regression a value.
     pub(super) fn gives_value(&self, status: Status) -> bool {
-        status == Status::Ok || (status == Status::RunTimeout && self.s.censor_timeouts)
+        status == Status::Ok
+            || (status == Status::RunTimeout && self.s.timeouts == Timeouts::Censored)
     }
 
     /// Whether the feasibility classifier has something to learn.
