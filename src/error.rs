@@ -72,8 +72,14 @@ pub enum Error {
     /// `built` says whether it got as far as a program.
     #[error("the reference failed: {message}")]
     Reference { message: String, built: bool },
-    #[error("no variant succeeded ({0} evaluations, see results.csv `status`)")]
-    NoSuccess(usize),
+    #[error("{}", no_success(*evaluations, cause.as_ref(), *early))]
+    NoSuccess {
+        evaluations: usize,
+        /// The most common cause and how many evaluations it ended.
+        cause: Option<(String, usize)>,
+        /// The run stopped before its budget: every evaluation failed for that cause.
+        early: bool,
+    },
     #[error("interrupted; resume with `moldtune run --resume {}`", .0.display())]
     Interrupted(PathBuf),
     /// Interrupted where there is nothing to resume (`moldtune check`).
@@ -98,6 +104,23 @@ pub enum Error {
     Internal(String),
 }
 
+/// "no variant succeeded (5 evaluations; all 5 ended: the program exited with code 1:
+/// ModuleNotFoundError: …)": the cause, so that nobody has to open results.csv.
+fn no_success(evaluations: usize, cause: Option<&(String, usize)>, early: bool) -> String {
+    let head = format!("no variant succeeded ({evaluations} evaluations");
+    match (cause, early) {
+        (Some((why, _)), true) => format!(
+            "{head}; the run stopped early: the default and every evaluation after it failed the same way, and the rest of the budget would too):\n  {}",
+            why.replace('\n', "\n  ")
+        ),
+        (Some((why, n)), false) => format!(
+            "{head}; the most common cause, {n} of them):\n  {}",
+            why.replace('\n', "\n  ")
+        ),
+        (None, _) => format!("{head}, see results.csv `status`)"),
+    }
+}
+
 fn hint_suffix(hint: &Option<String>) -> String {
     match hint {
         Some(h) => format!("\n  hint: {h}"),
@@ -112,7 +135,7 @@ impl Error {
             | Error::ConfigFile { .. }
             | Error::Usage { .. }
             | Error::Reference { .. } => exit::USAGE,
-            Error::NoSuccess(_) => exit::NO_SUCCESS,
+            Error::NoSuccess { .. } => exit::NO_SUCCESS,
             Error::Interrupted(_) | Error::Cancelled(_) => exit::INTERRUPTED,
             Error::Environment(_) => exit::ENVIRONMENT,
             Error::Undecidable { .. } => exit::UNDECIDED,

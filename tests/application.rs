@@ -335,3 +335,116 @@ fn a_run_timeout_the_user_set_does_not_adapt_below_it() {
     let s = statuses(tmp.path());
     assert!(s.contains(&("1.6".into(), "run_timeout".into())), "{s:?}");
 }
+
+/// Every evaluation fails for one cause (a missing tool): the progress line shows the cause's
+/// last stderr line, and the run stops after the default and four more (exit 3, the cause
+/// printed) instead of spending its budget.
+#[test]
+fn a_run_whose_evaluations_all_fail_alike_stops_early_with_the_cause() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mold = "echo \"starting #T\" >&2\necho \"frobnicate: command not found\" >&2\nexit 1\n";
+    std::fs::write(d.join("s.mold.sh"), mold).unwrap();
+    let yaml = "name: broken\nmold: s.mold.sh\nparams:\n\
+                \x20 - {name: T, type: integer, low: 1, high: 1000, default: 1}\n\
+                run: \"sh {{ source }}\"\nmetric: {kind: regex, regex: 'score: (\\S+)'}\n\
+                repeats: 1\ncheck: {mode: none}\n";
+    std::fs::write(d.join("p.yaml"), yaml).unwrap();
+    let run = [
+        "run",
+        "p.yaml",
+        "--max-evals",
+        "40",
+        "--out",
+        "run",
+        "--jobs",
+        "1",
+    ];
+    let o = moldtune(d, &run);
+    assert_code(&o, 3);
+    let err = text(&o.stderr);
+    let lines = err
+        .lines()
+        .filter(|l| l.contains("frobnicate: command not found"));
+    assert!(
+        lines.count() >= 5,
+        "the progress lines show the cause: {err}"
+    );
+    assert!(err.contains("stopped early"), "{err}");
+    let run_json = read_json(&d.join("run/run.json"));
+    assert_eq!(run_json["termination"], "all_failed", "{run_json}");
+    let n = run_json["evaluations"].as_u64().unwrap();
+    assert!((5..=8).contains(&n), "{n} evaluations of 40");
+}
+
+/// A `record:` or metric regex reads one number: exactly one capture group, refused at its
+/// position otherwise (without a group the whole match was taken and the column stayed
+/// empty); `within` also takes a percentage, and a malformed one is refused.
+#[test]
+fn regexes_need_one_capture_group_and_within_takes_a_percentage() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let refused = |from: &str, to: &str, says: &str| {
+        write_trainer(d, "prefer: {within: 0.1, min: train_s}");
+        let yaml = std::fs::read_to_string(d.join("p.yaml")).unwrap();
+        assert!(yaml.contains(from), "{yaml}");
+        std::fs::write(d.join("p.yaml"), yaml.replace(from, to)).unwrap();
+        let o = moldtune(d, &["show", "p.yaml"]);
+        assert_code(&o, 2);
+        let err = text(&o.stderr);
+        assert!(err.contains(says) && err.contains("p.yaml:"), "{to}: {err}");
+    };
+    refused(
+        "'train_s: ([0-9]+)'",
+        "'train_s: [0-9]+'",
+        "has 0 capture groups",
+    );
+    refused(
+        "'accuracy: ([0-9.]+)'",
+        "'(accuracy): ([0-9.]+)'",
+        "has 2 capture groups",
+    );
+    refused(
+        "within: 0.1",
+        "within: 5 percent",
+        "`prefer.within` is `5 percent`",
+    );
+    write_trainer(d, "prefer: {within: 5%, min: train_s}");
+    let o = moldtune(
+        d,
+        &["run", "p.yaml", "--learner", "random", "--max-evals", "6"],
+    );
+    assert_code(&o, 0);
+    let out = text(&o.stdout);
+    // 5% of 0.95: 0.90 is not within it, so (2, 1) is preferred as with 0.0.
+    assert!(out.contains("preferred (within 5% of the best"), "{out}");
+}
+
+/// A `record:` regex that never matches: warned at the first success without it, and the
+/// summary says the tie rule had no data.
+#[test]
+fn a_recorded_quantity_missing_from_the_output_is_warned() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_trainer(d, "prefer: {within: 0.1, min: train_s}");
+    let yaml = std::fs::read_to_string(d.join("p.yaml")).unwrap();
+    std::fs::write(
+        d.join("p.yaml"),
+        yaml.replace("'train_s: ", "'train seconds: "),
+    )
+    .unwrap();
+    let o = moldtune(
+        d,
+        &["run", "p.yaml", "--learner", "random", "--max-evals", "3"],
+    );
+    assert_code(&o, 0);
+    let err = text(&o.stderr);
+    assert_eq!(
+        err.matches("has no match for the recorded `train_s`")
+            .count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains("the tie rule has no value of it"), "{err}");
+    assert!(text(&o.stdout).contains("tie rule: no successful evaluation reported `train_s`"));
+}

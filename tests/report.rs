@@ -217,7 +217,7 @@ fn an_mctree_run_shows_its_verified_speedup_and_no_ranking() {
     assert!(html.contains("mctree rf"));
     // The verification in run.json: 2.26x with its interval.
     assert!(
-        html.contains("2.26×") && html.contains("[2.22–2.33]"),
+        html.contains("2.26x faster") && html.contains("[2.22–2.33]"),
         "verified speed-up"
     );
     // Importance withheld (out-of-bag R² below 0.1): said, not drawn.

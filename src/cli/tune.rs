@@ -129,6 +129,9 @@ fn print_summary(s: &driver::Summary) {
     if let Some(p) = &s.preferred {
         println!("{}", preferred_line(p));
     }
+    if let Some(q) = &s.tie_rule_unfed {
+        println!("tie rule: no successful evaluation reported `{q}`, so nothing is preferred (see the `record:` regex)");
+    }
     println!("results: {}", s.dir.display());
 }
 

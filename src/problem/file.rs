@@ -307,16 +307,7 @@ impl Ctx<'_> {
                     Some("e.g. `regex: 'time: ([0-9.eE+-]+)'` (the first group is the number)"),
                 );
             }
-            (_, Some(r)) => match regex::Regex::new(&r.value) {
-                Ok(re) => Some(re),
-                Err(e) => {
-                    return self.err(
-                        &r.referenced,
-                        format!("invalid metric regex `{}`: {e}", r.value),
-                        None,
-                    )
-                }
-            },
+            (_, Some(r)) => Some(self.number_regex(r, "metric.regex")?),
             _ => None,
         };
         let function = self.metric_function(kind, m.function.as_ref())?;

@@ -32,6 +32,27 @@ impl Ctx<'_> {
         })
     }
 
+    /// A regex that reads one number from a program's output (`metric.regex`, a `record:`
+    /// regex): it compiles and has exactly one capture group, the number (without one, the
+    /// whole match was taken, silently; with two, which one counts is a guess).
+    pub fn number_regex(&self, r: &Spanned<String>, key: &str) -> Result<regex::Regex, Error> {
+        let re = regex::Regex::new(&r.value).or_else(|e| {
+            self.err(
+                &r.referenced,
+                format!("invalid `{key}` regex `{}`: {e}", r.value),
+                None,
+            )
+        })?;
+        match re.captures_len() - 1 {
+            1 => Ok(re),
+            n => self.err(
+                &r.referenced,
+                format!("`{key}` regex `{}` has {n} capture groups; it needs exactly one, around the number", r.value),
+                Some("e.g. `'accuracy: ([0-9.]+)'`; write other groups as `(?:…)`"),
+            ),
+        }
+    }
+
     /// `check(v)` on a value of the file, or an error at its position naming `key`.
     pub fn valid<T, U>(
         &self,

@@ -17,20 +17,56 @@ use crate::problem::space::Space;
 #[derive(Debug, Clone)]
 pub struct Quantity {
     pub name: String,
-    /// The first group (or the whole match) of its last match is the value.
+    /// Its one capture group, in its last match, is the value.
     pub regex: regex::Regex,
 }
 
 /// The tie rule (`prefer:`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prefer {
-    /// How far from the best objective a configuration may be and still count as equal, in
-    /// the metric's units.
-    pub within: f64,
+    /// How far from the best objective a configuration may be and still count as equal.
+    pub within: Band,
     /// The quantity that decides among them: a `record:` name, `run_s` or `compile_s`.
     pub quantity: String,
     /// Whether the least of it is preferred (`min:`), else the most (`max:`).
     pub least: bool,
+}
+
+/// How far from the best objective counts as equal: a width in the metric's units
+/// (`within: 0.002`) or a fraction of the best's size (`within: 5%`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Band {
+    Absolute(f64),
+    Relative(f64),
+}
+
+impl Band {
+    /// The width around `best`.
+    pub fn width(self, best: f64) -> f64 {
+        match self {
+            Band::Absolute(w) => w,
+            Band::Relative(f) => f * best.abs(),
+        }
+    }
+
+    /// Whether `y` is within the band of `best`. The edge counts, with a tolerance of a few
+    /// units in the last place of the values compared: 0.9741 − 0.9721 is
+    /// 0.0020000000000000018 in binary, and is within 0.002.
+    pub fn holds(self, y: f64, best: f64) -> bool {
+        let w = self.width(best);
+        let slack = 4.0 * f64::EPSILON * y.abs().max(best.abs()).max(w);
+        (y - best).abs() <= w + slack
+    }
+}
+
+impl std::fmt::Display for Band {
+    /// "0.002", "5%".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Band::Absolute(w) => write!(f, "{w}"),
+            Band::Relative(x) => write!(f, "{}%", x * 100.0),
+        }
+    }
 }
 
 /// The columns results.csv gives every run after the parameters and before the recorded
@@ -70,12 +106,38 @@ pub struct RawQuantity {
     pub regex: Spanned<String>,
 }
 
+/// `within:` as written: a number, or a text such as `5%`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RawBand {
+    Number(f64),
+    Text(String),
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPrefer {
-    pub within: Spanned<f64>,
+    pub within: Spanned<RawBand>,
     pub min: Option<Spanned<String>>,
     pub max: Option<Spanned<String>>,
+}
+
+/// `within:`: a number 0 or more, or a percentage (`5%`) of 0 or more.
+fn band(raw: &RawBand) -> Result<Band, String> {
+    let non_negative = crate::problem::limits::non_negative;
+    match raw {
+        RawBand::Number(x) => non_negative(*x).map(Band::Absolute),
+        RawBand::Text(t) => {
+            let pct = t.trim().strip_suffix('%').map(str::trim);
+            let x = pct.and_then(|p| p.parse::<f64>().ok());
+            match x {
+                Some(x) => non_negative(x).map(|x| Band::Relative(x / 100.0)),
+                None => Err(format!(
+                    "is `{t}`: give a width in the metric's units (`0.002`) or a percentage of the best (`5%`)"
+                )),
+            }
+        }
+    }
 }
 
 impl Ctx<'_> {
@@ -120,10 +182,7 @@ impl Ctx<'_> {
                     Some("give it a name of its own"),
                 );
             }
-            let regex = regex::Regex::new(&q.regex.value).or_else(|e| {
-                let message = format!("invalid `record` regex `{}`: {e}", q.regex.value);
-                self.err(&q.regex.referenced, message, None)
-            })?;
+            let regex = self.number_regex(&q.regex, "record")?;
             out.push(Quantity {
                 name: name.clone(),
                 regex,
@@ -136,9 +195,7 @@ impl Ctx<'_> {
     /// recorded quantity or a built-in one.
     fn prefer(&self, raw: &Spanned<RawPrefer>, quantities: &[Quantity]) -> Result<Prefer, Error> {
         let p = &raw.value;
-        let within = self.valid(&p.within, "prefer.within", |&x| {
-            crate::problem::limits::non_negative(x)
-        })?;
+        let within = self.valid(&p.within, "prefer.within", band)?;
         let (name, least) = match (&p.min, &p.max) {
             (Some(n), None) => (n, true),
             (None, Some(n)) => (n, false),
@@ -161,5 +218,29 @@ impl Ctx<'_> {
             quantity: name.value.clone(),
             least,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_band_s_edge_counts_despite_binary_rounding() {
+        let (y, best) = (0.9721_f64, 0.9741_f64);
+        assert!(best - y > 0.002, "the rounding this guards against");
+        assert!(Band::Absolute(0.002).holds(y, best));
+        assert!(!Band::Absolute(0.002).holds(0.9720, 0.9741));
+        assert!(Band::Relative(0.05).holds(-2.1, -2.0));
+        assert!(!Band::Relative(0.05).holds(-2.11, -2.0));
+        assert_eq!(Band::Relative(0.05).to_string(), "5%");
+    }
+
+    #[test]
+    fn within_reads_a_width_or_a_percentage() {
+        assert_eq!(band(&RawBand::Text("5%".into())), Ok(Band::Relative(0.05)));
+        assert_eq!(band(&RawBand::Number(0.002)), Ok(Band::Absolute(0.002)));
+        assert!(band(&RawBand::Text("5".into())).is_err());
+        assert!(band(&RawBand::Text("-5%".into())).is_err());
     }
 }

@@ -14,6 +14,7 @@ use crate::evaluate::outcome::{Measurement, Source, Status, Stop};
 use crate::problem::space::Config;
 use crate::problem::Problem;
 use crate::process;
+use crate::run::causes;
 use crate::run::executor::{Executor, Local};
 use crate::run::log::{self, Record};
 use crate::run::machine::{compiler_version, cpu_model, now_rfc3339};
@@ -73,6 +74,8 @@ pub struct Summary {
     pub objective: crate::problem::objective::Objective,
     /// The configuration the problem's tie rule prefers (`prefer:`).
     pub preferred: Option<crate::run::prefer::Preferred>,
+    /// The tie rule's quantity when the problem has a rule but no success reported it.
+    pub tie_rule_unfed: Option<String>,
 }
 
 /// `moldtune run`: the problem file's search with a learner of [`crate::search`].
@@ -284,8 +287,12 @@ impl<'p> Session<'p> {
         }
     }
 
-    /// Why the search ends when nothing is in flight, if the budget ends it.
+    /// Why the search ends when nothing is in flight, if the budget ends it (or every
+    /// evaluation so far failed for one cause, [`crate::run::causes::one_failure`]).
     fn budget_spent(&self) -> Option<Termination> {
+        if causes::one_failure(&self.records).is_some() {
+            return Some(Termination::AllFailed);
+        }
         if self.spent() >= self.s.max_evals {
             return Some(Termination::MaxEvals);
         }
@@ -298,7 +305,8 @@ impl<'p> Session<'p> {
     /// budget, and mctree's experiments are capped.
     fn budget_allows(&self, more: usize) -> bool {
         let cap = EXPERIMENT_CAP * self.s.max_evals;
-        self.spent() + more < self.s.max_evals
+        causes::one_failure(&self.records).is_none()
+            && self.spent() + more < self.s.max_evals
             && (self.s.budget != Budget::Valid || self.records.len() + more < cap)
     }
 
@@ -394,6 +402,9 @@ impl<'p> Session<'p> {
         self.log.append(self.problem, &rec)?;
         let describe = self.problem.space.describe(&rec.config);
         self.records.push(rec);
+        if let Some(w) = crate::run::prefer::missing_warning(self.problem, &self.records) {
+            self.progress.message(&w);
+        }
         let new_best = log::best(&self.records, self.problem.metric.goal).map(|r| r.eval_id);
         if new_best != self.best_id {
             self.best_id = new_best;
@@ -491,7 +502,11 @@ impl<'p> Session<'p> {
         }
         let records = &self.records;
         if !records.is_empty() && records.iter().all(|r| r.m.status != Status::Ok) {
-            return Err(Error::NoSuccess(records.len()));
+            return Err(Error::NoSuccess {
+                evaluations: records.len(),
+                cause: causes::common_cause(records),
+                early: termination == Termination::AllFailed,
+            });
         }
         Ok(self.summary(termination))
     }
@@ -517,6 +532,9 @@ impl<'p> Session<'p> {
             spent: self.spent(),
             objective: crate::problem::objective::Objective::of(&self.problem.metric),
             preferred: crate::run::prefer::preferred_json(self.problem, &self.records),
+            tie_rule_unfed: (self.problem.prefer.as_ref())
+                .filter(|_| crate::run::prefer::preferred(self.problem, &self.records).is_none())
+                .map(|p| p.quantity.clone()),
         }
     }
 }

@@ -96,6 +96,9 @@ pub enum Termination {
     Environment,
     /// The reference output could not be built or run.
     ReferenceFailed,
+    /// The default and the evaluations after it all failed for the same cause
+    /// ([`crate::run::causes::one_failure`]): the rest of the budget would fail the same way.
+    AllFailed,
 }
 
 impl Termination {
@@ -109,6 +112,7 @@ impl Termination {
             Termination::Interrupted => "interrupted",
             Termination::Environment => "environment",
             Termination::ReferenceFailed => "reference_failed",
+            Termination::AllFailed => "all_failed",
         }
     }
 

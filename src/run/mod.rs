@@ -3,6 +3,7 @@
 //! [`verify`]cation of the claimed best; with `--executor slurm`, evaluations as jobs on a
 //! cluster ([`slurm`]); with `--warm-start`, an earlier run as the search's prior ([`warm`]).
 
+pub mod causes;
 pub mod dir;
 pub mod driver;
 pub mod executor;

@@ -19,8 +19,9 @@ pub struct Preferred {
     /// The deciding quantity's name and this evaluation's value of it.
     pub quantity: String,
     pub value: f64,
-    /// How far from the best objective counted as equal.
-    pub within: f64,
+    /// How far from the best objective counted as equal: "0.002" (the metric's units) or
+    /// "5%" (of the best).
+    pub within: String,
     /// Whether the least of the quantity was preferred (else the most).
     pub least: bool,
     /// The configuration by parameter name (inactive parameters absent).
@@ -49,6 +50,32 @@ pub fn quantity(r: &Record, name: &str) -> Option<f64> {
     .filter(|x| x.is_finite())
 }
 
+/// A warning when the last evaluation is the first success whose output lacks a `record:`
+/// quantity (its regex did not match): the column stays empty, and a tie rule on it has no
+/// data.
+pub fn missing_warning(problem: &Problem, records: &[Record]) -> Option<String> {
+    let (last, before) = records.split_last()?;
+    let lacks = |r: &Record, q: &str| r.m.status == Status::Ok && quantity(r, q).is_none();
+    let names: Vec<String> = (problem.record.iter())
+        .filter(|q| lacks(last, &q.name) && !before.iter().any(|r| lacks(r, &q.name)))
+        .map(|q| format!("`{}` (regex `{}`)", q.name, q.regex.as_str()))
+        .collect();
+    if names.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "warning: eval {} succeeded, but its output has no match for the recorded {}: the column stays empty{}",
+        last.eval_id,
+        names.join(", "),
+        match &problem.prefer {
+            Some(p) if names.iter().any(|n| n.starts_with(&format!("`{}`", p.quantity))) => {
+                ", and the tie rule has no value of it there"
+            }
+            _ => "",
+        }
+    ))
+}
+
 /// The successful evaluations that have the rule's quantity: (record, objective, value).
 pub fn points<'r>(records: &'r [Record], rule: &Prefer) -> Vec<(&'r Record, f64, f64)> {
     (records.iter())
@@ -73,7 +100,7 @@ pub fn preferred<'r>(problem: &Problem, records: &'r [Record]) -> Option<&'r Rec
     let best = log::best(records, problem.metric.goal)?.m.objective?;
     let near = points(records, rule)
         .into_iter()
-        .filter(|(_, y, _)| (y - best).abs() <= rule.within);
+        .filter(|(_, y, _)| rule.within.holds(*y, best));
     near.fold(None, |kept: Option<(&Record, f64)>, (r, _, q)| match kept {
         Some((_, kq)) if !better_value(rule, q, kq) => kept,
         _ => Some((r, q)),
@@ -90,7 +117,7 @@ pub fn preferred_json(problem: &Problem, records: &[Record]) -> Option<Preferred
         objective: r.m.objective?,
         quantity: rule.quantity.clone(),
         value: quantity(r, &rule.quantity)?,
-        within: rule.within,
+        within: rule.within.to_string(),
         least: rule.least,
         config: log::json_record(problem, r).config,
     })

@@ -56,12 +56,20 @@ impl Progress {
         if let Some(b) = &self.bar {
             b.set_position(spent as u64);
             b.set_message(format!("best {best_s} | {}", self.counts_text()));
+            if let (Some(c), None) = (&r.m.cause, r.m.reused_from) {
+                let status = r.m.status.as_str();
+                b.println(format!(
+                    "eval {} {status}: {}",
+                    r.eval_id,
+                    crate::run::causes::brief(c)
+                ));
+            }
         } else if !self.quiet {
             let obj = r.m.objective.map_or("-".to_string(), |o| format!("{o:.6}"));
             let why = match (&r.m.status, &r.m.cause, r.m.reused_from) {
                 (_, _, Some(e)) => format!("  (the same program as eval {e}: not re-measured)"),
                 (Status::Ok, _, _) | (_, None, _) => String::new(),
-                (_, Some(c), _) => format!("  ({})", c.lines().next().unwrap_or("")),
+                (_, Some(c), _) => format!("  ({})", crate::run::causes::brief(c)),
             };
             // The eval id as results.csv has it, then how far the run is.
             eprintln!(
