@@ -165,3 +165,46 @@ fn a_run_whose_objectives_are_all_negative_reports_the_search_s_best() {
     assert!(out.contains("higher than the default"), "{out}");
     assert!(!out.contains("x better"), "{out}");
 }
+
+/// The verification is set in the problem file (`search.verify`, `search.verify_rounds`);
+/// candidates whose samples do not vary (a deterministic score: the mock without noise) are
+/// run three times, not every round, and the summary says so.
+#[test]
+fn the_problem_file_sets_the_verification_and_steady_values_are_not_rerun() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let run = |search: &str, noise: &str| {
+        let _ = std::fs::remove_dir_all(d.join("run"));
+        let yaml = format!("name: toy\nmold: m.c\nparams:\n  - name: P0\n    type: ordinal\n    values: [1, 2, 4, 8, 16, 32]\n  - name: P2\n    type: integer\n    low: 0\n    high: 100\ncompile: \"cc {{{{ source }}}} -o {{{{ exe }}}}\"\nrun: \"{{{{ exe }}}}\"\nsearch: {search}\n");
+        std::fs::write(d.join("p.yaml"), yaml).unwrap();
+        std::fs::write(d.join("m.c"), "int a = #P0, b = #P2;\n").unwrap();
+        let o = Command::new(BIN)
+            .current_dir(d)
+            .env("MOLDTUNE_MOCK_NOISE", noise)
+            .args([
+                "run",
+                "p.yaml",
+                "--mock",
+                "--max-evals",
+                "12",
+                "--out",
+                "run",
+            ])
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        (text(&o.stdout), read_json(&d.join("run/run.json")))
+    };
+    let (_, j) = run("{verify: 0}", "0.04");
+    assert!(j["verification"].is_null(), "{j}");
+    let (out, j) = run("{verify: 2, verify_rounds: 8}", "0.04");
+    let v = &j["verification"];
+    assert_eq!(v["rounds"], 8, "{v}");
+    assert_eq!(v["candidates"].as_array().unwrap().len(), 3, "{v}");
+    assert!(!out.contains("gave the same value"), "{out}");
+    let (out, j) = run("{verify: 2, verify_rounds: 8}", "0");
+    for c in j["verification"]["candidates"].as_array().unwrap() {
+        assert_eq!(c["samples"].as_array().unwrap().len(), 3, "{c}");
+    }
+    assert!(out.contains("gave the same value every time"), "{out}");
+}

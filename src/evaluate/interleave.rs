@@ -37,6 +37,13 @@ impl std::fmt::Display for Failed {
 pub trait Rounds {
     /// Called after each round with the samples so far (`done` rounds): true stops.
     fn enough(&mut self, done: usize, so_far: &[Remeasured]) -> bool;
+
+    /// Whether a configuration with these samples needs no more runs (its value does not
+    /// vary): later rounds leave it out. None is, unless the rule says so.
+    fn settled(&self, samples: &[f64]) -> bool {
+        let _ = samples;
+        false
+    }
 }
 
 /// A fixed number of rounds.
@@ -95,6 +102,9 @@ pub fn remeasure(
             let k = (i + round) % variants.len();
             let Ok(samples) = &mut out[k] else { continue };
             let Ok(v) = &variants[k] else { continue };
+            if rounds.settled(samples) {
+                continue;
+            }
             match one_run(v, round)? {
                 Ok(x) => samples.push(x),
                 Err(why) => out[k] = Err(why),

@@ -87,7 +87,9 @@ impl Evaluator for MockEvaluator {
         let mut round = 0;
         while !rounds.enough(round, &out) {
             for (c, samples) in configs.iter().zip(out.iter_mut().flatten()) {
-                samples.push(noisy(c, round));
+                if !rounds.settled(samples) {
+                    samples.push(noisy(c, round));
+                }
             }
             round += 1;
         }

@@ -147,7 +147,7 @@ pub(super) fn resolved(
     prev: Option<&RunMeta>,
     kind: Kind,
 ) -> Result<Resolved, Error> {
-    let c = settings::common(&o.shared, prev, 60, 0)?;
+    let c = settings::common(&o.shared, prev, 60, 0, (None, None))?;
     Ok(Resolved {
         learner: Learner::Random,
         max_evals: c.max_evals,

@@ -65,6 +65,9 @@ pub struct SearchDefaults {
     pub kappa: Option<f64>,
     pub seed: Option<u64>,
     pub pool: Option<usize>,
+    /// `search.verify` and `search.verify_rounds`: the end-of-run verification's plan.
+    pub verify: Option<usize>,
+    pub verify_rounds: Option<usize>,
     /// `search.executor` as written, with its position.
     pub executor: Option<(String, Span)>,
     /// The `slurm:` section.
@@ -379,6 +382,8 @@ impl Ctx<'_> {
                 .transpose()?,
             seed: s.seed,
             pool: count(s.pool.as_ref(), "search.pool", 1)?,
+            verify: count(s.verify.as_ref(), "search.verify", 0)?,
+            verify_rounds: count(s.verify_rounds.as_ref(), "search.verify_rounds", 2)?,
             executor: s.executor.map(|e| (e.value, self.span(&e.referenced))),
             slurm: SlurmDefaults {
                 workers: count(slurm.workers.as_ref(), "slurm.workers", 1)?,

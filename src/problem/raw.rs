@@ -95,6 +95,10 @@ pub struct RawSearch {
     pub kappa: Option<Spanned<f64>>,
     pub seed: Option<u64>,
     pub pool: Option<Spanned<usize>>,
+    /// How many of the best the end-of-run verification re-measures (0: none), and in how
+    /// many rounds (`--verify`, `--verify-rounds`).
+    pub verify: Option<Spanned<usize>>,
+    pub verify_rounds: Option<Spanned<usize>>,
     /// `local` or `slurm` (checked where the run's settings are resolved).
     pub executor: Option<Spanned<String>>,
 }

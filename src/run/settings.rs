@@ -164,6 +164,7 @@ pub fn common(
     prev: Option<&RunMeta>,
     max_evals: usize,
     seed: u64,
+    file_plan: FilePlan,
 ) -> Result<Common, Error> {
     if let Some(n) = o.max_evals {
         flag("--max-evals", limits::at_least(n, 1))?;
@@ -173,7 +174,7 @@ pub fn common(
         max_evals: (o.max_evals.or(prev.map(|m| m.max_evals))).unwrap_or(max_evals),
         seed: o.seed.or(prev.map(|m| m.seed)).unwrap_or(seed),
         mock: o.mock || prev.is_some_and(|m| m.mock),
-        verify: resolve_plan(o, prev)?,
+        verify: resolve_plan(o, prev, file_plan)?,
     })
 }
 
@@ -365,6 +366,7 @@ pub fn resolve(
         prev,
         ds.max_evals.unwrap_or(100),
         ds.seed.unwrap_or(0),
+        (ds.verify, ds.verify_rounds),
     )?;
     Ok(Resolved {
         learner,
@@ -458,18 +460,21 @@ fn file_executor(problem: &Problem) -> Result<ExecutorKind, Error> {
     }
 }
 
-/// The verification plan: flags, else run.json, else the default (top 3, 10 rounds).
-fn resolve_plan(opts: &Shared, prev: Option<&RunMeta>) -> Result<Plan, Error> {
-    let recorded = prev.and_then(|m| m.verify).unwrap_or_default();
+/// The verification plan: flags, else run.json, else the problem file's `search.verify` /
+/// `search.verify_rounds` (`file`), else the default (top 3, 10 rounds).
+fn resolve_plan(opts: &Shared, prev: Option<&RunMeta>, file: FilePlan) -> Result<Plan, Error> {
+    let default = Plan::default();
+    let recorded = prev.and_then(|m| m.verify);
     let rounds = match opts.verify_rounds {
         Some(r) => flag("--verify-rounds", limits::at_least(r, 2))?,
-        None => recorded.rounds,
+        None => (recorded.map(|p| p.rounds).or(file.1)).unwrap_or(default.rounds),
     };
-    Ok(Plan {
-        top: opts.verify_top.unwrap_or(recorded.top),
-        rounds,
-    })
+    let top = (opts.verify_top.or(recorded.map(|p| p.top)).or(file.0)).unwrap_or(default.top);
+    Ok(Plan { top, rounds })
 }
+
+/// A problem file's verification settings: (`search.verify`, `search.verify_rounds`).
+pub type FilePlan = (Option<usize>, Option<usize>);
 
 fn resolve_learner(
     opts: &RunOptions,

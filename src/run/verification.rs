@@ -5,6 +5,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::problem::objective::Gain;
 
+/// A candidate whose first this many samples are all equal (a deterministic accuracy, an
+/// instruction count) is not run again: more rounds would repeat the same number.
+pub const STEADY_ROUNDS: usize = 3;
+
 /// How many of the search's best are re-measured, and in how many rounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Plan {
@@ -64,7 +68,23 @@ impl Verification {
             return "no candidate could be re-measured".into();
         };
         let n = self.candidates.iter().filter(|c| c.cause.is_none()).count();
-        let how = format!("{n} configurations × {} interleaved rounds", self.rounds);
+        let mut how = format!("{n} configurations × {} interleaved rounds", self.rounds);
+        let steady: Vec<String> = (self.candidates.iter())
+            .filter(|c| c.samples.len() < self.rounds && c.cause.is_none())
+            .filter(|c| {
+                c.samples
+                    .iter()
+                    .all(|&x| Some(x) == c.samples.first().copied())
+            })
+            .map(|c| c.eval_id.to_string())
+            .collect();
+        if !steady.is_empty() {
+            how += &format!(
+                "; eval {} gave the same value every time and was not run again after {} rounds",
+                steady.join(", "),
+                STEADY_ROUNDS
+            );
+        }
         match (&self.speedup, Some(w) == self.default_eval_id) {
             (_, true) => match &self.indistinct {
                 None => format!(

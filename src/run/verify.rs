@@ -21,7 +21,7 @@ use crate::problem::objective::Objective;
 use crate::problem::{Goal, Problem};
 use crate::run::log::{self, Record};
 use crate::run::meta;
-use crate::run::verification::{Candidate, Indistinct, Plan, Verification};
+use crate::run::verification::{Candidate, Indistinct, Plan, Verification, STEADY_ROUNDS};
 use crate::stats::{median, quantile};
 
 /// The default (when it succeeded), the `top` best successful evaluations and the
@@ -79,9 +79,12 @@ pub fn verify(
         cap: SETTLE_FACTOR * plan.rounds,
         chosen: &chosen,
         default_eval_id,
+        done: 0,
     };
     let measured = evaluator.remeasure(problem, &configs, &mut settle)?;
-    let rounds = (measured.iter().flatten().map(Vec::len).max()).unwrap_or(0);
+    // The rounds run (a candidate whose value did not vary has fewer samples).
+    let most = (measured.iter().flatten().map(Vec::len).max()).unwrap_or(0);
+    let rounds = settle.done.max(most);
     let candidates: Vec<Candidate> = (chosen.iter().zip(measured))
         .map(|(r, m)| candidate(r, m))
         .collect();
@@ -101,10 +104,17 @@ struct Settle<'a> {
     cap: usize,
     chosen: &'a [&'a Record],
     default_eval_id: Option<usize>,
+    /// Rounds run so far.
+    done: usize,
 }
 
 impl Rounds for Settle<'_> {
+    fn settled(&self, samples: &[f64]) -> bool {
+        samples.len() >= STEADY_ROUNDS && samples.iter().all(|&x| x == samples[0])
+    }
+
     fn enough(&mut self, done: usize, so_far: &[Remeasured]) -> bool {
+        self.done = done;
         if done >= self.cap {
             return true;
         }
@@ -307,6 +317,7 @@ mod tests {
             cap: 32,
             chosen: &chosen,
             default_eval_id: Some(0),
+            done: 0,
         };
         let default = vec![1.00, 1.02, 0.98, 1.01, 0.99, 1.00, 1.03, 0.97];
         let noisy = vec![0.70, 1.30, 0.80, 1.20, 0.75, 1.25, 0.90, 0.85];
