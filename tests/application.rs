@@ -448,3 +448,42 @@ fn a_recorded_quantity_missing_from_the_output_is_warned() {
     assert!(err.contains("the tie rule has no value of it"), "{err}");
     assert!(text(&o.stdout).contains("tie rule: no successful evaluation reported `train_s`"));
 }
+
+/// Without `compile:` the variant is run as rendered: a C mold is refused (it would be run
+/// by `sh`), and so is `run: "{{ exe }}"` on a mold without `#!`.
+#[test]
+fn a_mold_that_cannot_run_as_rendered_is_refused_without_a_compile_step() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let attempt = |mold: &str, text: &str, run: &str| {
+        std::fs::write(d.join(mold), text).unwrap();
+        let yaml = format!(
+            "name: s\nmold: {mold}\nparams:\n  - {{name: A, type: ordinal, values: [1, 2]}}\nrun: \"{run}\"\nmetric: {{regex: 'v: ([0-9]+)'}}\ncheck: {{mode: none}}\n"
+        );
+        std::fs::write(d.join("p.yaml"), yaml).unwrap();
+        moldtune(d, &["show", "p.yaml"])
+    };
+    let o = attempt("k.c", "int a = #A;\n", "{{ exe }}");
+    assert_code(&o, 2);
+    assert!(
+        text(&o.stderr).contains("has no `compile:`"),
+        "{}",
+        describe(&o)
+    );
+    assert!(text(&o.stderr).contains("p.yaml:2:7"), "{}", describe(&o));
+    let o = attempt("t.mold.py", "print('v: #A')\n", "{{ exe }}");
+    assert_code(&o, 2);
+    assert!(
+        text(&o.stderr).contains("does not start with `#!`"),
+        "{}",
+        describe(&o)
+    );
+    let o = attempt(
+        "t.mold.py",
+        "#!/usr/bin/env python3\nprint('v: #A')\n",
+        "{{ exe }}",
+    );
+    assert_code(&o, 0);
+    let o = attempt("t.mold.py", "print('v: #A')\n", "python3 {{ source }}");
+    assert_code(&o, 0);
+}

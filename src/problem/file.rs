@@ -22,7 +22,7 @@ use crate::problem::locate::Ctx;
 use crate::problem::mold::Mold;
 use crate::problem::params::build_space;
 use crate::problem::raw::{
-    self, RawCheck, RawMetric, RawProblem, RawSearch, RawSlurm, RawTimeouts,
+    self, RawCheck, RawCommand, RawMetric, RawProblem, RawSearch, RawSlurm, RawTimeouts,
 };
 pub use crate::problem::raw::{CheckMode, Goal, MetricKind, Reduce, Stream};
 use crate::problem::record::{Prefer, Quantity};
@@ -210,6 +210,9 @@ impl Ctx<'_> {
         if raw.compile.is_none() && !check.compile_extra.is_empty() {
             return Err(compile_extra_without_compile(abs));
         }
+        if raw.compile.is_none() {
+            cx.script_mold(&raw.mold, &mold, &run, &raw.run)?;
+        }
         let search = cx.search(
             raw.search.unwrap_or_default(),
             raw.slurm.unwrap_or_default(),
@@ -257,7 +260,43 @@ fn compile_extra_without_compile(file: &Path) -> Error {
 // What the evaluations need, and how they are measured and checked
 // ---------------------------------------------------------------------------------------------
 
+/// Suffixes of sources that must be compiled: a mold of one of these without `compile:`
+/// would be run as a shell script.
+const COMPILED: [&str; 10] = [
+    "c", "cc", "cpp", "cxx", "c++", "f", "f90", "f95", "cu", "rs",
+];
+
 impl Ctx<'_> {
+    /// A problem without `compile:` runs its variant as rendered, so the mold must be a
+    /// script: not a C (or other compiled) source, and when `run:` executes it directly
+    /// (`{{ exe }}`), it starts with `#!` (else the system runs it with `sh`).
+    fn script_mold(
+        &self,
+        at: &Spanned<String>,
+        mold: &Mold,
+        run: &Template,
+        raw_run: &Spanned<RawCommand>,
+    ) -> Result<(), Error> {
+        let file = mold.variant_file();
+        let suffix = file.rsplit('.').next().unwrap_or("");
+        if COMPILED.contains(&suffix) {
+            return self.err(
+                &at.referenced,
+                format!("the mold `{}` is a source to compile (its variants are `{file}`), but the problem has no `compile:`: it would be run as a shell script", at.value),
+                Some("add e.g. `compile: \"clang-22 -O3 {{ source }} -o {{ exe }}\"`"),
+            );
+        }
+        let direct = run.variables().is_ok_and(|v| v.contains("exe"));
+        if direct && !mold.text.starts_with("#!") {
+            return self.err(
+                &raw_run.referenced,
+                format!("`run:` executes the variant (`{{{{ exe }}}}`), but the mold `{}` does not start with `#!`: it would be run by `sh`", at.value),
+                Some("name its interpreter in `run:` (e.g. `python3 {{ source }}`), or start the mold with `#!/usr/bin/env python3`"),
+            );
+        }
+        Ok(())
+    }
+
     /// The mold file exists (its markers are checked by [`Mold::load`]).
     fn mold(&self, m: &Spanned<String>, space: &Space) -> Result<Mold, Error> {
         let path = self.dir.join(&m.value);
