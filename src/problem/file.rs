@@ -207,11 +207,8 @@ impl Ctx<'_> {
             None => limits::DEFAULT_OUTPUT_BYTES,
         };
         let check = cx.check(raw.check.unwrap_or_default())?;
-        if raw.compile.is_none() && !check.compile_extra.is_empty() {
-            return Err(compile_extra_without_compile(abs));
-        }
         if raw.compile.is_none() {
-            cx.script_mold(&raw.mold, &mold, &run, &raw.run)?;
+            cx.without_compile((&raw.mold, &raw.run), &mold, &run, &check, abs)?;
         }
         let search = cx.search(
             raw.search.unwrap_or_default(),
@@ -267,6 +264,22 @@ const COMPILED: [&str; 10] = [
 ];
 
 impl Ctx<'_> {
+    /// What a problem without `compile:` may not ask for: `check.compile_extra`, a mold that
+    /// cannot run as rendered ([`Ctx::script_mold`]).
+    fn without_compile(
+        &self,
+        (raw_mold, raw_run): (&Spanned<String>, &Spanned<RawCommand>),
+        mold: &Mold,
+        run: &Template,
+        check: &Check,
+        abs: &Path,
+    ) -> Result<(), Error> {
+        if !check.compile_extra.is_empty() {
+            return Err(compile_extra_without_compile(abs));
+        }
+        self.script_mold(raw_mold, mold, run, raw_run)
+    }
+
     /// A problem without `compile:` runs its variant as rendered, so the mold must be a
     /// script: not a C (or other compiled) source, and when `run:` executes it directly
     /// (`{{ exe }}`), it starts with `#!` (else the system runs it with `sh`).
