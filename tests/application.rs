@@ -487,3 +487,20 @@ fn a_mold_that_cannot_run_as_rendered_is_refused_without_a_compile_step() {
     let o = attempt("t.mold.py", "print('v: #A')\n", "python3 {{ source }}");
     assert_code(&o, 0);
 }
+
+/// A token that looks like a marker (`#XX`) but names no parameter is warned with its
+/// position (it stays in the variant as written); `#pragma` and `#include` are not.
+#[test]
+fn a_marker_like_token_without_a_parameter_is_warned() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mold = "#include <stdio.h>\n#pragma once\nint a = #A;\nint b = #XX;\n";
+    std::fs::write(d.join("k.c"), mold).unwrap();
+    let yaml = "name: k\nmold: k.c\nparams:\n  - {name: A, type: ordinal, values: [1, 2]}\ncompile: \"cc {{ source }} -o {{ exe }}\"\nrun: \"{{ exe }}\"\n";
+    std::fs::write(d.join("p.yaml"), yaml).unwrap();
+    let o = moldtune(d, &["show", "p.yaml"]);
+    assert_code(&o, 0);
+    let err = text(&o.stderr);
+    assert!(err.contains("k.c:4:9: `#XX` looks like a marker"), "{err}");
+    assert_eq!(err.matches("looks like a marker").count(), 1, "{err}");
+}

@@ -226,6 +226,28 @@ impl Mold {
         })
     }
 
+    /// Warnings for tokens that look like markers (`#` and an upper-case name: `#TILE`,
+    /// `#XX`) but name no parameter: they stay in the variant as written, which is rarely
+    /// what was meant. "k.c:3:9: `#XX` looks like a marker but names no parameter; …".
+    pub fn unnamed_markers(&self, space: &Space) -> Vec<String> {
+        let upper = |n: &str| {
+            n.chars().any(|c| c.is_ascii_uppercase()) && !n.chars().any(|c| c.is_ascii_lowercase())
+        };
+        let mut out = Vec::new();
+        for cap in marker_regex().captures_iter(&self.text) {
+            let name = &cap[1];
+            if space.index_of(name).is_some() || !upper(name) {
+                continue;
+            }
+            let (line, col) = line_col(&self.text, cap.get(0).expect("group 0").start());
+            out.push(format!(
+                "{}:{line}:{col}: `#{name}` looks like a marker but names no parameter; it stays in the variant as written",
+                self.path.display()
+            ));
+        }
+        out
+    }
+
     /// A mold without markers whose parameter `placement.param` inserts text at points.
     pub fn with_placement(path: &Path, text: String, placement: Placement) -> Mold {
         Mold {

@@ -88,6 +88,9 @@ pub fn show(
     sets: &[String],
 ) -> Result<Shown, Error> {
     let problem = Problem::load(problem_path)?;
+    for w in problem.mold.unnamed_markers(&problem.space) {
+        eprintln!("warning: {w}");
+    }
     let config = pick::configuration(&problem, from, eval, sets)?;
     // A run records this as the variant's failure; `show` reports it instead.
     let v = Variant::render(&problem, &config, Path::new(WORK_DIR)).map_err(|u| {

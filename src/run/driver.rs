@@ -190,8 +190,10 @@ impl<'p> Session<'p> {
         let spent = records.iter().filter(|r| s.budget.spends(r)).count();
         let progress = Progress::new(s.max_evals, spent, opts.quiet);
         progress.message(&opening_line(problem, &s, spent, &dir));
-        if let Some(w) = budget_warning(&s) {
-            // A warning is shown even with --quiet: it questions the run's result.
+        let marks = problem.mold.unnamed_markers(&problem.space);
+        let marks = marks.into_iter().map(|m| format!("warning: {m}"));
+        // A warning is shown even with --quiet: it questions the run's result.
+        for w in budget_warning(&s).into_iter().chain(marks) {
             eprintln!("{w}");
         }
         let best_id = log::best(&records, problem.metric.goal).map(|r| r.eval_id);
