@@ -101,9 +101,19 @@ fn the_tie_rule_prefers_the_cheaper_of_equal_objectives_everywhere() {
     let svg = front
         .map(|e| e.path())
         .find(|p| p.to_string_lossy().ends_with("-front.svg"));
-    assert!(std::fs::read_to_string(svg.expect("the front's figure"))
-        .unwrap()
-        .contains("<svg"));
+    let svg = std::fs::read_to_string(svg.expect("the front's figure")).unwrap();
+    assert!(svg.contains("<svg"), "{svg}");
+    // The front's points are labelled with their eval ids.
+    assert!(
+        svg.contains(&format!("fill=\"#0072B2\">\n{cheap}\n</text>")),
+        "{svg}"
+    );
+    // The report names the variant's own file and does not call a real run a mock one.
+    assert!(
+        md.contains("### best.sh against the default variant"),
+        "{md}"
+    );
+    assert!(!md.contains("mock run"), "{md}");
     // A wider tie takes in the less accurate, cheapest configuration.
     write_trainer(d, "prefer: {within: 0.06, min: train_s}");
     std::fs::remove_dir_all(d.join("run")).unwrap();

@@ -2,7 +2,7 @@
 //! number, the best so far as a step line, the default configuration's level, and the
 //! failures — which have no objective — as markers in a band above the plot, one row and one
 //! marker per failure class. The objective axis is logarithmic when the values span more
-//! than [`LOG_SPAN`]. `moldtune run` and `moldtune mctree` leave it in their run directory as
+//! than [`plot::LOG_SPAN`]. `moldtune run` and `moldtune mctree` leave it in their run directory as
 //! [`CURVE_SVG`]; `moldtune report` draws it for every run it covers.
 
 use std::path::{Path, PathBuf};
@@ -21,9 +21,6 @@ use crate::run::meta;
 
 /// The plot's file in a run directory.
 pub const CURVE_SVG: &str = "curve.svg";
-
-/// Largest max/min ratio of the objectives drawn on a linear axis.
-pub const LOG_SPAN: f64 = 10.0;
 
 const WIDTH: u32 = 900;
 /// Height of the plot itself, without the failure band and the legend.
@@ -62,7 +59,7 @@ fn draw(c: &Curve) -> Result<String, Error> {
         let (lo, hi) = c.y_range();
         match c.log_scale() {
             true => {
-                let ticks = log_ticks(lo, hi);
+                let ticks = plot::log_ticks(lo, hi);
                 draw_plot(&main, c, (lo..hi).log_scale().with_key_points(ticks))?
             }
             false => draw_plot(&main, c, lo..hi)?,
@@ -145,7 +142,7 @@ impl Curve {
         let (lo, hi) = self
             .values()
             .fold((f64::INFINITY, 0.0f64), |(l, h), v| (l.min(v), h.max(v)));
-        self.values().all(|v| v > 0.0) && hi / lo > LOG_SPAN
+        self.values().all(|v| v > 0.0) && hi / lo > plot::LOG_SPAN
     }
 
     /// The objective axis: the values with a margin (a factor on a log axis).
@@ -211,24 +208,6 @@ fn steps(best: &[Option<f64>]) -> Vec<(f64, f64)> {
         out.push((n as f64 - 1.0, b));
     }
     out
-}
-
-/// The labelled values of a log axis over `lo..=hi`: 1, 2 and 5 times the powers of ten;
-/// 1, 1.5, 2, 3, 5 and 7 times them when that gives fewer than five; only the powers when it
-/// gives more than 12.
-fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    let ticks = |mantissas: &[f64]| -> Vec<f64> {
-        let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
-        (a..=b)
-            .flat_map(|e| mantissas.iter().map(move |m| m * 10f64.powi(e)))
-            .filter(|v| (lo..=hi).contains(v))
-            .collect()
-    };
-    match ticks(&[1.0, 2.0, 5.0]) {
-        t if t.len() < 5 => ticks(&[1.0, 1.5, 2.0, 3.0, 5.0, 7.0]),
-        t if t.len() > 12 => ticks(&[1.0]),
-        t => t,
-    }
 }
 
 /// The plot: objectives, the default's level, the best-so-far line and the best ringed.
@@ -361,14 +340,14 @@ mod tests {
 
     #[test]
     fn log_ticks_are_round_numbers_in_range() {
-        let t = log_ticks(0.045, 1.3);
+        let t = plot::log_ticks(0.045, 1.3);
         let want = [0.05, 0.1, 0.2, 0.5, 1.0];
         assert_eq!(t.len(), want.len(), "{t:?}");
         assert!(
             t.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-12),
             "{t:?}"
         );
-        assert_eq!(log_ticks(0.0116, 0.26).len(), 8);
-        assert_eq!(log_ticks(1e-7, 1e3).len(), 11);
+        assert_eq!(plot::log_ticks(0.0116, 0.26).len(), 8);
+        assert_eq!(plot::log_ticks(1e-7, 1e3).len(), 11);
     }
 }

@@ -125,6 +125,8 @@ struct Section {
     curve_file: String,
     outcomes: Vec<Outcome>,
     importance: ImportanceView,
+    /// The run's best variant's file: `best.c`, `best.py`.
+    best_file: String,
     diff: Diff,
     /// With a tie rule (`prefer:`): the preferred configuration and the front.
     trade_off: Option<TradeOff>,
@@ -210,6 +212,7 @@ impl Section {
                 })
                 .collect(),
             importance: ImportanceView::of(run, &id)?,
+            best_file: run.problem.mold.best_file(),
             diff: diff::best_vs_default(run),
             trade_off: TradeOff::of(run, &id)?,
             id,
@@ -237,7 +240,13 @@ fn facts(run: &RunDir) -> Vec<Fact> {
         ),
         (
             "compiler",
-            unknown(&m.compiler_version, "not recorded (mock run)"),
+            unknown(
+                &m.compiler_version,
+                match m.mock {
+                    true => "none (mock run)",
+                    false => "not recorded (no compile step, or it did not say)",
+                },
+            ),
         ),
         ("CPU", unknown(&m.cpu_model, "not recorded")),
         ("command", m.command_line.join(" ")),

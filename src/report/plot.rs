@@ -147,6 +147,27 @@ pub enum Key {
 /// Height of one legend row.
 pub const LEGEND_ROW_PX: u32 = 22;
 
+/// An axis is logarithmic when its values are all above 0 and span more than this factor.
+pub const LOG_SPAN: f64 = 10.0;
+
+/// The labelled values of a log axis over `lo..=hi`: 1, 2 and 5 times the powers of ten;
+/// 1, 1.5, 2, 3, 5 and 7 times them when that gives fewer than five; only the powers when it
+/// gives more than 12.
+pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let ticks = |mantissas: &[f64]| -> Vec<f64> {
+        let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+        (a..=b)
+            .flat_map(|e| mantissas.iter().map(move |m| m * 10f64.powi(e)))
+            .filter(|v| (lo..=hi).contains(v))
+            .collect()
+    };
+    match ticks(&[1.0, 2.0, 5.0]) {
+        t if t.len() < 5 => ticks(&[1.0, 1.5, 2.0, 3.0, 5.0, 7.0]),
+        t if t.len() > 12 => ticks(&[1.0]),
+        t => t,
+    }
+}
+
 /// Rows the legend of `entries` takes in `width` pixels.
 pub fn legend_rows(entries: &[(Key, String)], width: u32) -> u32 {
     layout(entries, width).last().map_or(0, |&(_, row)| row + 1)
