@@ -514,3 +514,119 @@ fn a_marker_like_token_without_a_parameter_is_warned() {
     assert!(err.contains("k.c:4:9: `#XX` looks like a marker"), "{err}");
     assert_eq!(err.matches("looks like a marker").count(), 1, "{err}");
 }
+
+/// `--parallel 2` runs two evaluations at once (each variant counts the variants running
+/// beside it: some see two), records every evaluation once and in id order, and is refused
+/// for a time metric.
+#[test]
+fn parallel_trials_run_at_once_for_a_score_and_are_refused_for_a_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mold = "touch \"$1/running.$$\"\nsleep 0.4\necho \"v: $(ls \"$1\" | grep -c running) #A\"\nrm \"$1/running.$$\"\n";
+    std::fs::write(d.join("s.mold.sh"), mold).unwrap();
+    std::fs::create_dir(d.join("live")).unwrap();
+    let yaml = "name: par\nmold: s.mold.sh\nparams:\n  - {name: A, type: integer, low: 1, high: 1000}\n\
+                run: \"sh {{ source }} {{ problem_dir }}/live\"\nmetric: {regex: 'v: ([0-9]+)', goal: maximize}\n\
+                repeats: 1\ncheck: {mode: none}\n";
+    std::fs::write(d.join("p.yaml"), yaml).unwrap();
+    let run = [
+        "run",
+        "p.yaml",
+        "--learner",
+        "random",
+        "--max-evals",
+        "8",
+        "--verify",
+        "0",
+    ];
+    let o = moldtune(
+        d,
+        &[&run[..], &["--parallel", "2", "--out", "run"]].concat(),
+    );
+    assert_code(&o, 0);
+    let j = read_json(&d.join("run/results.json"));
+    let evals = j["evaluations"].as_array().unwrap();
+    let ids: Vec<u64> = evals
+        .iter()
+        .map(|e| e["eval_id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, (0..8).collect::<Vec<u64>>());
+    let seen: Vec<f64> = evals
+        .iter()
+        .filter_map(|e| e["objective"].as_f64())
+        .collect();
+    assert_eq!(seen.len(), 8, "{j}");
+    assert!(seen.iter().any(|&n| n >= 2.0), "two at once: {seen:?}");
+    assert_eq!(read_json(&d.join("run/run.json"))["parallel"], 2);
+    let csv = std::fs::read_to_string(d.join("run/results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 9, "{csv}");
+    // A time: refused with the reason.
+    let timed = std::fs::read_to_string(d.join("p.yaml")).unwrap();
+    let timed = timed.replace(
+        "metric: {regex: 'v: ([0-9]+)', goal: maximize}",
+        "metric: {kind: wall_time}",
+    );
+    std::fs::write(d.join("p.yaml"), timed).unwrap();
+    let o = moldtune(d, &["run", "p.yaml", "--parallel", "2", "--out", "run2"]);
+    assert_code(&o, 2);
+    assert!(
+        text(&o.stderr).contains("the metric is a time"),
+        "{}",
+        describe(&o)
+    );
+}
+
+/// An interrupted `--parallel 2` run leaves whole rows with ids 0..n in order and no
+/// variant running; `--resume` completes it with every evaluation once.
+#[test]
+fn an_interrupted_parallel_run_resumes_with_nothing_lost_or_repeated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("s.mold.sh"), "sleep 0.3107\necho \"v: #A\"\n").unwrap();
+    let yaml =
+        "name: par\nmold: s.mold.sh\nparams:\n  - {name: A, type: integer, low: 1, high: 1000}\n\
+                run: \"sh {{ source }}\"\nmetric: {regex: 'v: ([0-9]+)', goal: maximize}\n\
+                repeats: 1\ncheck: {mode: none}\n";
+    std::fs::write(d.join("p.yaml"), yaml).unwrap();
+    let args = [
+        "run",
+        "p.yaml",
+        "--learner",
+        "random",
+        "--max-evals",
+        "12",
+        "--verify",
+        "0",
+    ];
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_moldtune"))
+        .current_dir(d)
+        .args(args)
+        .args(["--parallel", "2", "--out", "run", "--quiet"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let rows =
+        || std::fs::read_to_string(d.join("run/results.csv")).map_or(0, |t| t.lines().count());
+    let t0 = std::time::Instant::now();
+    while rows() < 4 && t0.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: signalling the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_code(&o, 130);
+    common::fake::assert_no_leftover("sleep 0.3107");
+    let ids = |j: &serde_json::Value| -> Vec<u64> {
+        let e = j["evaluations"].as_array().unwrap();
+        e.iter().map(|e| e["eval_id"].as_u64().unwrap()).collect()
+    };
+    let n = ids(&read_json(&d.join("run/results.json"))).len() as u64;
+    assert!((3..12).contains(&n), "{n} rows before the interrupt");
+    let o = moldtune(d, &["run", "--resume", "run", "--quiet"]);
+    assert_code(&o, 0);
+    let j = read_json(&d.join("run/results.json"));
+    assert_eq!(ids(&j), (0..12).collect::<Vec<u64>>());
+    let csv = std::fs::read_to_string(d.join("run/results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 13, "{csv}");
+}

@@ -27,7 +27,7 @@ pub use outcome::Evaluated;
 /// `measure`, a Slurm worker): the mock, or the real one — keeping its builds or not,
 /// building `jobs` at once when it re-measures — with the process layer ready for the
 /// children it starts (the interrupt handlers, moldtune their subreaper).
-pub fn make_evaluator(mock: bool, keep_builds: bool, jobs: usize) -> Box<dyn Evaluator> {
+pub fn make_evaluator(mock: bool, keep_builds: bool, jobs: usize) -> Box<dyn Evaluator + Send> {
     crate::process::take_charge();
     if mock {
         return Box::new(MockEvaluator::new());

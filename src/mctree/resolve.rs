@@ -162,6 +162,7 @@ pub(super) fn resolved(
         interleave: 0,
         verify: c.verify,
         jobs: c.jobs,
+        parallel: 1,
         slurm: settings::resolve_executor(&o.executor, prev, None)?,
         budget: Budget::Valid,
         strategy: Some(kind.as_str().into()),

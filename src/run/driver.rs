@@ -135,6 +135,14 @@ pub fn drive(l: Launch, strategy: &mut dyn Strategy) -> Result<Summary, Error> {
     let mut session = Session::open(&l, dir)?;
     let mut executor: Box<dyn Executor> = match session.s.slurm.clone() {
         Some(settings) => Box::new(Farm::new(&session.dir, settings)?),
+        None if session.s.parallel > 1 => {
+            let (mock, keep) = (session.s.mock, l.opts.keep_builds);
+            let make = || make_evaluator(mock, keep, 0);
+            Box::new(crate::run::parallel::Parallel::new(
+                session.s.parallel,
+                make,
+            ))
+        }
         None => {
             let evaluator = make_evaluator(session.s.mock, l.opts.keep_builds, 0);
             Box::new(Local::new(evaluator, session.s.jobs))

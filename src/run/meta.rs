@@ -60,6 +60,9 @@ pub struct RunMeta {
     /// Builds run at once ahead of the timed runs (`--jobs`).
     #[serde(default)]
     pub jobs: Option<usize>,
+    /// Evaluations run at once (`--parallel`; absent: one at a time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<usize>,
     /// With `--executor slurm`: how its jobs are submitted (absent: evaluations ran here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slurm: Option<crate::run::slurm::Settings>,

@@ -10,6 +10,7 @@ pub mod executor;
 pub mod log;
 pub mod machine;
 pub mod meta;
+pub mod parallel;
 pub mod prefer;
 pub mod progress;
 pub mod results_json;

@@ -119,6 +119,11 @@ pub struct RunOptions {
     /// Candidate pool size per model step [default: 10000].
     #[arg(long)]
     pub pool: Option<usize>,
+    /// Run N evaluations at once, each built, checked and run on its own (for a metric that
+    /// is not a time: an accuracy, a score, a count; refused for a time, which programs
+    /// running together would distort) [default: 1].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub parallel: Option<u16>,
     #[command(flatten)]
     pub executor: ExecutorFlags,
     #[command(flatten)]
@@ -223,6 +228,8 @@ pub struct Resolved {
     pub budget: Budget,
     /// Builds at once (`--jobs`).
     pub jobs: usize,
+    /// Evaluations at once on this machine (`--parallel`; 1: one at a time).
+    pub parallel: usize,
     /// The Slurm jobs' settings with `--executor slurm`; `None`: evaluations run here.
     pub slurm: Option<slurm::Settings>,
     /// The strategy's name when it is not a learner of `run` (mctree's `greedy`, `mcts`,
@@ -388,10 +395,36 @@ pub fn resolve(
             .unwrap_or(Settings::default_interleave(learner)),
         verify: c.verify,
         jobs: c.jobs,
+        parallel: resolve_parallel(opts, prev, problem)?,
         slurm: resolve_executor(&opts.executor, prev, Some(problem))?,
         budget: Budget::Evaluations,
         strategy: None,
     })
+}
+
+/// `--parallel N`, else what run.json recorded, else 1; refused for a time metric (programs
+/// running together slow each other down) and with the Slurm executor (its `--workers`).
+fn resolve_parallel(
+    opts: &RunOptions,
+    prev: Option<&RunMeta>,
+    problem: &Problem,
+) -> Result<usize, Error> {
+    use crate::problem::objective::{Objective, Sense};
+    let n = (opts.parallel.map(usize::from))
+        .or(prev.and_then(|m| m.parallel))
+        .unwrap_or(1);
+    let slurm = opts.executor.executor == Some(ExecutorKind::Slurm);
+    if n > 1 && slurm {
+        let why = "`--parallel` with `--executor slurm`: the farm already runs `--workers` evaluations at once";
+        return Err(Error::usage(why, Some("use `--workers N`")));
+    }
+    if n > 1 && Objective::of(&problem.metric).sense == Sense::Time {
+        return Err(Error::usage(
+            format!("`--parallel {n}` runs evaluations at once, and the metric is a time: programs running together slow each other down, so their times would say nothing"),
+            Some("leave `--parallel` out (`--jobs N` builds ahead while timed runs stay exclusive), or tune a metric that is not a time"),
+        ));
+    }
+    Ok(n)
 }
 
 /// The Slurm settings with `--executor slurm` (or a resumed Slurm run, or the problem's

@@ -147,6 +147,7 @@ pub(super) fn new_meta(
         mold_changes: vec![],
         verify: Some(s.verify),
         jobs: Some(s.jobs),
+        parallel: (s.parallel > 1).then_some(s.parallel),
         slurm: s.slurm.clone(),
         verification: None,
         mctree: None,
