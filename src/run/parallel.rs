@@ -21,6 +21,31 @@ use crate::run::log::Record;
 use crate::run::verification::{Plan, Verification};
 use crate::run::verify;
 
+/// `--parallel N` (`flag`), else what run.json recorded, else 1; refused for a time metric
+/// (programs running together slow each other down) and with the Slurm executor (`slurm`:
+/// its `--workers` already run evaluations at once).
+pub fn resolve(
+    flag: Option<u16>,
+    prev: Option<&crate::run::meta::RunMeta>,
+    slurm: bool,
+    problem: &Problem,
+) -> Result<usize, Error> {
+    use crate::problem::objective::{Objective, Sense};
+    let recorded = prev.and_then(|m| m.parallel);
+    let n = flag.map(usize::from).or(recorded).unwrap_or(1);
+    if n > 1 && slurm {
+        let why = "`--parallel` with `--executor slurm`: the farm already runs `--workers` evaluations at once";
+        return Err(Error::usage(why, Some("use `--workers N`")));
+    }
+    if n > 1 && Objective::of(&problem.metric).sense == Sense::Time {
+        return Err(Error::usage(
+            format!("`--parallel {n}` runs evaluations at once, and the metric is a time: programs running together slow each other down, so their times would say nothing"),
+            Some("leave `--parallel` out (`--jobs N` builds ahead while timed runs stay exclusive), or tune a metric that is not a time"),
+        ));
+    }
+    Ok(n)
+}
+
 /// A job for a worker.
 type Job = (usize, Config, Source);
 

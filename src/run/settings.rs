@@ -362,12 +362,9 @@ pub fn resolve(
     if let Some(n) = opts.pool {
         flag("--pool", limits::at_least(n, 1))?;
     }
-    let kappa = opts
-        .kappa
-        .or(prev.map(|m| m.kappa))
-        .or(ds.kappa)
-        .unwrap_or(1.96);
+    let kappa = (opts.kappa.or(prev.map(|m| m.kappa)).or(ds.kappa)).unwrap_or(1.96);
     guard_same_problem(prev, problem)?;
+    let slurm_flag = opts.executor.executor == Some(ExecutorKind::Slurm);
     let c = common(
         &opts.shared,
         prev,
@@ -395,36 +392,11 @@ pub fn resolve(
             .unwrap_or(Settings::default_interleave(learner)),
         verify: c.verify,
         jobs: c.jobs,
-        parallel: resolve_parallel(opts, prev, problem)?,
+        parallel: crate::run::parallel::resolve(opts.parallel, prev, slurm_flag, problem)?,
         slurm: resolve_executor(&opts.executor, prev, Some(problem))?,
         budget: Budget::Evaluations,
         strategy: None,
     })
-}
-
-/// `--parallel N`, else what run.json recorded, else 1; refused for a time metric (programs
-/// running together slow each other down) and with the Slurm executor (its `--workers`).
-fn resolve_parallel(
-    opts: &RunOptions,
-    prev: Option<&RunMeta>,
-    problem: &Problem,
-) -> Result<usize, Error> {
-    use crate::problem::objective::{Objective, Sense};
-    let n = (opts.parallel.map(usize::from))
-        .or(prev.and_then(|m| m.parallel))
-        .unwrap_or(1);
-    let slurm = opts.executor.executor == Some(ExecutorKind::Slurm);
-    if n > 1 && slurm {
-        let why = "`--parallel` with `--executor slurm`: the farm already runs `--workers` evaluations at once";
-        return Err(Error::usage(why, Some("use `--workers N`")));
-    }
-    if n > 1 && Objective::of(&problem.metric).sense == Sense::Time {
-        return Err(Error::usage(
-            format!("`--parallel {n}` runs evaluations at once, and the metric is a time: programs running together slow each other down, so their times would say nothing"),
-            Some("leave `--parallel` out (`--jobs N` builds ahead while timed runs stay exclusive), or tune a metric that is not a time"),
-        ));
-    }
-    Ok(n)
 }
 
 /// The Slurm settings with `--executor slurm` (or a resumed Slurm run, or the problem's
