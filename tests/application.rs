@@ -630,3 +630,35 @@ fn an_interrupted_parallel_run_resumes_with_nothing_lost_or_repeated() {
     let csv = std::fs::read_to_string(d.join("run/results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 13, "{csv}");
 }
+
+/// `measure` prints the recorded quantities, and `measure` and `show` take the tie rule's
+/// preferred configuration (`--preferred`).
+#[test]
+fn measure_and_show_take_the_preferred_configuration_and_print_recorded_quantities() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_trainer(d, "prefer: {within: 0.0, min: train_s}");
+    tune_all(d);
+    let o = moldtune(
+        d,
+        &[
+            "measure",
+            "p.yaml",
+            "--from",
+            "run",
+            "--preferred",
+            "--repeats",
+            "1",
+        ],
+    );
+    assert_code(&o, 0);
+    let out = text(&o.stdout);
+    // (A, B) = (2, 1): accuracy 0.95, train_s 2.
+    assert!(out.contains("A=2 B=1"), "{out}");
+    assert!(out.contains("train_s 2"), "{out}");
+    let o = moldtune(d, &["show", "p.yaml", "--from", "run", "--preferred"]);
+    assert_code(&o, 0);
+    assert!(text(&o.stdout).contains("a=2\nb=1"), "{}", describe(&o));
+    let o = moldtune(d, &["show", "p.yaml", "--preferred"]);
+    assert_code(&o, 2);
+}

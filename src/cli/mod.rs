@@ -56,16 +56,8 @@ pub enum Command {
     Measure {
         /// The problem file.
         problem: PathBuf,
-        /// Take the configuration from this run directory (its best unless `--eval`).
-        #[arg(long, value_name = "DIR")]
-        from: Option<PathBuf>,
-        /// The evaluation of `--from` to measure.
-        #[arg(long, requires = "from")]
-        eval: Option<usize>,
-        /// Set a parameter, e.g. `--set P0=32 --set P2='#pragma omp interchange'` (on top
-        /// of the default or the `--from` configuration).
-        #[arg(long = "set", value_name = "P=V")]
-        set: Vec<String>,
+        #[command(flatten)]
+        which: crate::report::pick::Which,
         /// Timed runs.
         #[arg(long, default_value_t = 5)]
         repeats: u32,
@@ -78,16 +70,8 @@ pub enum Command {
     Show {
         /// The problem file.
         problem: PathBuf,
-        /// Set a parameter, e.g. `--set P0=32 --set P2='#pragma omp interchange'` (on top
-        /// of the default or the `--from` configuration).
-        #[arg(long = "set", value_name = "P=V")]
-        set: Vec<String>,
-        /// Take the configuration from this run directory (its best unless `--eval`).
-        #[arg(long, value_name = "DIR")]
-        from: Option<PathBuf>,
-        /// The evaluation of `--from` to show.
-        #[arg(long, requires = "from")]
-        eval: Option<usize>,
+        #[command(flatten)]
+        which: crate::report::pick::Which,
         /// Write the variant's source to this file instead of printing it.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
@@ -240,20 +224,16 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
         Command::Replay(a) => replay_command(a),
         Command::Measure {
             problem,
-            from,
-            eval,
-            set,
+            which,
             repeats,
             json,
-        } => measure_command(&problem, from.as_deref(), eval, &set, repeats, json),
+        } => measure_command(&problem, &which, repeats, json),
         Command::Show {
             problem,
-            set,
-            from,
-            eval,
+            which,
             out,
             json,
-        } => show_command(&problem, from.as_deref(), eval, &set, out.as_deref(), json),
+        } => show_command(&problem, &which, out.as_deref(), json),
         Command::Check(a) => check_command(a),
         Command::Worker { dir, key } => crate::run::slurm::worker::work(&dir, &key),
         Command::Baseline {

@@ -161,19 +161,20 @@ type Warm = (crate::search::prior::Prior, crate::run::meta::WarmStart);
 /// `moldtune measure`.
 pub(super) fn measure_command(
     problem: &Path,
-    from: Option<&Path>,
-    eval: Option<usize>,
-    set: &[String],
+    which: &crate::report::pick::Which,
     repeats: u32,
     json: bool,
 ) -> Result<u8, Error> {
-    let r = report::measure(problem, from, eval, set, repeats)?;
+    let r = report::measure(problem, which, repeats)?;
     if json {
         print_json(&r);
     } else {
         println!("{}: {}", r.status, r.config);
         if let Some(o) = r.objective {
             println!("objective {o} (samples {:?})", r.samples);
+        }
+        for (name, v) in &r.recorded {
+            println!("{name} {v}");
         }
         if let Some(c) = &r.cause {
             println!("cause: {c}");
@@ -189,13 +190,11 @@ pub(super) fn measure_command(
 /// `moldtune show`.
 pub(super) fn show_command(
     problem: &Path,
-    from: Option<&Path>,
-    eval: Option<usize>,
-    set: &[String],
+    which: &crate::report::pick::Which,
     out: Option<&Path>,
     json: bool,
 ) -> Result<u8, Error> {
-    let shown = report::show(problem, from, eval, set)?;
+    let shown = report::show(problem, which)?;
     if let Some(p) = out {
         std::fs::write(p, &shown.source)
             .map_err(|e| Error::io(format!("cannot write `{}`", p.display()), e))?;

@@ -16,21 +16,17 @@ pub struct Measured {
     pub objective: Option<f64>,
     pub samples: Vec<f64>,
     pub spread: Option<f64>,
+    /// The `record:` quantities of the timed runs (their median).
+    pub recorded: std::collections::BTreeMap<String, f64>,
     pub cause: Option<String>,
 }
 
 /// Builds, checks and times one configuration in a scratch directory.
-pub fn measure(
-    problem_path: &Path,
-    from: Option<&Path>,
-    eval: Option<usize>,
-    sets: &[String],
-    repeats: u32,
-) -> Result<Measured, Error> {
+pub fn measure(problem_path: &Path, which: &pick::Which, repeats: u32) -> Result<Measured, Error> {
     use crate::evaluate::Evaluated;
     let mut problem = crate::problem::Problem::load(problem_path)?;
     problem.repeats = crate::run::settings::flag("--repeats", limits::repeats(repeats.into()))?;
-    let config = pick::configuration(&problem, from, eval, sets)?;
+    let config = pick::configuration(&problem, which)?;
     let dir = crate::scratch::Scratch::new("measure")
         .map_err(|e| Error::io("cannot create a scratch directory", e))?;
     let scratch = dir.path().to_path_buf();
@@ -48,6 +44,7 @@ pub fn measure(
             objective: m.objective,
             samples: m.samples,
             spread: m.spread,
+            recorded: m.recorded,
             cause: m.cause,
         }),
     }

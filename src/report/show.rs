@@ -81,17 +81,12 @@ impl Serialize for Pairs {
 }
 
 /// The variant of `problem_path` chosen by `from`/`eval`/`sets` (see [`pick`]).
-pub fn show(
-    problem_path: &Path,
-    from: Option<&Path>,
-    eval: Option<usize>,
-    sets: &[String],
-) -> Result<Shown, Error> {
+pub fn show(problem_path: &Path, which: &pick::Which) -> Result<Shown, Error> {
     let problem = Problem::load(problem_path)?;
     for w in problem.mold.unnamed_markers(&problem.space) {
         eprintln!("warning: {w}");
     }
-    let config = pick::configuration(&problem, from, eval, sets)?;
+    let config = pick::configuration(&problem, which)?;
     // A run records this as the variant's failure; `show` reports it instead.
     let v = Variant::render(&problem, &config, Path::new(WORK_DIR)).map_err(|u| {
         Error::usage(
