@@ -468,6 +468,32 @@ fn what_the_model_does_not_cover_is_named_with_its_position() {
             t.render()
         );
     }
+    // A forward goto within one iteration (skips.c) keeps the iterations whole and in order:
+    // unrolling and strip-mining stay proved, nothing else is; a jump back or out (jumps.c)
+    // keeps nothing.
+    let r = recorded(&adversarial("skips.c"), "", &[]);
+    let (_, t) = loop_tree(&r);
+    let jumps: Vec<_> = (t.loops[0].outside.iter())
+        .filter(|o| o.construct.contains("goto") || o.construct.contains("label"))
+        .collect();
+    assert!(
+        !jumps.is_empty() && jumps.iter().all(|o| o.keeps_order),
+        "{jumps:?}"
+    );
+    assert!(
+        t.render().contains("unroll and strip-mining stay proved"),
+        "{}",
+        t.render()
+    );
+    let r = recorded(&adversarial("jumps.c"), "", &[]);
+    let (_, t) = loop_tree(&r);
+    assert!(
+        (t.loops.iter().flat_map(|l| &l.outside))
+            .filter(|o| o.construct.contains("goto"))
+            .any(|o| !o.keeps_order),
+        "{:?}",
+        t.loops
+    );
     // The source's own directives shift no verdict: the recurrence after them is the one
     // that carries `x`, and a loop under `#pragma clang loop`/`unroll` is left alone.
     let r = recorded(&adversarial("directives.c"), "", &[]);

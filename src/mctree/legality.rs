@@ -63,7 +63,11 @@ pub fn of(tree: &LoopTree, s: &Stacks) -> Result<(), Unproved> {
 pub fn directive(tree: &LoopTree, l: usize, ops: &[Op], i: usize) -> Result<(), Unproved> {
     let deps = &tree.deps;
     let op = &ops[i];
-    if let Some(o) = tree.loops[l].outside.first() {
+    // Unrolling and strip-mining keep the iterations whole and in order.
+    let strip_mine = matches!(op, Op::Tile(s) if s.len() == 1);
+    let order_kept = strip_mine || matches!(op, Op::Unroll(_));
+    let outside = tree.loops[l].outside.iter();
+    if let Some(o) = outside.filter(|o| !(o.keeps_order && order_kept)).next() {
         return Err(Unproved(format!(
             "L{l} holds what the dependence test does not model: {}",
             o.show(&tree.file)
@@ -95,8 +99,7 @@ pub fn directive(tree: &LoopTree, l: usize, ops: &[Op], i: usize) -> Result<(), 
             why.1
         )));
     }
-    let strip_mine = matches!(op, Op::Tile(s) if s.len() == 1);
-    if strip_mine || matches!(op, Op::Unroll(_)) || (matches!(op, Op::Interchange(_)) && i > 0) {
+    if order_kept || (matches!(op, Op::Interchange(_)) && i > 0) {
         return Ok(());
     }
     if let Some(why) = &deps.unanalysable {

@@ -11,12 +11,24 @@ pub struct Outside {
     pub construct: String,
     pub line: u32,
     pub col: u32,
+    /// It leaves each iteration of this loop whole and in order (a `goto` to a later label
+    /// of the same body, none entering it): the transformations that keep the iterations'
+    /// order — unrolling, strip-mining — stay proved.
+    #[serde(default)]
+    pub keeps_order: bool,
 }
 
 impl Outside {
     /// `FILE:LINE:COL: construct`.
     pub fn show(&self, file: &str) -> String {
-        format!("{file}:{}:{}: {}", self.line, self.col, self.construct)
+        let kept = match self.keeps_order {
+            true => " (jumps stay within an iteration: unroll and strip-mining stay proved)",
+            false => "",
+        };
+        format!(
+            "{file}:{}:{}: {}{kept}",
+            self.line, self.col, self.construct
+        )
     }
 }
 

@@ -40,6 +40,10 @@ struct Model<'k> {
     found: BTreeMap<usize, Vec<Outside>>,
     /// Whether the kernel holds a `goto` (a read before a loop may then run after it).
     jumps: bool,
+    /// The label each `goto` of the kernel targets.
+    targets: Vec<String>,
+    /// Loops whose jumps stay within one iteration ([`contained`]).
+    contained: HashSet<usize>,
 }
 
 /// Fills every loop's [`crate::mctree::looptree::Loop::outside`] with what in it lies outside
@@ -55,12 +59,22 @@ pub fn check(kernel: &Function, tree: &mut LoopTree, text: &str) {
         reads: HashMap::new(),
         found: BTreeMap::new(),
         jumps: holds_goto(&kernel.body),
+        targets: goto_targets(&kernel.body),
+        contained: HashSet::new(),
     };
     m.unowned(&kernel.body);
     m.node(&kernel.body, false);
     m.counters();
     let found = std::mem::take(&mut m.found);
+    let contained = std::mem::take(&mut m.contained);
     for (l, mut outside) in found {
+        if contained.contains(&l) {
+            (outside.iter_mut())
+                .filter(|o| {
+                    o.construct == name_of("GotoStmt") || o.construct == name_of("LabelStmt")
+                })
+                .for_each(|o| o.keeps_order = true);
+        }
         outside.sort();
         outside.dedup();
         if let Some(lp) = tree.loops.get_mut(l) {
@@ -83,6 +97,7 @@ impl Model<'_> {
             construct,
             line,
             col,
+            keeps_order: false,
         };
         for &l in loops {
             self.record(l, &o);
@@ -203,6 +218,9 @@ impl Model<'_> {
         if let Some(init) = parts.first() {
             self.node(init, false);
         }
+        if contained(parts.get(4), &self.targets) {
+            self.contained.insert(id);
+        }
         self.stack.push(id);
         if let Some(h) = header(v) {
             self.header(id, v, &h);
@@ -260,6 +278,7 @@ impl Model<'_> {
                         construct,
                         line,
                         col,
+                        keeps_order: false,
                     };
                     if named.insert(l) {
                         self.record(l, &o);
@@ -278,6 +297,46 @@ impl Model<'_> {
             || r.offset > self.tree.loops[l].offset
             || around.into_iter().any(|p| r.stack.contains(&p))
     }
+}
+
+/// The label each `goto` below `v` targets.
+fn goto_targets(v: &Value) -> Vec<String> {
+    let own = (kind(v) == "GotoStmt")
+        .then(|| v.get("targetLabelDeclId").and_then(Value::as_str))
+        .flatten();
+    (own.map(str::to_string).into_iter())
+        .chain(inner(v).iter().flat_map(goto_targets))
+        .collect()
+}
+
+/// The labels declared below `v`.
+fn labels(v: &Value) -> Vec<String> {
+    let own = (kind(v) == "LabelStmt")
+        .then(|| v.get("declId").and_then(Value::as_str))
+        .flatten();
+    (own.map(str::to_string).into_iter())
+        .chain(inner(v).iter().flat_map(labels))
+        .collect()
+}
+
+/// Whether every jump into or within loop body `body` stays within one iteration: its own
+/// `goto`s go forward to its own labels ([`crate::mctree::header::leaves_early`]), and no
+/// `goto` of the kernel (`targets`) outside it enters it. A computed `goto` never does.
+fn contained(body: Option<&Value>, targets: &[String]) -> bool {
+    let Some(body) = body else { return false };
+    let computed = |v: &Value| -> bool {
+        fn any(v: &Value) -> bool {
+            kind(v) == "IndirectGotoStmt" || inner(v).iter().any(any)
+        }
+        any(v)
+    };
+    let inside = labels(body);
+    let entering = targets.iter().filter(|t| inside.contains(t)).count();
+    let own = goto_targets(body)
+        .iter()
+        .filter(|t| inside.contains(t))
+        .count();
+    !computed(body) && entering == own && !crate::mctree::header::leaves_early(Some(body))
 }
 
 fn holds_goto(v: &Value) -> bool {
