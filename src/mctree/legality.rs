@@ -66,8 +66,8 @@ pub fn directive(tree: &LoopTree, l: usize, ops: &[Op], i: usize) -> Result<(), 
     // Unrolling and strip-mining keep the iterations whole and in order.
     let strip_mine = matches!(op, Op::Tile(s) if s.len() == 1);
     let order_kept = strip_mine || matches!(op, Op::Unroll(_));
-    let outside = tree.loops[l].outside.iter();
-    if let Some(o) = outside.filter(|o| !(o.keeps_order && order_kept)).next() {
+    let mut outside = tree.loops[l].outside.iter();
+    if let Some(o) = outside.find(|o| !(o.keeps_order && order_kept)) {
         return Err(Unproved(format!(
             "L{l} holds what the dependence test does not model: {}",
             o.show(&tree.file)
