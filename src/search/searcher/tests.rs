@@ -332,3 +332,32 @@ fn random_search_stays_the_plain_baseline() {
         .sum();
     assert!(n >= 4 * 12, "random drew P3 = 1 {n} times in 4 × 40");
 }
+
+/// A run timeout of a score (an accuracy that rises with training time) says nothing about
+/// its value: left out of the regression, not scored as the worst success; for a time
+/// minimised it is a censored "at least this slow" row, and with `Worst`, the worst value.
+#[test]
+fn a_score_s_timeout_is_not_scored_as_the_worst() {
+    use crate::search::Timeouts;
+    let space = grid_space();
+    let rows = |timeouts: Timeouts, goal: Goal| {
+        let mut s = Searcher::new(
+            &space,
+            Settings {
+                timeouts,
+                ..Settings::new(Learner::Rf, 1, goal)
+            },
+        );
+        let mut rng = Rng::for_step(1, 1, 1);
+        let pool = s.pool(&mut rng);
+        for c in pool.iter().take(6) {
+            s.tell(c, &ok(f(c) + 0.5), Source::Initial);
+        }
+        let cut = Measurement::failed(Status::RunTimeout, 0.1, 2.0, "timed out".into());
+        s.tell(&pool[6], &cut, Source::Initial);
+        s.training_set(false, false).2
+    };
+    assert_eq!(rows(Timeouts::Unscored, Goal::Maximize).len(), 6);
+    assert_eq!(rows(Timeouts::Worst, Goal::Maximize).len(), 7);
+    assert_eq!(rows(Timeouts::Censored, Goal::Minimize).len(), 7);
+}
