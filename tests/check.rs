@@ -595,3 +595,36 @@ fn a_negative_score_is_recorded_and_its_drop_is_a_regression() {
     let o = with_shift(&["check", "b", "--mock"], tmp.path(), "5");
     assert_code(&o, 4);
 }
+
+/// A report may not replace what the check reads: the problem file or the mold (refused
+/// before anything is measured, both left as they were), nor another report's file, even
+/// one not written yet.
+#[test]
+fn a_report_path_naming_the_problem_the_mold_or_another_report_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    baseline(tmp.path());
+    let before = std::fs::read_to_string(tmp.path().join("p.yaml")).unwrap();
+    let mold = std::fs::read_to_string(tmp.path().join("m.c")).unwrap();
+    for args in [
+        &["--markdown", "p.yaml"][..],
+        &["--html", "m.c"][..],
+        &["--markdown", "new.md", "--html", "./new.md"][..],
+    ] {
+        let o = moldtune(&[&["check", "b", "--mock"][..], args].concat(), tmp.path());
+        assert_code(&o, 2);
+        assert!(
+            text(&o.stderr).contains("nothing was measured"),
+            "{}",
+            describe(&o)
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("p.yaml")).unwrap(),
+        before
+    );
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("m.c")).unwrap(),
+        mold
+    );
+    assert!(!tmp.path().join("new.md").exists());
+}

@@ -177,6 +177,19 @@ pub(crate) fn load_all(paths: &[PathBuf]) -> Result<Vec<Loaded>, Error> {
         .collect()
 }
 
+/// The files the baselines' problems read: each problem file, its mold, its sources and its
+/// check reference (which no report may overwrite).
+pub fn problem_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    let mut out = Vec::new();
+    for l in load_all(paths)? {
+        let p = &l.problem;
+        out.extend([p.path.clone(), p.mold.path.clone()]);
+        out.extend(p.sources.iter().cloned());
+        out.extend(p.check.reference.iter().cloned());
+    }
+    Ok(out)
+}
+
 pub(crate) fn progress(opts: &Options, line: String) {
     if !opts.quiet {
         eprintln!("{line}");

@@ -163,7 +163,8 @@ pub fn junit(c: &Checked, file: &Path) -> Result<(), Error> {
 
 /// Refuses, before anything is measured, a report path (`--markdown`, `--html`, `--junit`,
 /// with its flag) that cannot be written — its folder missing, a folder itself — or that
-/// names an input: a baseline file, or a file of a baseline folder.
+/// names an input: a baseline file, a file of a baseline folder, a problem's file or mold —
+/// or another report's file (whether it exists yet or not).
 pub fn check_reports(
     reports: &[(&str, &Path)],
     inputs: &[std::path::PathBuf],
@@ -201,14 +202,22 @@ pub fn check_reports(
                 "is a baseline this check reads: it would be overwritten".into(),
             ));
         }
-        if reports[..k]
-            .iter()
-            .any(|(_, g)| canon(g).is_some() && canon(g) == canon(f))
-        {
+        if reports[..k].iter().any(|(_, g)| target(g) == target(f)) {
             return Err(refuse("is also another report's file".into()));
         }
     }
     Ok(())
+}
+
+/// Where writing `f` lands: its folder resolved (links, `..`) and its name; `None` when the
+/// folder cannot be resolved.
+fn target(f: &Path) -> Option<std::path::PathBuf> {
+    let folder = f.parent().filter(|p| !p.as_os_str().is_empty());
+    let folder = std::fs::canonicalize(folder.unwrap_or(Path::new("."))).ok()?;
+    match std::fs::canonicalize(f) {
+        Ok(resolved) => Some(resolved),
+        Err(_) => Some(folder.join(f.file_name()?)),
+    }
 }
 
 fn write(file: &Path, text: &str) -> Result<(), Error> {

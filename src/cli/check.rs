@@ -122,10 +122,14 @@ pub(super) fn check_command(a: CheckArgs) -> Result<u8, Error> {
     opts.rule.first = a.min_rounds.into();
     opts.rule.cap = usize::from(a.max_rounds).max(opts.rule.first);
     let reports = check_reports(&a);
-    let inputs = match a.baselines.is_empty() {
+    let mut inputs = match a.baselines.is_empty() {
         true => vec![PathBuf::from(crate::check::DEFAULT_BASELINES)],
         false => a.baselines.clone(),
     };
+    // The problems' own files too: a report must never replace a problem file or a mold.
+    if !reports.is_empty() {
+        inputs.extend(crate::check::problem_files(&a.baselines)?);
+    }
     crate::check::output::check_reports(&reports, &inputs)?;
     let checked = crate::check::check(&a.baselines, &opts)?;
     match a.json {
