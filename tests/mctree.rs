@@ -1247,3 +1247,23 @@ fn a_program_that_hangs_before_tuning_is_stopped_at_the_run_timeout() {
     );
     assert!(!out.exists());
 }
+
+/// A file that makes clang print thousands of warnings (generated or legacy code) is read:
+/// the dump of its tree was killed by the stderr cap (SIGXFSZ) after ~4,000 warnings.
+#[test]
+fn a_file_with_thousands_of_warnings_is_read() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut text = String::from("double a[64];\n");
+    for i in 0..6000 {
+        // `int x = 1.5;` warns (-Wliteral-conversion, on by default).
+        text += &format!("int w{i} = {i}.5;\n");
+    }
+    text += "void kernel_k(void) {\n  for (int i = 0; i < 64; i++)\n    a[i] = a[i] * 2.0;\n}\n";
+    let file = tmp.path().join("warned.c");
+    std::fs::write(&file, text).unwrap();
+    let t = list(&file, &[]);
+    assert_eq!(t["loops"].as_array().unwrap().len(), 1, "{t}");
+}

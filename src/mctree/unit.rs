@@ -177,6 +177,9 @@ impl Clang<'_> {
         ];
         let mut argv: Vec<String> = dump.map(String::from).to_vec();
         argv.extend(self.flags.iter().cloned());
+        // No warnings: they do not change the tree, and thousands of them (generated or
+        // legacy code) would fill the capped stderr and get clang killed (SIGXFSZ).
+        argv.push("-w".into());
         argv.push(self.file.display().to_string());
         let mut unit = Unit::default();
         let mut cutter = Cutter::default();
