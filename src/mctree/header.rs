@@ -182,7 +182,7 @@ pub(crate) fn leaves_early(body: Option<&Value>) -> bool {
 }
 
 /// Every node of `kind_` below `v`, nested loops included.
-fn nodes_of<'v>(v: Option<&'v Value>, kind_: &str, out: &mut Vec<&'v Value>) {
+pub(crate) fn nodes_of<'v>(v: Option<&'v Value>, kind_: &str, out: &mut Vec<&'v Value>) {
     let Some(v) = v else { return };
     if kind(v) == kind_ {
         out.push(v);

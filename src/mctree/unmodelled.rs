@@ -299,24 +299,18 @@ impl Model<'_> {
     }
 }
 
-/// The label each `goto` below `v` targets.
-fn goto_targets(v: &Value) -> Vec<String> {
-    let own = (kind(v) == "GotoStmt")
-        .then(|| v.get("targetLabelDeclId").and_then(Value::as_str))
-        .flatten();
-    (own.map(str::to_string).into_iter())
-        .chain(inner(v).iter().flat_map(goto_targets))
+/// The `key` (a declaration id) of every `kind_` node below `v`: the labels `goto`s target
+/// (`GotoStmt`, `targetLabelDeclId`), the labels declared (`LabelStmt`, `declId`).
+fn ids_of(v: &Value, kind_: &str, key: &str) -> Vec<String> {
+    let mut nodes = vec![];
+    crate::mctree::header::nodes_of(Some(v), kind_, &mut nodes);
+    (nodes.iter())
+        .filter_map(|n| Some(n.get(key)?.as_str()?.to_string()))
         .collect()
 }
 
-/// The labels declared below `v`.
-fn labels(v: &Value) -> Vec<String> {
-    let own = (kind(v) == "LabelStmt")
-        .then(|| v.get("declId").and_then(Value::as_str))
-        .flatten();
-    (own.map(str::to_string).into_iter())
-        .chain(inner(v).iter().flat_map(labels))
-        .collect()
+fn goto_targets(v: &Value) -> Vec<String> {
+    ids_of(v, "GotoStmt", "targetLabelDeclId")
 }
 
 /// Whether every jump into or within loop body `body` stays within one iteration: its own
@@ -324,19 +318,13 @@ fn labels(v: &Value) -> Vec<String> {
 /// `goto` of the kernel (`targets`) outside it enters it. A computed `goto` never does.
 fn contained(body: Option<&Value>, targets: &[String]) -> bool {
     let Some(body) = body else { return false };
-    let computed = |v: &Value| -> bool {
-        fn any(v: &Value) -> bool {
-            kind(v) == "IndirectGotoStmt" || inner(v).iter().any(any)
-        }
-        any(v)
-    };
-    let inside = labels(body);
-    let entering = targets.iter().filter(|t| inside.contains(t)).count();
-    let own = goto_targets(body)
-        .iter()
-        .filter(|t| inside.contains(t))
-        .count();
-    !computed(body) && entering == own && !crate::mctree::header::leaves_early(Some(body))
+    let mut computed = vec![];
+    crate::mctree::header::nodes_of(Some(body), "IndirectGotoStmt", &mut computed);
+    let inside = ids_of(body, "LabelStmt", "declId");
+    let into = |ts: &[String]| ts.iter().filter(|t| inside.contains(t)).count();
+    computed.is_empty()
+        && into(targets) == into(&goto_targets(body))
+        && !crate::mctree::header::leaves_early(Some(body))
 }
 
 fn holds_goto(v: &Value) -> bool {
