@@ -45,17 +45,14 @@
 
 use crate::evaluate::outcome::{Measurement, Source, Status};
 use crate::problem::space::{Config, Space};
-use crate::problem::Goal;
 use crate::rng::Rng;
-use crate::search::acquisition::Scorer;
 use crate::search::bandit::Bandit;
 use crate::search::condemned::Condemned;
 use crate::search::prior::Prior;
-use crate::stats;
 // Re-exported so that `search::searcher::{Learner, ...}`, their home before the settings had
 // a module of their own, keeps working.
 pub use crate::search::settings::{Acquisition, Design, Learner, Settings};
-use crate::search::surrogate::{Forest, ForestParams, Gbrt, Gp};
+use crate::search::surrogate::{Forest, ForestParams};
 pub use crate::search::unseen::NoProposal;
 use crate::search::unseen::Unseen;
 

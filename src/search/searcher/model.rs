@@ -2,8 +2,19 @@
 //! documentation), the feasibility classifier's verdict on a pool, and the pool's best by the
 //! acquisition.
 
-use super::*;
+use super::{
+    Learner, NoProposal, Observation, Searcher, FEASIBLE_LEAF, STREAM_FEASIBLE, STREAM_FIT,
+    STREAM_POOL,
+};
+use crate::evaluate::outcome::Status;
+use crate::problem::space::Config;
+use crate::problem::Goal;
+use crate::rng::Rng;
+use crate::search::acquisition::Scorer;
+use crate::search::prior::Prior;
+use crate::search::surrogate::{Forest, ForestParams, Gbrt, Gp};
 use crate::search::Timeouts;
+use crate::stats;
 
 /// The probability of success from which a candidate counts as predicted feasible.
 const LIKELY: f64 = 0.5;

@@ -1,6 +1,7 @@
 //! The searcher's tests: proposals, failures, priors, exhaustion.
 
 use super::*;
+use crate::problem::Goal;
 use crate::problem::space::{Kind, Param, Scalar};
 use std::collections::HashSet;
 
