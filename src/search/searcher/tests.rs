@@ -1,8 +1,8 @@
 //! The searcher's tests: proposals, failures, priors, exhaustion.
 
 use super::*;
-use crate::problem::Goal;
 use crate::problem::space::{Kind, Param, Scalar};
+use crate::problem::Goal;
 use std::collections::HashSet;
 
 fn ok(y: f64) -> Measurement {
