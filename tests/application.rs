@@ -662,3 +662,129 @@ fn measure_and_show_take_the_preferred_configuration_and_print_recorded_quantiti
     let o = moldtune(d, &["show", "p.yaml", "--preferred"]);
     assert_code(&o, 2);
 }
+
+/// A "training" of quality Q: its validation value after epoch E is Q×E (printed and flushed
+/// as it goes, 0.1 s an epoch), its final score Q.
+fn write_epochs(dir: &Path, progress: &str) {
+    let mold = "q=#Q\nfor e in 1 2 3 4 5; do echo \"epoch $e val $((q * e))\"; sleep 0.1; done\n\
+                echo \"score: $q\"\n";
+    std::fs::write(dir.join("t.mold.sh"), mold).unwrap();
+    let yaml = format!(
+        "name: epochs\nmold: t.mold.sh\nparams:\n\
+         \x20 - {{name: Q, type: ordinal, values: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], default: 10}}\n\
+         run: \"sh {{{{ source }}}}\"\n\
+         metric: {{kind: regex, regex: 'score: ([0-9]+)', goal: maximize}}\n\
+         {progress}\nrepeats: 1\ncheck: {{mode: none}}\n"
+    );
+    std::fs::write(dir.join("p.yaml"), yaml).unwrap();
+}
+
+/// The curves of progress.jsonl by eval_id.
+fn curves(dir: &Path) -> std::collections::BTreeMap<u64, Vec<(f64, f64)>> {
+    let text = std::fs::read_to_string(dir.join("progress.jsonl")).unwrap();
+    let line = |l: &str| {
+        let j: serde_json::Value = serde_json::from_str(l).unwrap();
+        let pts = j["curve"].as_array().unwrap().iter();
+        let pt = |p: &serde_json::Value| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap());
+        (j["eval_id"].as_u64().unwrap(), pts.map(pt).collect())
+    };
+    text.lines().map(line).collect()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    (v[(n - 1) / 2] + v[n / 2]) / 2.0
+}
+
+/// `progress:` pruning: a run whose value at a step is below the median of the completed
+/// runs' values there is stopped and recorded `pruned` (its last step and value in
+/// results.csv), never before `startup` runs completed; a completed run never fell below
+/// that median; a resumed run goes on comparing with the curves recorded before it.
+#[test]
+fn a_run_worse_than_the_median_at_a_step_is_pruned_and_resume_keeps_the_curves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_epochs(
+        d,
+        "progress: {regex: 'epoch (\\d+) val (\\d+)', startup: 3}",
+    );
+    let run = [
+        "run",
+        "p.yaml",
+        "--learner",
+        "random",
+        "--seed",
+        "3",
+        "--verify",
+        "0",
+    ];
+    let o = moldtune(
+        d,
+        &[&run[..], &["--max-evals", "6", "--out", "run"]].concat(),
+    );
+    assert_code(&o, 0);
+    let o = moldtune(
+        d,
+        &[&run[..], &["--max-evals", "10", "--resume", "run"]].concat(),
+    );
+    assert_code(&o, 0);
+    let csv = Csv::read(&d.join("run"));
+    let (status, step) = (csv.column("status"), csv.column("progress_step"));
+    let curves = curves(&d.join("run"));
+    let mut done: Vec<&Vec<(f64, f64)>> = Vec::new();
+    for (id, st) in status.iter().enumerate() {
+        let curve = &curves[&(id as u64)];
+        let median_at = |s: f64| {
+            let at = done
+                .iter()
+                .filter_map(|c| c.iter().find(|p| p.0 == s).map(|p| p.1));
+            median(at.collect())
+        };
+        let below = |&&(s, v): &&(f64, f64)| done.len() >= 3 && v < median_at(s);
+        match st.as_str() {
+            "pruned" => {
+                let last = curve.last().unwrap();
+                assert!(
+                    below(&last),
+                    "eval {id}: {curve:?} pruned, not below the median"
+                );
+                assert!(
+                    last.0 < 5.0 && step[id] == format!("{}", last.0),
+                    "eval {id}"
+                );
+            }
+            "ok" => {
+                assert_eq!(
+                    curve.iter().find(below),
+                    None,
+                    "eval {id} should have been pruned"
+                );
+                done.push(curve);
+            }
+            other => panic!("eval {id}: {other}"),
+        }
+    }
+    assert!(
+        status.iter().filter(|s| *s == "pruned").count() >= 2,
+        "{status:?}"
+    );
+    assert!(
+        status[6..].contains(&"pruned".to_string()),
+        "resumed: {status:?}"
+    );
+}
+
+/// `progress.regex` needs two groups (step, value), refused at its position otherwise.
+#[test]
+fn a_progress_regex_without_two_groups_is_refused_at_its_position() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_epochs(tmp.path(), "progress: {regex: 'val (\\d+)'}");
+    let o = moldtune(tmp.path(), &["run", "p.yaml", "--max-evals", "2"]);
+    assert_code(&o, 2);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("p.yaml:7:") && err.contains("exactly two"),
+        "{err}"
+    );
+}

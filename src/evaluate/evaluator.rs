@@ -20,6 +20,7 @@ use crate::evaluate::environment;
 use crate::evaluate::interleave::{self, Remeasured, Rounds};
 use crate::evaluate::outcome::{ended, Evaluated, Measurement, Status, Step, Stop};
 use crate::evaluate::output_check::{check_output, checked_stream, compare_files};
+use crate::evaluate::prune::Pruner;
 use crate::evaluate::reuse::{self, Reuse};
 use crate::evaluate::time::{time, ADAPTIVE_FACTOR, ADAPTIVE_FLOOR_S};
 use crate::evaluate::variant::{describe_exit, Build, Ran, Variant};
@@ -49,6 +50,9 @@ pub trait Evaluator {
         configs: &[Config],
         rounds: &mut dyn Rounds,
     ) -> Result<Vec<Remeasured>, Stop>;
+    /// Watches timed runs with `pruner` from now on (a search's evaluations; never the
+    /// verification's re-measurements). An evaluator that runs nothing ignores it.
+    fn prune_with(&mut self, _pruner: Pruner) {}
 }
 
 #[derive(Default)]
@@ -70,6 +74,8 @@ pub struct RealEvaluator {
     slots: Slots,
     /// Builds at once when re-measuring (`--jobs`; 0 counts as 1).
     pub jobs: usize,
+    /// Stops timed runs whose progress is worse than the median (`progress:`).
+    pruner: Option<Pruner>,
 }
 
 /// Compile timeouts adapt as run timeouts do: once [`COMPILE_SAMPLES`] variants have
@@ -132,7 +138,8 @@ impl RealEvaluator {
         }
         // Builds running ahead are held stopped while the variant is timed.
         let _paused = self.slots.busy().then(process::pause);
-        match ended(time(v, timed, self.run_timeout(v.problem), self.incumbent)) {
+        let timeout = (self.run_timeout(v.problem), self.pruner.as_ref());
+        match ended(time(v, timed, timeout, self.incumbent)) {
             Ok(m) => Evaluated::Done(m),
             Err(result) => result,
         }
@@ -249,6 +256,13 @@ impl Evaluator for RealEvaluator {
             self.compile_times.push(m.compile_s);
         }
         self.reuse.remember(m, eval_id);
+        if let Some(p) = &self.pruner {
+            p.remember(m, eval_id);
+        }
+    }
+
+    fn prune_with(&mut self, pruner: Pruner) {
+        self.pruner = Some(pruner);
     }
 }
 

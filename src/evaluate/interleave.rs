@@ -152,7 +152,7 @@ fn outcome<T>(step: Step<T>) -> Result<Result<T, Failed>, Stop> {
 
 /// One timed run of round `round`: its metric.
 fn one_run(v: &Variant, round: usize) -> Result<Result<f64, Failed>, Stop> {
-    let timed = sample(v, &format!("verify{round}"), v.problem.run_timeout_s);
+    let timed = sample(v, &format!("verify{round}"), v.problem.run_timeout_s, None);
     Ok(outcome(timed)?.map(|s| s.x))
 }
 

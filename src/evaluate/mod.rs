@@ -15,6 +15,7 @@ pub mod interleave;
 pub mod mock;
 pub mod outcome;
 pub mod output_check;
+pub mod prune;
 pub mod reuse;
 pub mod time;
 pub mod variant;

@@ -16,10 +16,14 @@ pub enum Status {
     /// The environment lost the evaluation, not the variant: its Slurm job was cancelled,
     /// hit the time limit, or its node failed. Not learnt from, and it spends no budget.
     Lost,
+    /// Stopped early: a value it reported while running was worse than the median of the
+    /// configurations that completed (`progress:`, see [`crate::evaluate::prune`]). Not a
+    /// failure of the variant: the search learns it as likely no better than the median.
+    Pruned,
 }
 
 impl Status {
-    pub const ALL: [Status; 8] = [
+    pub const ALL: [Status; 9] = [
         Status::Ok,
         Status::BuildError,
         Status::BuildTimeout,
@@ -28,6 +32,7 @@ impl Status {
         Status::WrongOutput,
         Status::InvalidMetric,
         Status::Lost,
+        Status::Pruned,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -40,6 +45,7 @@ impl Status {
             Status::WrongOutput => "wrong_output",
             Status::InvalidMetric => "invalid_metric",
             Status::Lost => "lost",
+            Status::Pruned => "pruned",
         }
     }
 
@@ -132,6 +138,9 @@ impl Source {
     }
 }
 
+/// What a watched run reported as it ran (`progress:`): (step, value), in the order printed.
+pub type Curve = Vec<(f64, f64)>;
+
 /// What evaluating one variant produced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
@@ -170,6 +179,10 @@ pub struct Measurement {
     /// printed it.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub recorded: std::collections::BTreeMap<String, f64>,
+    /// What the last timed run reported as it ran (`progress:`; kept in progress.jsonl,
+    /// not in results.json).
+    #[serde(skip)]
+    pub curve: Curve,
 }
 
 /// What an evaluation ran: argv (and the environment moldtune added) of each child, with
@@ -227,6 +240,7 @@ impl Measurement {
             node: None,
             retried: None,
             recorded: Default::default(),
+            curve: Vec::new(),
         }
     }
 }

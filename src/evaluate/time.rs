@@ -3,9 +3,11 @@
 //! ((max − min) / median).
 
 use crate::evaluate::cachegrind;
-use crate::evaluate::outcome::Step;
+use crate::evaluate::outcome::{Curve, Step};
 use crate::evaluate::outcome::{Measurement, Status};
-use crate::evaluate::variant::{run_failure, Build, Variant};
+use crate::evaluate::prune::Pruner;
+use crate::evaluate::variant::{run_failure, Build, Ran, Variant};
+use crate::problem::progress;
 use crate::problem::{MetricKind, Reduce};
 
 /// Run timeouts adapt to the incumbent: a timed run may take at most
@@ -23,10 +25,11 @@ pub const EXTRA_REPEATS_FACTOR: u32 = 2;
 /// would beat `incumbent` (the best objective so far) while its samples spread more than
 /// [`CONFIRM_SPREAD`] is timed again before the objective is taken, so that one lucky
 /// sample cannot crown a variant.
+/// With a `pruner`, each run is watched and may be stopped early (recorded as `pruned`).
 pub fn time(
     v: &Variant,
     build: &Build,
-    timeout_s: f64,
+    (timeout_s, pruner): (f64, Option<&Pruner>),
     incumbent: Option<f64>,
 ) -> Step<Measurement> {
     let problem = v.problem;
@@ -34,15 +37,17 @@ pub fn time(
     let mut recorded = Vec::new();
     let mut run_s = 0.0;
     let mut retried = None;
+    let mut curve = Vec::new();
     let mut planned = problem.repeats;
     let mut r = 0;
     while r < planned {
-        match sample(v, &format!("run{r}"), timeout_s) {
+        match sample(v, &format!("run{r}"), timeout_s, pruner) {
             Step::Ok(s) => {
                 samples.push(s.x);
                 recorded.push(s.recorded);
                 run_s += s.wall_s;
                 retried = retried.or(s.retried);
+                curve = s.curve;
             }
             Step::Fail(mut m) => {
                 m.compile_s = build.compile_s;
@@ -61,6 +66,7 @@ pub fn time(
     Step::Ok(Measurement {
         retried,
         recorded,
+        curve,
         ..m
     })
 }
@@ -90,6 +96,8 @@ pub struct Sample {
     pub wall_s: f64,
     pub retried: Option<String>,
     pub recorded: Vec<Option<f64>>,
+    /// What the run reported as it ran, when it was watched (`progress:`).
+    pub curve: Curve,
 }
 
 /// Whether the first samples would make a new best but spread too much to trust.
@@ -101,31 +109,32 @@ fn needs_confirmation(v: &Variant, samples: &[f64], incumbent: Option<f64>) -> b
     v.problem.metric.goal.better(objective, best) && spread > CONFIRM_SPREAD
 }
 
-/// One timed run: its metric and wall time, or the failure it is recorded as (with this
-/// run's wall time as `run_s` and no compile time).
-pub fn sample(v: &Variant, tag: &str, timeout_s: f64) -> Step<Sample> {
-    let ran = v.run_timed(tag, timeout_s);
+/// One timed run (watched by `pruner` if there is one): its metric and wall time, or the
+/// failure it is recorded as (with this run's wall time as `run_s` and no compile time).
+pub fn sample(v: &Variant, tag: &str, timeout_s: f64, pruner: Option<&Pruner>) -> Step<Sample> {
+    let ran = match pruner {
+        Some(p) => v.run_pruned(tag, timeout_s, p),
+        None => v.run_timed(tag, timeout_s),
+    };
     let wall_s = ran.finished.wall_s;
     let tail = ran.stdout_tail();
     let stdout = String::from_utf8_lossy(&tail);
     let done = |x| {
         let retried = ran.retried.clone();
         let quantities = v.problem.record.iter();
-        let recorded = quantities.map(|q| parse_regex(&q.regex, &stdout)).collect();
+        let recorded = quantities.map(|q| q.read(&stdout)).collect();
         Step::Ok(Sample {
             x,
             wall_s,
             retried,
             recorded,
+            curve: ran.curve.clone(),
         })
     };
-    let simulated = v.problem.metric.kind.is_simulated();
     if !ran.finished.success() {
-        return match (run_failure(&ran, 0.0, wall_s, timeout_s), simulated) {
-            (Step::Fail(m), true) => Step::Fail(cachegrind::explain(m, &ran.stderr)),
-            (failed, _) => failed,
-        };
+        return failed_run(v, &ran, timeout_s);
     }
+    let simulated = v.problem.metric.kind.is_simulated();
     if simulated {
         let m = &v.problem.metric;
         let counted = cachegrind::read(&v.counts(tag), m.kind, m.function.as_ref());
@@ -155,6 +164,26 @@ pub fn sample(v: &Variant, tag: &str, timeout_s: f64) -> Step<Sample> {
                 cause,
             ))
         }
+    }
+}
+
+/// The failure a timed run that did not succeed is recorded as; a pruned one carries what
+/// it reported (its curve, and its last step and value as the progress quantities).
+fn failed_run(v: &Variant, ran: &Ran, timeout_s: f64) -> Step<Sample> {
+    let wall_s = ran.finished.wall_s;
+    match run_failure(ran, 0.0, wall_s, timeout_s) {
+        Step::Fail(m) if v.problem.metric.kind.is_simulated() => {
+            Step::Fail(cachegrind::explain(m, &ran.stderr))
+        }
+        Step::Fail(mut m) if m.status == Status::Pruned => {
+            if let Some(&(step, value)) = ran.curve.last() {
+                m.recorded.insert(progress::STEP.into(), step);
+                m.recorded.insert(progress::VALUE.into(), value);
+            }
+            m.curve = ran.curve.clone();
+            Step::Fail(m)
+        }
+        failed => failed,
     }
 }
 

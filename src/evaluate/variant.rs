@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use crate::evaluate::cachegrind;
 use crate::evaluate::environment;
-use crate::evaluate::outcome::{Commands, Measurement, Status, Step, Stop};
+use crate::evaluate::outcome::{Commands, Curve, Measurement, Status, Step, Stop};
+use crate::evaluate::prune::Pruner;
 use crate::problem::space::Config;
 use crate::problem::template::{self, Builtins};
 use crate::problem::{CheckMode, Problem};
@@ -36,6 +37,8 @@ pub struct Ran {
     /// Why the run was run a second time: its first try timed out while the machine was
     /// busy (`finished` is the second try).
     pub retried: Option<String>,
+    /// What a watched run reported as it ran (`progress:`), else empty.
+    pub curve: Curve,
 }
 
 impl Ran {
@@ -247,7 +250,18 @@ impl<'a> Variant<'a> {
 
     /// Runs `cmd` under `timeout_s`: the one child-running path of build, check and time.
     pub fn execute(&self, cmd: &Command, timeout_s: f64) -> Finished {
-        process::execute(cmd, Duration::from_secs_f64(timeout_s))
+        self.execute_watched(cmd, timeout_s, &mut || None)
+    }
+
+    /// [`Variant::execute`], stopped when `watch` gives a reason (see
+    /// [`process::execute_watched`]).
+    fn execute_watched(
+        &self,
+        cmd: &Command,
+        timeout_s: f64,
+        watch: &mut dyn FnMut() -> Option<String>,
+    ) -> Finished {
+        process::execute_watched(cmd, Duration::from_secs_f64(timeout_s), watch)
     }
 
     /// The check run under `timeout_s`; `None` without an output check.
@@ -260,17 +274,37 @@ impl<'a> Variant<'a> {
         self.run(self.timed_command(tag), timeout_s)
     }
 
-    /// Runs `cmd`; a run that times out while the machine is busy is run once more (the
-    /// load, not the program, may have made it slow), and the retry is recorded.
+    /// A timed run watched by `pruner` as it runs (stopped when it reports a value worse
+    /// than the median, see [`Pruner`]); `Ran::curve` holds what it reported.
+    pub fn run_pruned(&self, tag: &str, timeout_s: f64, pruner: &Pruner) -> Ran {
+        self.run_as(self.timed_command(tag), timeout_s, Some(pruner))
+    }
+
     fn run(&self, cmd: Command, timeout_s: f64) -> Ran {
-        let mut finished = self.execute(&cmd, timeout_s);
+        self.run_as(cmd, timeout_s, None)
+    }
+
+    /// Runs `cmd`, watched by `pruner` if there is one; a run that times out while the
+    /// machine is busy is run once more (the load, not the program, may have made it slow),
+    /// and the retry is recorded.
+    fn run_as(&self, cmd: Command, timeout_s: f64, pruner: Option<&Pruner>) -> Ran {
+        let once = || match pruner {
+            None => (self.execute(&cmd, timeout_s), Vec::new()),
+            Some(p) => {
+                let mut w = p.watch(&cmd.stdout);
+                let finished = self.execute_watched(&cmd, timeout_s, &mut || w.poll());
+                w.poll(); // the lines printed just before it ended
+                (finished, w.curve)
+            }
+        };
+        let (mut finished, mut curve) = once();
         let mut retried = None;
         if matches!(finished.exit, Exit::Timeout) {
             if let Some(busy) = environment::busy() {
                 retried = Some(format!(
                     "its first try timed out while the machine was busy ({busy})"
                 ));
-                finished = self.execute(&cmd, timeout_s);
+                (finished, curve) = once();
             }
         }
         Ran {
@@ -278,6 +312,7 @@ impl<'a> Variant<'a> {
             stdout: cmd.stdout,
             stderr: cmd.stderr,
             retried,
+            curve,
         }
     }
 }
@@ -394,6 +429,7 @@ pub fn describe_exit(f: &Finished, stderr: &Path, what: &str) -> String {
         Exit::Timeout => format!("{what} timed out"),
         Exit::SpawnError(m) => m.clone(),
         Exit::Interrupted => "interrupted".into(),
+        Exit::Stopped(why) => format!("{what} was stopped: {why}"),
     };
     let t = helper::tail(stderr, 12);
     if t.trim().is_empty() {
@@ -408,6 +444,12 @@ pub fn run_failure<T>(ran: &Ran, compile_s: f64, run_s: f64, timeout_s: f64) -> 
     match &ran.finished.exit {
         Exit::Interrupted => Step::Stop(Stop::Interrupted),
         Exit::SpawnError(m) => Step::Stop(Stop::Environment(m.clone())),
+        Exit::Stopped(why) => Step::Fail(Measurement::failed(
+            Status::Pruned,
+            compile_s,
+            run_s,
+            why.clone(),
+        )),
         Exit::Timeout => Step::Fail(Measurement::failed(
             Status::RunTimeout,
             compile_s,

@@ -388,6 +388,7 @@ pub fn problem(
         search: SearchDefaults::default(),
         record: Vec::new(),
         prefer: None,
+        progress: None,
     })
 }
 

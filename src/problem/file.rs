@@ -127,10 +127,13 @@ pub struct Problem {
     pub code_identity: Option<CodeIdentity>,
     pub check: Check,
     pub search: SearchDefaults,
-    /// Quantities read from each timed run beside the metric (`record:`).
+    /// Quantities read from each timed run beside the metric (`record:`, then the two of
+    /// `progress:`).
     pub record: Vec<Quantity>,
     /// The tie rule (`prefer:`).
     pub prefer: Option<Prefer>,
+    /// Intermediate values read while a timed run runs, for pruning (`progress:`).
+    pub progress: Option<crate::problem::progress::Progress>,
 }
 
 impl Problem {
@@ -188,11 +191,8 @@ impl Ctx<'_> {
         let space = build_space(cx, &raw)?;
         let mold = cx.mold(&raw.mold, &space)?;
         let sources = cx.sources(&raw.sources)?;
-        let compile = Template::new(
-            raw.compile
-                .as_ref()
-                .map_or(String::new(), |c| c.value.text()),
-        );
+        let compile =
+            Template::new((raw.compile.as_ref()).map_or(String::new(), |c| c.value.text()));
         let run = Template::new(raw.run.value.text());
         let env = env_templates(&raw.env);
         let named = named_templates(&raw, &compile, &run, &env);
@@ -214,7 +214,8 @@ impl Ctx<'_> {
             raw.search.unwrap_or_default(),
             raw.slurm.unwrap_or_default(),
         )?;
-        let (record, prefer) = cx.trade_off(&raw.record, raw.prefer.as_ref(), &space)?;
+        let recorded = (&raw.record[..], raw.progress.as_ref(), metric.goal);
+        let (record, prefer, progress) = cx.trade_off(recorded, raw.prefer.as_ref(), &space)?;
         Ok(Problem {
             name: cx.name(raw.name.as_ref(), abs)?,
             path: abs.to_path_buf(),
@@ -240,6 +241,7 @@ impl Ctx<'_> {
             search,
             record,
             prefer,
+            progress,
         })
     }
 }

@@ -17,6 +17,7 @@ pub mod objective;
 pub mod overrides;
 pub mod param;
 mod params;
+pub mod progress;
 mod raw;
 pub mod record;
 pub mod sample;

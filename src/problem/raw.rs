@@ -258,6 +258,8 @@ pub struct RawProblem {
     pub record: Vec<crate::problem::record::RawQuantity>,
     /// The tie rule among near-equal objectives.
     pub prefer: Option<Spanned<crate::problem::record::RawPrefer>>,
+    /// Intermediate values the program prints while it runs (for pruning).
+    pub progress: Option<crate::problem::progress::RawProgress>,
 }
 
 /// Parses the problem file's text; unknown keys and wrong types are errors at their position.

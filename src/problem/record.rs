@@ -11,14 +11,32 @@ use serde_saphyr::Spanned;
 
 use crate::error::Error;
 use crate::problem::locate::Ctx;
+use crate::problem::progress::{self, Progress, RawProgress};
 use crate::problem::space::Space;
+use crate::problem::Goal;
 
 /// A quantity every timed run reports on stdout (`record:`).
 #[derive(Debug, Clone)]
 pub struct Quantity {
     pub name: String,
-    /// Its one capture group, in its last match, is the value.
+    /// Its capture group `group`, in its last match, is the value.
     pub regex: regex::Regex,
+    /// 1 for a `record:` regex (its one group); the progress quantities read group 1 (the
+    /// step) or 2 (the value) of the `progress:` regex.
+    pub group: usize,
+}
+
+impl Quantity {
+    /// The value in `stdout`: the group of the last match, when it is a finite number.
+    pub fn read(&self, stdout: &str) -> Option<f64> {
+        let caps = self.regex.captures_iter(stdout).last()?;
+        let m = caps.get(self.group)?;
+        m.as_str()
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+    }
 }
 
 /// The tie rule (`prefer:`).
@@ -106,6 +124,19 @@ pub struct RawQuantity {
     pub regex: Spanned<String>,
 }
 
+/// What a run records, its tie rule and its progress reports.
+type TradeOff = (Vec<Quantity>, Option<Prefer>, Option<Progress>);
+
+/// The two quantities results.csv records of `progress:`: the last step and its value.
+fn progress_quantities(p: &Progress) -> [Quantity; 2] {
+    let q = |name: &str, group| Quantity {
+        name: name.into(),
+        regex: p.regex.clone(),
+        group,
+    };
+    [q(progress::STEP, 1), q(progress::VALUE, 2)]
+}
+
 /// `within:` as written: a number, or a text such as `5%`.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
@@ -142,22 +173,27 @@ fn band(raw: &RawBand) -> Result<Band, String> {
 
 impl Ctx<'_> {
     /// `record:` and `prefer:`, validated.
+    /// The quantities are `record:`'s, then the two of `progress:` when there is one
+    /// (its value better by `goal` unless it says otherwise).
     pub(super) fn trade_off(
         &self,
-        record: &[RawQuantity],
+        (record, progress, goal): (&[RawQuantity], Option<&RawProgress>, Goal),
         prefer: Option<&Spanned<RawPrefer>>,
         space: &Space,
-    ) -> Result<(Vec<Quantity>, Option<Prefer>), Error> {
-        let quantities = self.quantities(record, space)?;
+    ) -> Result<TradeOff, Error> {
+        let progress = progress.map(|p| self.progress(p, goal)).transpose()?;
+        let mut quantities = self.quantities(record, space)?;
+        quantities.extend(progress.iter().flat_map(progress_quantities));
         let prefer = prefer.map(|p| self.prefer(p, &quantities)).transpose()?;
-        Ok((quantities, prefer))
+        Ok((quantities, prefer, progress))
     }
 
-    /// `record:`: names that are words, unique, and not a results.csv column (a parameter's
-    /// or [`LOG_COLUMNS`]); regexes that compile.
+    /// `record:`: names that are words, unique, and not a results.csv column (a parameter's,
+    /// [`LOG_COLUMNS`] or the progress columns); regexes that compile.
     fn quantities(&self, raw: &[RawQuantity], space: &Space) -> Result<Vec<Quantity>, Error> {
         let taken: BTreeSet<&str> = (space.params.iter().map(|p| p.name.as_str()))
             .chain(LOG_COLUMNS)
+            .chain([progress::STEP, progress::VALUE])
             .collect();
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
@@ -186,6 +222,7 @@ impl Ctx<'_> {
             out.push(Quantity {
                 name: name.clone(),
                 regex,
+                group: 1,
             });
         }
         Ok(out)

@@ -44,6 +44,8 @@ pub enum Exit {
     /// moldtune was interrupted while the child ran, or the child was [`cancellable`] and
     /// cancelled; the child group was killed.
     Interrupted,
+    /// The caller's watch ([`execute_watched`]) stopped it, for the reason given.
+    Stopped(String),
 }
 
 #[derive(Debug, Clone)]
@@ -89,6 +91,17 @@ impl Drop for Cancellable {
 
 /// Runs `cmd` to completion or until `timeout`, then makes sure nothing of its group is left.
 pub fn execute(cmd: &Command, timeout: Duration) -> Finished {
+    execute_watched(cmd, timeout, &mut || None)
+}
+
+/// [`execute`], asking `watch` every few tens of milliseconds while the child runs whether
+/// to stop it: a reason ends the group as a timeout does (SIGTERM, a grace period, SIGKILL)
+/// and the exit is [`Exit::Stopped`] with that reason.
+pub fn execute_watched(
+    cmd: &Command,
+    timeout: Duration,
+    watch: &mut dyn FnMut() -> Option<String>,
+) -> Finished {
     if cmd.argv.is_empty() {
         return Finished::spawn_error("empty command".into());
     }
@@ -112,7 +125,8 @@ pub fn execute(cmd: &Command, timeout: Duration) -> Finished {
     note_children();
     let paused0 = cmd.pausable.then(|| join_pausable(pid));
     let rx = reap_in_thread(pid, start);
-    let (how, got) = wait_or_kill(pid, &rx, Clock { start, paused0 }, timeout, &stop);
+    let clock = Clock { start, paused0 };
+    let (how, got) = wait_or_kill(pid, &rx, (clock, timeout), &stop, watch);
     // Whatever the leader did, nothing of its group may outlive it, nor any descendant
     // that left the group (setsid) and was handed to us as its subreaper.
     killpg(pid, libc::SIGKILL);
@@ -234,15 +248,16 @@ impl Clock {
     }
 }
 
-/// Waits until the child ends, has run for `timeout` (SIGTERM to the group, a grace period,
-/// then SIGKILL) or `stop` says moldtune was interrupted or the child cancelled (SIGKILL at
-/// once). Returns how it was ended, if moldtune ended it, and what the waiter reaped.
+/// Waits until the child ends, has run for `timeout` or `watch` gives a reason to stop it
+/// (SIGTERM to the group, a grace period, then SIGKILL), or `stop` says moldtune was
+/// interrupted or the child cancelled (SIGKILL at once). Returns how it was ended, if
+/// moldtune ended it, and what the waiter reaped.
 fn wait_or_kill(
     pid: i32,
     rx: &mpsc::Receiver<Reaped>,
-    clock: Clock,
-    timeout: Duration,
+    (clock, timeout): (Clock, Duration),
     stop: &dyn Fn() -> bool,
+    watch: &mut dyn FnMut() -> Option<String>,
 ) -> (Option<Exit>, Option<Reaped>) {
     loop {
         if stop() {
@@ -251,13 +266,10 @@ fn wait_or_kill(
         }
         let ran = clock.ran(Instant::now());
         if ran >= timeout {
-            killpg(pid, libc::SIGTERM);
-            killpg(pid, libc::SIGCONT); // a stopped group must run to see SIGTERM
-            let got = rx.recv_timeout(GRACE).ok().or_else(|| {
-                killpg(pid, libc::SIGKILL);
-                rx.recv().ok()
-            });
-            return (Some(Exit::Timeout), got);
+            return (Some(Exit::Timeout), terminate(pid, rx));
+        }
+        if let Some(why) = watch() {
+            return (Some(Exit::Stopped(why)), terminate(pid, rx));
         }
         let slice = (timeout - ran).min(Duration::from_millis(50));
         match rx.recv_timeout(slice) {
@@ -266,6 +278,16 @@ fn wait_or_kill(
             Err(mpsc::RecvTimeoutError::Disconnected) => return (None, None),
         }
     }
+}
+
+/// Ends the group: SIGTERM, a grace period, then SIGKILL; what the waiter reaped.
+fn terminate(pid: i32, rx: &mpsc::Receiver<Reaped>) -> Option<Reaped> {
+    killpg(pid, libc::SIGTERM);
+    killpg(pid, libc::SIGCONT); // a stopped group must run to see SIGTERM
+    rx.recv_timeout(GRACE).ok().or_else(|| {
+        killpg(pid, libc::SIGKILL);
+        rx.recv().ok()
+    })
 }
 
 /// The exit of a child that ended by itself.

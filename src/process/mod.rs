@@ -10,6 +10,8 @@ mod groups;
 pub mod helper;
 mod pause;
 
-pub use child::{cancellable, execute, signal_name, Cancellable, Command, Exit, Finished};
+pub use child::{
+    cancellable, execute, execute_watched, signal_name, Cancellable, Command, Exit, Finished,
+};
 pub use groups::{interrupted, reap_stale_group, take_charge, track_children_in};
 pub use pause::{pause, Paused};

@@ -72,6 +72,7 @@ pub fn marker_of(status: Status) -> (Shape, RGBColor) {
         Status::WrongOutput => (Shape::TriangleDown, RGBColor(136, 34, 85)),
         Status::InvalidMetric => (Shape::Plus, RGBColor(90, 90, 90)),
         Status::Lost => (Shape::Plus, RGBColor(180, 180, 180)),
+        Status::Pruned => (Shape::Ring, RGBColor(86, 180, 233)),
     }
 }
 

@@ -48,12 +48,12 @@ pub fn one_failure(records: &[Record]) -> Option<&str> {
     }
     let default = crate::run::log::default_record(records)?;
     // A timeout depends on the configuration (the next one may be fast): not a cause that
-    // condemns the rest; nor is a cluster's lost job.
+    // condemns the rest; nor is a cluster's lost job, nor a pruned run.
     let failed = |r: &Record| {
         let s = r.m.status;
         !matches!(
             s,
-            Status::Ok | Status::Lost | Status::RunTimeout | Status::BuildTimeout
+            Status::Ok | Status::Lost | Status::RunTimeout | Status::BuildTimeout | Status::Pruned
         )
     };
     if !records.iter().all(failed) || !failed(default) {
@@ -70,7 +70,8 @@ pub fn one_failure(records: &[Record]) -> Option<&str> {
 /// how many evaluations it ended.
 pub fn common_cause(records: &[Record]) -> Option<(String, usize)> {
     let mut counts: Vec<(String, &str, usize)> = Vec::new();
-    for r in records.iter().filter(|r| r.m.status != Status::Ok) {
+    let failed = |r: &&Record| !matches!(r.m.status, Status::Ok | Status::Pruned);
+    for r in records.iter().filter(failed) {
         let Some(c) = r.m.cause.as_deref() else {
             continue;
         };

@@ -11,6 +11,7 @@ use std::time::Instant;
 use crate::error::Error;
 use crate::evaluate::make_evaluator;
 use crate::evaluate::outcome::{Measurement, Source, Status, Stop};
+use crate::evaluate::prune::Pruner;
 use crate::problem::space::Config;
 use crate::problem::Problem;
 use crate::process;
@@ -20,6 +21,7 @@ use crate::run::log::{self, Record};
 use crate::run::machine::{compiler_version, cpu_model, now_rfc3339};
 use crate::run::meta;
 use crate::run::meta::{RunMeta, Termination};
+use crate::run::parallel::Parallel;
 use crate::run::progress::Progress;
 use crate::run::settings::{self, Budget, Resolved, RunOptions, Shared, EXPERIMENT_CAP};
 use crate::run::slurm::{self, farm::Farm};
@@ -133,21 +135,7 @@ pub fn drive(l: Launch, strategy: &mut dyn Strategy) -> Result<Summary, Error> {
         slurm::queue::check(settings)?;
     }
     let mut session = Session::open(&l, dir)?;
-    let mut executor: Box<dyn Executor> = match session.s.slurm.clone() {
-        Some(settings) => Box::new(Farm::new(&session.dir, settings)?),
-        None if session.s.parallel > 1 => {
-            let (mock, keep) = (session.s.mock, l.opts.keep_builds);
-            let make = || make_evaluator(mock, keep, 0);
-            Box::new(crate::run::parallel::Parallel::new(
-                session.s.parallel,
-                make,
-            ))
-        }
-        None => {
-            let evaluator = make_evaluator(session.s.mock, l.opts.keep_builds, 0);
-            Box::new(Local::new(evaluator, session.s.jobs))
-        }
-    };
+    let mut executor = session.executor(l.opts.keep_builds)?;
     session.prepared(executor.prepare(l.problem, &session.dir))?;
     session.replay(strategy, executor.as_mut());
     let termination = session.search(strategy, executor.as_mut())?;
@@ -168,6 +156,25 @@ struct Session<'p> {
 }
 
 impl<'p> Session<'p> {
+    /// Where the evaluations run: the Slurm farm, `--parallel` workers or this process;
+    /// with `progress:`, every evaluator on this machine shares one [`Pruner`].
+    fn executor(&self, keep_builds: bool) -> Result<Box<dyn Executor>, Error> {
+        let (mock, s) = (self.s.mock, &self.s);
+        let pruner = (self.problem.progress.as_ref()).map(|p| Pruner::open(p, &self.dir));
+        let make = || {
+            let mut e = make_evaluator(mock, keep_builds, 0);
+            if let Some(p) = &pruner {
+                e.prune_with(p.clone());
+            }
+            e
+        };
+        Ok(match s.slurm.clone() {
+            Some(settings) => Box::new(Farm::new(&self.dir, settings)?),
+            None if s.parallel > 1 => Box::new(Parallel::new(s.parallel, make)),
+            None => Box::new(Local::new(make(), s.jobs)),
+        })
+    }
+
     /// Opens the run directory: continues the log when resuming (else starts it) and writes
     /// run.json as `running`.
     fn open(l: &Launch<'p>, dir: PathBuf) -> Result<Session<'p>, Error> {
@@ -201,7 +208,10 @@ impl<'p> Session<'p> {
         let marks = problem.mold.unnamed_markers(&problem.space);
         let marks = marks.into_iter().map(|m| format!("warning: {m}"));
         // A warning is shown even with --quiet: it questions the run's result.
-        for w in budget_warning(&s).into_iter().chain(marks) {
+        let warnings = budget_warning(&s)
+            .into_iter()
+            .chain(pruning_warning(problem, &s));
+        for w in warnings.chain(marks) {
             eprintln!("{w}");
         }
         let best_id = log::best(&records, problem.metric.goal).map(|r| r.eval_id);
@@ -551,4 +561,4 @@ impl<'p> Session<'p> {
 
 mod start;
 pub use start::default_out;
-use start::{budget_warning, claim_dir, new_meta, opening_line};
+use start::{budget_warning, claim_dir, new_meta, opening_line, pruning_warning};

@@ -103,6 +103,14 @@ pub(super) fn budget_warning(s: &Resolved) -> Option<String> {
     })
 }
 
+/// A warning when the problem asks for pruning where it is not applied: on a Slurm farm
+/// each evaluation runs on a node of its own, without the other runs' progress.
+pub(super) fn pruning_warning(problem: &Problem, s: &Resolved) -> Option<String> {
+    (problem.progress.is_some() && s.slurm.is_some()).then(|| {
+        "warning: `progress:` is not applied with `--executor slurm`: every evaluation runs to its end (its progress is still recorded)".to_string()
+    })
+}
+
 /// run.json of a run that is starting (or resuming: its start time is kept).
 pub(super) fn new_meta(
     problem: &Problem,

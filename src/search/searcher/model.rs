@@ -99,10 +99,11 @@ impl Searcher<'_> {
                 v
             }
         };
-        let worst = oks
-            .iter()
-            .map(|o| t(o.objective.unwrap_or(0.0)))
-            .fold(f64::NEG_INFINITY, f64::max);
+        let targets: Vec<f64> = oks.iter().map(|o| t(o.objective.unwrap_or(0.0))).collect();
+        let worst = targets.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        // Pruned: worse than the median at some step, so taken as in the worse half of the
+        // successes, at its middle (the upper quartile of the targets).
+        let pruned = stats::quantile(&targets, 0.75).unwrap_or(worst);
         // Objective units per wall second of one run, from the best success: converts a
         // timeout's wall time into a lower bound on its objective.
         let rate = oks
@@ -119,6 +120,7 @@ impl Searcher<'_> {
             }
             let target = match (o.status, o.objective) {
                 (Status::Ok, Some(v)) => Some(t(v)),
+                (Status::Pruned, _) => Some(pruned),
                 (Status::RunTimeout, _) if self.s.timeouts == Timeouts::Unscored => None,
                 (Status::RunTimeout, _) if self.s.timeouts == Timeouts::Censored && positive => {
                     let bound = rate.map(|r| t(r * o.run_s.max(1e-9)));
@@ -168,7 +170,7 @@ impl Searcher<'_> {
 
     /// Whether an outcome of `status` gives the regression a value.
     pub(super) fn gives_value(&self, status: Status) -> bool {
-        status == Status::Ok
+        matches!(status, Status::Ok | Status::Pruned)
             || (status == Status::RunTimeout && self.s.timeouts == Timeouts::Censored)
     }
 

@@ -362,3 +362,27 @@ fn a_score_s_timeout_is_not_scored_as_the_worst() {
     assert_eq!(rows(Timeouts::Worst, Goal::Maximize).len(), 7);
     assert_eq!(rows(Timeouts::Censored, Goal::Minimize).len(), 7);
 }
+
+/// A pruned configuration (stopped early, worse than the median at some step) is learnt as in
+/// the worse half of the successes — at their upper quartile — not as a failure: the
+/// feasibility model does not learn it as infeasible, and it is not scored as the worst.
+#[test]
+fn a_pruned_configuration_is_learnt_as_in_the_worse_half() {
+    let space = grid_space();
+    let mut s = Searcher::new(&space, Settings::new(Learner::Rf, 1, Goal::Maximize));
+    let mut rng = Rng::for_step(1, 1, 1);
+    let pool = s.pool(&mut rng);
+    for (k, c) in pool.iter().take(4).enumerate() {
+        s.tell(c, &ok(1.0 + k as f64), Source::Initial);
+    }
+    let pruned = Measurement::failed(Status::Pruned, 0.1, 0.2, "pruned at step 1".into());
+    s.tell(&pool[4], &pruned, Source::Initial);
+    let (_, y, rows) = s.training_set(false, false);
+    assert_eq!(rows, vec![0, 1, 2, 3, 4]);
+    // Maximised, positive: targets are −ln(objective); the quartile of the worse half.
+    let targets: Vec<f64> = (1..=4).map(|v| -(v as f64).ln()).collect();
+    let q = crate::stats::quantile(&targets, 0.75).unwrap();
+    assert!((y[4] - q).abs() < 1e-12, "{y:?}");
+    assert!(y[4] < targets[0], "not the worst");
+    assert!(!s.learns_failures());
+}
