@@ -735,13 +735,13 @@ fn a_run_worse_than_the_median_at_a_step_is_pruned_and_resume_keeps_the_curves()
     let mut done: Vec<&Vec<(f64, f64)>> = Vec::new();
     for (id, st) in status.iter().enumerate() {
         let curve = &curves[&(id as u64)];
-        let median_at = |s: f64| {
-            let at = done
-                .iter()
-                .filter_map(|c| c.iter().find(|p| p.0 == s).map(|p| p.1));
-            median(at.collect())
+        // Below the median of at least `startup` (3) completed values at its step.
+        let below = |&&(s, v): &&(f64, f64)| {
+            let at: Vec<f64> = (done.iter())
+                .filter_map(|c| c.iter().find(|p| p.0 == s).map(|p| p.1))
+                .collect();
+            at.len() >= 3 && v < median(at)
         };
-        let below = |&&(s, v): &&(f64, f64)| done.len() >= 3 && v < median_at(s);
         match st.as_str() {
             "pruned" => {
                 let last = curve.last().unwrap();
@@ -775,9 +775,10 @@ fn a_run_worse_than_the_median_at_a_step_is_pruned_and_resume_keeps_the_curves()
     );
 }
 
-/// `progress.regex` needs two groups (step, value), refused at its position otherwise.
+/// `progress.regex` needs two groups (step, value), refused at its position otherwise; one
+/// that no output matches is told in the summary (nothing could be pruned), not silent.
 #[test]
-fn a_progress_regex_without_two_groups_is_refused_at_its_position() {
+fn a_progress_regex_is_checked_at_load_and_a_silent_one_told() {
     let tmp = tempfile::tempdir().unwrap();
     write_epochs(tmp.path(), "progress: {regex: 'val (\\d+)'}");
     let o = moldtune(tmp.path(), &["run", "p.yaml", "--max-evals", "2"]);
@@ -787,4 +788,20 @@ fn a_progress_regex_without_two_groups_is_refused_at_its_position() {
         err.contains("p.yaml:7:") && err.contains("exactly two"),
         "{err}"
     );
+    write_epochs(tmp.path(), "progress: {regex: 'round (\\d+) loss (\\d+)'}");
+    let run = [
+        "run",
+        "p.yaml",
+        "--max-evals",
+        "2",
+        "--verify",
+        "0",
+        "--out",
+        "r",
+    ];
+    let o = moldtune(tmp.path(), &run);
+    assert_code(&o, 0);
+    let out = text(&o.stdout);
+    assert!(out.contains("nothing could be pruned"), "{out}");
+    assert!(!text(&o.stderr).contains("no match for the recorded"));
 }

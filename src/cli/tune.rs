@@ -132,6 +132,9 @@ fn print_summary(s: &driver::Summary) {
     if let Some(q) = &s.tie_rule_unfed {
         println!("tie rule: no successful evaluation reported `{q}`, so nothing is preferred (see the `record:` regex)");
     }
+    if let Some(r) = &s.progress_unfed {
+        println!("progress: no evaluation printed a line matching `{r}`, so nothing could be pruned (see `progress.regex`)");
+    }
     println!("results: {}", s.dir.display());
 }
 

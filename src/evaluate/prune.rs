@@ -1,8 +1,8 @@
 //! Pruning (`progress:`): a timed run is watched while it runs, and stopped as soon as a value
 //! it reports at some step is worse than the median of the values the configurations that
 //! completed before it reported at that step (the median stopping rule of Google Vizier,
-//! Optuna's `MedianPruner`). Nothing is pruned until `startup` configurations have completed,
-//! nor at a step up to `warmup`. The evaluation is recorded as `pruned`: not a failure of the
+//! Optuna's `MedianPruner`). Nothing is pruned at a step until `startup` completed
+//! configurations reported a value there, nor at a step up to `warmup`. The evaluation is recorded as `pruned`: not a failure of the
 //! variant, a configuration the search learns is likely no better than the median.
 //!
 //! Every evaluation's reported (step, value) curve is written to `progress.jsonl` in the run
@@ -107,18 +107,18 @@ impl Pruner {
     }
 
     /// Why to stop a run that reported `value` at `step`: it is worse than the median of the
-    /// completed configurations' values at that step.
+    /// completed configurations' values at that step (at least `startup` of them).
     pub fn verdict(&self, step: f64, value: f64) -> Option<String> {
         let rule = &self.rule;
         if step <= rule.warmup {
             return None;
         }
         let c = self.curves.lock().ok()?;
-        if c.done.len() < rule.startup {
-            return None;
-        }
         let at = |curve: &Curve| curve.iter().rev().find(|p| p.0 == step).map(|p| p.1);
         let earlier: Vec<f64> = c.done.values().filter_map(at).collect();
+        if earlier.len() < rule.startup {
+            return None; // a median of too few says little
+        }
         let median = crate::stats::median(&earlier)?;
         rule.goal.better(median, value).then(|| {
             format!(
@@ -214,11 +214,15 @@ mod tests {
         p.remember(&completed(vec![(1.0, 0.5), (2.0, 0.7)]), 0);
         p.remember(&completed(vec![(1.0, 0.6), (2.0, 0.8)]), 1);
         assert_eq!(p.verdict(1.0, 0.1), None, "before `startup` completed");
-        p.remember(&completed(vec![(1.0, 0.4), (2.0, 0.9)]), 2);
+        p.remember(&completed(vec![(1.0, 0.4), (2.0, 0.9), (3.0, 0.95)]), 2);
         assert!(p.verdict(1.0, 0.45).unwrap().contains("median"));
         assert_eq!(p.verdict(1.0, 0.5), None, "the median itself is not worse");
         assert_eq!(p.verdict(2.0, 0.85), None);
-        assert_eq!(p.verdict(3.0, 0.0), None, "no completed value at that step");
+        assert_eq!(
+            p.verdict(3.0, 0.0),
+            None,
+            "one completed value at that step"
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! ```yaml
 //! progress:
 //!   regex: 'epoch (\d+) val_acc ([0-9.]+)'   # two groups: the step, then the value
-//!   startup: 5     # configurations that complete before any is pruned (default 5)
+//!   startup: 5     # completed configurations' values at a step before it prunes (default 5)
 //!   warmup: 1      # steps up to this one are never pruned (default 0)
 //!   goal: maximize # which way the value is better (default: the metric's goal)
 //! ```
@@ -21,7 +21,8 @@ use crate::problem::Goal;
 pub const STEP: &str = "progress_step";
 pub const VALUE: &str = "progress_value";
 
-/// Configurations that must complete before any is pruned, unless the file says otherwise.
+/// Completed configurations that must have reported a value at a step before a run is pruned
+/// there, unless the file says otherwise.
 pub const DEFAULT_STARTUP: usize = 5;
 
 /// The problem's `progress:`.
@@ -31,7 +32,8 @@ pub struct Progress {
     pub regex: regex::Regex,
     /// Which way the value is better.
     pub goal: Goal,
-    /// Configurations that must complete before any is pruned.
+    /// Completed configurations that must have reported a value at a step before a run is
+    /// pruned there.
     pub startup: usize,
     /// Steps up to this one are never pruned.
     pub warmup: f64,

@@ -12,6 +12,7 @@ use crate::error::Error;
 use crate::evaluate::make_evaluator;
 use crate::evaluate::outcome::{Measurement, Source, Status, Stop};
 use crate::evaluate::prune::Pruner;
+use crate::problem::progress::VALUE;
 use crate::problem::space::Config;
 use crate::problem::Problem;
 use crate::process;
@@ -78,6 +79,8 @@ pub struct Summary {
     pub preferred: Option<crate::run::prefer::Preferred>,
     /// The tie rule's quantity when the problem has a rule but no success reported it.
     pub tie_rule_unfed: Option<String>,
+    /// The `progress:` regex when no evaluation's output matched it (nothing could be pruned).
+    pub progress_unfed: Option<String>,
 }
 
 /// `moldtune run`: the problem file's search with a learner of [`crate::search`].
@@ -555,6 +558,14 @@ impl<'p> Session<'p> {
             tie_rule_unfed: (self.problem.prefer.as_ref())
                 .filter(|_| crate::run::prefer::preferred(self.problem, &self.records).is_none())
                 .map(|p| p.quantity.clone()),
+            progress_unfed: (self.problem.progress.as_ref())
+                .filter(|_| {
+                    !self
+                        .records
+                        .iter()
+                        .any(|r| r.m.recorded.contains_key(VALUE))
+                })
+                .map(|p| p.regex.as_str().to_string()),
         }
     }
 }

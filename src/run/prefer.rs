@@ -56,7 +56,13 @@ pub fn quantity(r: &Record, name: &str) -> Option<f64> {
 pub fn missing_warning(problem: &Problem, records: &[Record]) -> Option<String> {
     let (last, before) = records.split_last()?;
     let lacks = |r: &Record, q: &str| r.m.status == Status::Ok && quantity(r, q).is_none();
+    // A progress report is optional (a solver with no epochs prints none): not warned.
+    let progress = [
+        crate::problem::progress::STEP,
+        crate::problem::progress::VALUE,
+    ];
     let names: Vec<String> = (problem.record.iter())
+        .filter(|q| !progress.contains(&q.name.as_str()))
         .filter(|q| lacks(last, &q.name) && !before.iter().any(|r| lacks(r, &q.name)))
         .map(|q| format!("`{}` (regex `{}`)", q.name, q.regex.as_str()))
         .collect();

@@ -577,6 +577,8 @@ impl Resolved {
                 (_, Goal::Minimize) => Timeouts::Censored,
                 (_, Goal::Maximize) => Timeouts::Worst,
             },
+            progress_is_objective: (problem.progress.as_ref())
+                .is_some_and(|p| p.goal == problem.metric.goal),
             ..Settings::new(self.learner, self.seed, problem.metric.goal)
         }
     }

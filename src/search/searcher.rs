@@ -213,12 +213,23 @@ impl<'s> Searcher<'s> {
             encoded,
             tree: self.space.tree_features(config),
             status: m.status,
-            objective: m.objective,
+            objective: self.observed(m),
             run_s: m.run_s,
             repeats: m.repeats,
             source,
             pending: false,
         });
+    }
+
+    /// The objective an outcome tells the model: a success's, or the last progress value of a
+    /// pruned run when it is on the objective's scale.
+    fn observed(&self, m: &Measurement) -> Option<f64> {
+        match m.status {
+            Status::Pruned if self.s.progress_is_objective => {
+                m.recorded.get(crate::problem::progress::VALUE).copied()
+            }
+            _ => m.objective,
+        }
     }
 
     /// Records a configuration proposed ahead of its evaluation as if it had measured the

@@ -113,6 +113,9 @@ pub struct Settings {
     pub feasibility: bool,
     /// What a run timeout says about the objective.
     pub timeouts: Timeouts,
+    /// A pruned run's last progress value (`progress:`) is on the objective's scale (its
+    /// goal is the metric's): the search takes it as a bound on the objective.
+    pub progress_is_objective: bool,
     /// Every `interleave`-th proposal after the initial design is random (0: never), as SMAC
     /// interleaves random configurations (Hutter et al. 2011): tree ensembles extrapolate
     /// flat and under-estimate their uncertainty in unexplored corners, so without this they
@@ -161,6 +164,7 @@ impl Settings {
                 Goal::Maximize => Timeouts::Worst,
             },
             interleave: Settings::default_interleave(learner),
+            progress_is_objective: false,
         }
     }
 }

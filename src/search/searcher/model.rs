@@ -102,8 +102,9 @@ impl Searcher<'_> {
         let targets: Vec<f64> = oks.iter().map(|o| t(o.objective.unwrap_or(0.0))).collect();
         let worst = targets.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         // Pruned: worse than the median at some step, so taken as in the worse half of the
-        // successes, at its middle (the upper quartile of the targets).
-        let pruned = stats::quantile(&targets, 0.75).unwrap_or(worst);
+        // successes, at its middle (the upper quartile of the targets), or worse where its
+        // last progress value, on the objective's scale, says so.
+        let quartile = stats::quantile(&targets, 0.75).unwrap_or(worst);
         // Objective units per wall second of one run, from the best success: converts a
         // timeout's wall time into a lower bound on its objective.
         let rate = oks
@@ -120,7 +121,7 @@ impl Searcher<'_> {
             }
             let target = match (o.status, o.objective) {
                 (Status::Ok, Some(v)) => Some(t(v)),
-                (Status::Pruned, _) => Some(pruned),
+                (Status::Pruned, v) => Some(v.map_or(quartile, |v| t(v).max(quartile))),
                 (Status::RunTimeout, _) if self.s.timeouts == Timeouts::Unscored => None,
                 (Status::RunTimeout, _) if self.s.timeouts == Timeouts::Censored && positive => {
                     let bound = rate.map(|r| t(r * o.run_s.max(1e-9)));

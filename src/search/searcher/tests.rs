@@ -385,4 +385,29 @@ fn a_pruned_configuration_is_learnt_as_in_the_worse_half() {
     assert!((y[4] - q).abs() < 1e-12, "{y:?}");
     assert!(y[4] < targets[0], "not the worst");
     assert!(!s.learns_failures());
+    // Its last progress value, on the objective's scale, makes it worse where it says so.
+    let mut s = Searcher::new(
+        &space,
+        Settings {
+            progress_is_objective: true,
+            ..Settings::new(Learner::Rf, 1, Goal::Maximize)
+        },
+    );
+    for (k, c) in pool.iter().take(4).enumerate() {
+        s.tell(c, &ok(1.0 + k as f64), Source::Initial);
+    }
+    let mut low = pruned.clone();
+    low.recorded
+        .insert(crate::problem::progress::VALUE.into(), 0.5);
+    s.tell(&pool[4], &low, Source::Initial);
+    let mut high = pruned;
+    high.recorded
+        .insert(crate::problem::progress::VALUE.into(), 3.5);
+    s.tell(&pool[5], &high, Source::Initial);
+    let (_, y, _) = s.training_set(false, false);
+    assert!((y[4] - -(0.5f64).ln()).abs() < 1e-12, "{y:?}");
+    assert!(
+        (y[5] - q).abs() < 1e-12,
+        "a higher value is bounded by the quartile: {y:?}"
+    );
 }
