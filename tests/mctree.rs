@@ -1267,3 +1267,17 @@ fn a_file_with_thousands_of_warnings_is_read() {
     let t = list(&file, &[]);
     assert_eq!(t["loops"].as_array().unwrap().len(), 1, "{t}");
 }
+
+/// The pre-flight's output file vanishing (a sweep, the program) is an error naming it, never
+/// a silent switch from the kernel time to wall time (issue 42 item 2).
+#[test]
+fn a_pre_flight_whose_output_vanished_fails_instead_of_switching_metric() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let o = mctree_fixture("vanish.c", tmp.path());
+    let err = common::text(&o.stderr);
+    assert!(err.contains("vanished while it ran"), "{err}");
+    assert_ne!(o.status.code(), Some(0), "{err}");
+}

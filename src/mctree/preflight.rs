@@ -88,6 +88,14 @@ pub(super) fn probe(
             None,
         ));
     }
+    // Without its output the kernel time is unknown, not absent: never a silent switch to
+    // wall time.
+    if !ran.stdout.is_file() {
+        return Err(Error::Environment(format!(
+            "the untransformed program's output `{}` vanished while it ran (its scratch directory was removed, or the program deleted it)",
+            ran.stdout.display()
+        )));
+    }
     let stdout = String::from_utf8_lossy(&ran.stdout_tail()).to_string();
     Ok((wall, parse_kernel_time(&stdout)))
 }
