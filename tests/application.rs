@@ -805,3 +805,48 @@ fn a_progress_regex_is_checked_at_load_and_a_silent_one_told() {
     assert!(out.contains("nothing could be pruned"), "{out}");
     assert!(!text(&o.stderr).contains("no match for the recorded"));
 }
+
+/// A `run:` program that does not exist is refused at load, at its position, before a run
+/// directory is made (it was "the machine failed", exit 5, with a resume hint); a metric
+/// missing from the last 64 KiB of a long output is told with that window (issue 42 item 8).
+#[test]
+fn a_missing_run_program_is_refused_at_load_and_the_metric_window_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_epochs(d, "");
+    let yaml = std::fs::read_to_string(d.join("p.yaml")).unwrap();
+    std::fs::write(d.join("p.yaml"), yaml.replace("run: \"sh ", "run: \"shh ")).unwrap();
+    let o = moldtune(d, &["run", "p.yaml", "--out", "r"]);
+    assert_code(&o, 2);
+    let err = text(&o.stderr);
+    assert!(err.contains("p.yaml:5:") && err.contains("`shh`"), "{err}");
+    assert!(!d.join("r").exists());
+    // The metric printed first, then 100 KiB of chatter: outside the window read.
+    let mold = "echo \"score: #Q\"\nhead -c 102400 /dev/zero | tr '\\0' 'x'\necho\n";
+    std::fs::write(d.join("t.mold.sh"), mold).unwrap();
+    std::fs::write(d.join("p.yaml"), yaml).unwrap();
+    let o = moldtune(d, &["run", "p.yaml", "--max-evals", "1", "--out", "w"]);
+    assert_code(&o, 3);
+    let j = read_json(&d.join("w/results.json"));
+    let cause = j["evaluations"][0]["cause"].as_str().unwrap();
+    assert!(cause.contains("last 64 KiB"), "{cause}");
+}
+
+/// A byte that is not UTF-8, even in a comment, is refused at its `file:line:col`.
+#[test]
+fn a_problem_file_with_a_non_utf8_byte_is_refused_at_its_position() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_epochs(d, "# caf\u{e9} au lait");
+    let yaml = std::fs::read_to_string(d.join("p.yaml")).unwrap();
+    let bytes = yaml.replace('\u{e9}', "\u{1}").into_bytes();
+    let bytes: Vec<u8> = bytes
+        .into_iter()
+        .map(|b| if b == 1 { 0xe9 } else { b })
+        .collect();
+    std::fs::write(d.join("p.yaml"), bytes).unwrap();
+    let o = moldtune(d, &["run", "p.yaml"]);
+    assert_code(&o, 2);
+    let err = text(&o.stderr);
+    assert!(err.contains("p.yaml:7:6") && err.contains("0xe9"), "{err}");
+}

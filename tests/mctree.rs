@@ -1281,3 +1281,111 @@ fn a_pre_flight_whose_output_vanished_fails_instead_of_switching_metric() {
     assert!(err.contains("vanished while it ran"), "{err}");
     assert_ne!(o.status.code(), Some(0), "{err}");
 }
+
+/// A global lookup table of 400,000 entries is listed within 2.5 GB of address space (1 GB of
+/// it the discovery thread's reserved stack): its initialiser is never held. Before issue 42
+/// a table of that size took about 3 GB (issue 42 item 1; the figures: results/bench/big-file.md).
+#[test]
+fn a_huge_global_table_is_read_in_bounded_memory() {
+    if !have_clang() {
+        return;
+    }
+    use std::os::unix::process::CommandExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let entries: Vec<String> = (0..400_000).map(|k| (100_000 + k).to_string()).collect();
+    let src = format!(
+        "int lookup[400000] = {{{}}};\ndouble A[100];\n\
+         void kernel_t(int n) {{ for (int i = 0; i < n; i++) A[i] = lookup[i] * 2.0; }}\n\
+         int main(void) {{ kernel_t(100); return 0; }}\n",
+        entries.join(",")
+    );
+    let file = tmp.path().join("table.c");
+    std::fs::write(&file, src).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_moldtune"));
+    cmd.args(["mctree", file.to_str().unwrap(), "--list"]);
+    // SAFETY: only setrlimit between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 5 << 29,
+                rlim_max: 5 << 29,
+            };
+            libc::setrlimit(libc::RLIMIT_AS, &lim);
+            Ok(())
+        });
+    }
+    let o = cmd.output().unwrap();
+    assert_code(&o, 0);
+    assert!(common::text(&o.stdout).contains("kernel_t"));
+}
+
+/// A compiler wrapper that leaves a process holding its output (a daemon it starts) neither
+/// keeps `--list` waiting for that process (the stream is read until shortly after the
+/// compiler itself ended) nor leaves it running (issue 42 items 5 and 6).
+#[test]
+fn a_compiler_leaving_a_child_on_its_output_does_not_hold_list() {
+    if !have_clang() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let cc = tmp.path().join("cc.sh");
+    let wrapper = "#!/bin/sh\nclang-22 \"$@\"\ns=$?\nsetsid sleep 40.0417 &\nexit $s\n";
+    std::fs::write(&cc, wrapper).unwrap();
+    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cfg = tmp.path().join("mctree.yaml");
+    std::fs::write(&cfg, format!("compiler: {}\n", cc.display())).unwrap();
+    let t0 = std::time::Instant::now();
+    let o = moldtune(&[
+        "mctree",
+        kernel("gemm").to_str().unwrap(),
+        "--list",
+        "--config",
+        cfg.to_str().unwrap(),
+    ]);
+    let took = t0.elapsed().as_secs_f64();
+    assert!(took < 30.0, "waited {took:.0} s for the wrapper's child");
+    assert_code(&o, 0);
+    let left = Command::new("pgrep").args(["-f", "sleep 40.0417"]).output();
+    let left = left.map(|o| common::text(&o.stdout)).unwrap_or_default();
+    assert!(left.trim().is_empty(), "left running: {left}");
+}
+
+/// `--emit-mold DIR` rewrites the files it wrote itself, but refuses — before anything is
+/// measured — to overwrite a file edited since or not its own, unless `--force` (issue 42
+/// item 8).
+#[test]
+fn emit_mold_keeps_hand_edits_unless_forced() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("mold");
+    let emit = |k: usize, extra: &[&str]| {
+        let out = tmp.path().join(format!("run{k}"));
+        let dir = dir.to_str().unwrap();
+        let args = [
+            &["--max-evals", "2", "--verify", "0", "--emit-mold", dir],
+            extra,
+        ]
+        .concat();
+        mctree_mock(&out, &args)
+    };
+    assert_code(&emit(0, &[]), 0);
+    let mold = dir.join("gemm.mold.c");
+    assert!(mold.is_file());
+    assert_code(&emit(1, &[]), 0);
+    let edited = std::fs::read_to_string(&mold).unwrap() + "/* my tweak */\n";
+    std::fs::write(&mold, &edited).unwrap();
+    let o = emit(2, &[]);
+    assert_code(&o, 2);
+    assert!(
+        common::text(&o.stderr).contains("edited since"),
+        "{}",
+        describe(&o)
+    );
+    assert!(!tmp.path().join("run2").exists(), "refused before the run");
+    assert_eq!(std::fs::read_to_string(&mold).unwrap(), edited);
+    assert_code(&emit(3, &["--force"]), 0);
+    assert!(!std::fs::read_to_string(&mold).unwrap().contains("my tweak"));
+}

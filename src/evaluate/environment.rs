@@ -100,25 +100,33 @@ pub fn describe(dir: &Path, e: &std::io::Error) -> String {
 /// without valgrind.
 pub fn require_tools(problem: &Problem) -> Result<(), Error> {
     crate::evaluate::cachegrind::available(problem.metric.kind)?;
-    let Some(program) = problem.compile_program() else {
-        return Ok(());
-    };
-    if findable(&program) {
-        return Ok(());
+    let compile = problem.compile_program().filter(|p| !findable(p));
+    if let Some(program) = compile {
+        let message = format!(
+            "the compile command's program `{program}` is not found (on PATH or as a path)"
+        );
+        let hint = "install it (clang-22: `bash scripts/setup.sh`), or fix the name in `compile:`";
+        return Err(at(&problem.compile_at, message, hint));
     }
-    let message =
-        format!("the compile command's program `{program}` is not found (on PATH or as a path)");
-    let hint = Some(
-        "install it (clang-22: `bash scripts/setup.sh`), or fix the name in `compile:`".to_string(),
-    );
-    Err(match &problem.compile_at {
+    if let Some(program) = problem.run_program().filter(|p| !findable(p)) {
+        let message =
+            format!("the run command's program `{program}` is not found (on PATH or as a path)");
+        let hint = "install it, or fix the name in `run:`";
+        return Err(at(&problem.run_at, message, hint));
+    }
+    Ok(())
+}
+
+/// A problem-file error at `span`, when known.
+fn at(span: &Option<crate::error::Span>, message: String, hint: &str) -> Error {
+    match span {
         Some(span) => Error::Config {
             span: span.clone(),
             message,
-            hint,
+            hint: Some(hint.to_string()),
         },
-        None => Error::usage(message, hint.as_deref()),
-    })
+        None => Error::usage(message, Some(hint)),
+    }
 }
 
 /// Whether `program` names an executable: an absolute path that is one, a relative path with a

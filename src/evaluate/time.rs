@@ -6,7 +6,7 @@ use crate::evaluate::cachegrind;
 use crate::evaluate::outcome::{Curve, Step};
 use crate::evaluate::outcome::{Measurement, Status};
 use crate::evaluate::prune::Pruner;
-use crate::evaluate::variant::{run_failure, Build, Ran, Variant};
+use crate::evaluate::variant::{run_failure, Build, Ran, Variant, METRIC_TAIL_BYTES};
 use crate::problem::progress;
 use crate::problem::{MetricKind, Reduce};
 
@@ -151,19 +151,12 @@ pub fn sample(v: &Variant, tag: &str, timeout_s: f64, pruner: Option<&Pruner>) -
     }
     match metric(v, &stdout, wall_s, ran.finished.cpu_s) {
         Some(x) => done(x),
-        None => {
-            let last: Vec<&str> = stdout.lines().rev().take(3).collect();
-            let cause = format!(
-                "no metric in the program's stdout (last lines: `{}`)",
-                last.join(" | ")
-            );
-            Step::Fail(Measurement::failed(
-                Status::InvalidMetric,
-                0.0,
-                wall_s,
-                cause,
-            ))
-        }
+        None => Step::Fail(Measurement::failed(
+            Status::InvalidMetric,
+            0.0,
+            wall_s,
+            no_metric(&ran, &stdout),
+        )),
     }
 }
 
@@ -185,6 +178,24 @@ fn failed_run(v: &Variant, ran: &Ran, timeout_s: f64) -> Step<Sample> {
         }
         failed => failed,
     }
+}
+
+/// Why no metric was read: the last lines read, and the window read when the output is
+/// longer than it.
+fn no_metric(ran: &Ran, stdout: &str) -> String {
+    let last: Vec<&str> = stdout.lines().rev().take(3).collect();
+    let size = std::fs::metadata(&ran.stdout).map_or(0, |m| m.len());
+    let window = match size > METRIC_TAIL_BYTES {
+        true => format!(
+            " (read from its last {} KiB of {size} bytes: print the metric near the end)",
+            METRIC_TAIL_BYTES >> 10
+        ),
+        false => String::new(),
+    };
+    format!(
+        "no metric in the program's stdout{window} (last lines: `{}`)",
+        last.join(" | ")
+    )
 }
 
 fn metric(v: &Variant, stdout: &str, wall_s: f64, cpu_s: f64) -> Option<f64> {

@@ -13,6 +13,7 @@ use crate::mctree::setup::Recorded;
 use crate::mctree::transform::{Op, Polly, Stacks};
 use crate::problem::space::{Config, Kind, OpenValues, Param, Space};
 use crate::problem::Problem;
+use crate::rng::hex_hash;
 
 /// One parameter of the emitted problem, as YAML lines.
 struct Emitted {
@@ -120,21 +121,60 @@ pub fn emit(
         json(best.polly.flags())
     );
     let mold_text = render(&problem.mold.text, loops, &entries.join("; "));
-    let stem = r
-        .file
-        .file_stem()
-        .map_or("kernel".into(), |s| s.to_string_lossy().to_string());
-    let mold = dir.join(format!("{stem}.mold.c"));
-    let yaml = dir.join(format!("{stem}.yaml"));
-    let write = |p: &Path, t: &str| {
-        std::fs::write(p, t)
+    let stem = (r.file.file_stem()).map_or("kernel".into(), |s| s.to_string_lossy().to_string());
+    let [mold, yaml] = targets(dir, r);
+    let write = |p: &Path, t: &str, (open, close): (&str, &str)| {
+        let signed = format!("{open}{MARK} {}{close}\n{t}", hex_hash(t.as_bytes()));
+        std::fs::write(p, signed)
             .map_err(|err| Error::io(format!("cannot write `{}`", p.display()), err))
     };
     std::fs::create_dir_all(dir)
         .map_err(|err| Error::io(format!("cannot create `{}`", dir.display()), err))?;
-    write(&mold, &mold_text)?;
-    write(&yaml, &problem_yaml(&stem, problem, r, &e.yaml))?;
+    write(&mold, &mold_text, ("/* ", " */"))?;
+    write(&yaml, &problem_yaml(&stem, problem, r, &e.yaml), ("# ", ""))?;
     Ok(yaml)
+}
+
+/// What each emitted file's first line says, with the hash of the rest: a file whose rest
+/// still has that hash is moldtune's own, unedited.
+const MARK: &str = "moldtune mctree --emit-mold";
+
+/// The mold and problem file `--emit-mold DIR` writes for `r`'s file.
+fn targets(dir: &Path, r: &Recorded) -> [PathBuf; 2] {
+    let stem = (r.file.file_stem()).map_or("kernel".into(), |s| s.to_string_lossy().to_string());
+    [
+        dir.join(format!("{stem}.mold.c")),
+        dir.join(format!("{stem}.yaml")),
+    ]
+}
+
+/// Before the search: `--emit-mold DIR` must not overwrite a file moldtune did not write or
+/// that was edited since (its hand edits would be lost at the end of the run). `None`:
+/// nothing to check (no `--emit-mold`, or `--force`).
+pub fn check_targets(dir: Option<&Path>, r: &Recorded) -> Result<(), Error> {
+    for p in dir.map(|d| targets(d, r)).into_iter().flatten() {
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            if p.exists() {
+                return Err(overwrite(&p));
+            }
+            continue;
+        };
+        let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
+        if !first.contains(&format!("{MARK} {}", hex_hash(rest.as_bytes()))) {
+            return Err(overwrite(&p));
+        }
+    }
+    Ok(())
+}
+
+fn overwrite(p: &Path) -> Error {
+    Error::usage(
+        format!(
+            "`--emit-mold` would overwrite `{}`, which moldtune did not write or which was edited since",
+            p.display()
+        ),
+        Some("name another folder with `--emit-mold DIR`, or add `--force` to overwrite it"),
+    )
 }
 
 /// The file with the entries inserted above their loops (the mold's own placement).

@@ -30,7 +30,13 @@ pub(super) fn discover(r: &Recorded, text: &str) -> Result<LoopTree, Error> {
                 discover::kernel_tree(&unit, text, &r.file, wanted, &r.sources)
             });
         let t = t.map_err(|e| Error::Internal(format!("cannot start discovery's thread: {e}")))?;
-        (t.join()).unwrap_or_else(|_| Err(Error::Internal("discovery's thread panicked".into())))
+        let found = t.join();
+        if crate::process::interrupted() {
+            return Err(Error::Cancelled(
+                "while the loops were read; nothing was run".into(),
+            ));
+        }
+        found.unwrap_or_else(|_| Err(Error::Internal("discovery's thread panicked".into())))
     })
     .map(|mut t| {
         if let Some(v) = second::view(r, &t.kernel) {

@@ -8,6 +8,7 @@
 pub mod accesses;
 pub mod affine;
 pub mod ast;
+mod cutter;
 pub mod deps;
 pub mod directive;
 pub mod discover;
@@ -82,6 +83,10 @@ pub struct MctreeOptions {
     /// After tuning, write the best node as a mold and problem file into DIR for `moldtune run`.
     #[arg(long, value_name = "DIR")]
     pub emit_mold: Option<PathBuf>,
+    /// With `--emit-mold`: overwrite files there that moldtune did not write, or that were
+    /// edited since.
+    #[arg(long, requires = "emit_mold")]
+    pub force: bool,
     /// A YAML file with the same settings (and the compiler, flags, check and environment).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -219,6 +224,7 @@ fn tune(
     r.hosts = loops.callers.clone();
     let labels = OpenValues::default();
     let mut problem = setup::problem(&r, &text, &loops, &labels)?;
+    emit::check_targets(o.emit_mold.as_deref().filter(|_| !o.force), &r)?;
     if prev.is_none() && !o.shared.mock {
         preflight(&mut r, &mut problem, o.shared.quiet)?;
     }

@@ -338,10 +338,7 @@ pub fn problem(
     labels: &OpenValues,
 ) -> Result<Problem, Error> {
     let dir = r.file.parent().unwrap_or(Path::new("/")).to_path_buf();
-    let stem = r
-        .file
-        .file_stem()
-        .map_or("kernel".into(), |s| s.to_string_lossy().to_string());
+    let stem = (r.file.file_stem()).map_or("kernel".into(), |s| s.to_string_lossy().to_string());
     let settings = serde_json::to_string(r).unwrap_or_default();
     Ok(Problem {
         name: format!("{stem}-mctree"),
@@ -353,6 +350,7 @@ pub fn problem(
         sources: r.sources.clone(),
         compile: compile_template(r, &dir)?,
         compile_at: None,
+        run_at: None,
         run: Template::new("{{ exe }}".into()),
         env: env(&r.env)?,
         metric: Metric {

@@ -2,7 +2,10 @@
 //! compiler prints it (`clang-22 -fsyntax-only FLAGS -Xclang -ast-dump=json FILE`).
 //!
 //! The dump is never held whole: a 5 MB file of 59,000 small functions dumps 1.4 GB of JSON.
-//! Each top-level declaration is parsed alone and dropped unless discovery needs it. Kept:
+//! It is [cut](crate::mctree::cutter) into top-level declarations without its whitespace; a
+//! global's initialiser is never held, nor a declaration over 16 MB (its head and the
+//! functions it names are kept; should discovery need its body, it is refused as too large).
+//! Each declaration is parsed alone and dropped unless discovery needs it. Kept:
 //! the global variables, the names of the allocators (functions declared
 //! `__attribute__((malloc))`), a summary of every function the file defines (name, place,
 //! the functions it calls and names), and the bodies of the functions that may be the kernel
@@ -22,6 +25,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::error::Error;
+use crate::mctree::cutter::{Cutter, Decl, MAX_DECL_BYTES};
 use crate::mctree::node::{bare, inner, kind, offset};
 use crate::process::helper::{self, Output};
 use crate::process::Exit;
@@ -183,27 +187,32 @@ impl Clang<'_> {
         argv.push(self.file.display().to_string());
         let mut unit = Unit::default();
         let mut cutter = Cutter::default();
-        let mut bad: Option<String> = None;
+        let mut bad: Option<Error> = None;
         let out = helper::stream(&argv, self.timeout, 1 << 20, &mut |chunk| {
             cutter.feed(chunk, &mut |decl| {
                 if bad.is_none() {
-                    match parse(decl) {
-                        Ok(d) => unit.take(d, text, keep),
-                        Err(e) => bad = Some(e.to_string()),
-                    }
+                    bad = unit.take_cut(decl, text, keep).err();
                 }
             })
         });
         self.finished(&out)?;
         match bad {
-            Some(e) => Err(Error::Internal(format!(
-                "clang's JSON AST does not parse: {e}"
-            ))),
-            None if cutter.depth != 0 => Err(Error::Internal(
-                "clang's JSON AST ends before the translation unit does".into(),
-            )),
+            Some(Error::Internal(e)) => Err(self.not_an_ast(&e)),
+            Some(e) => Err(e),
+            None if cutter.depth != 0 => {
+                Err(self.not_an_ast("it ends before the translation unit does"))
+            }
             None => Ok(unit),
         }
+    }
+
+    /// The error of a dump that is not clang's JSON AST (another compiler's output, or one
+    /// cut short).
+    fn not_an_ast(&self, why: &str) -> Error {
+        Error::usage(
+            format!("`{}`'s output is not a whole JSON AST of `{}`: {why}", self.clang, self.file.display()),
+            Some("mctree reads clang-22's `-ast-dump=json`: give it clang-22 (`--compiler clang-22`), or a wrapper that prints clang's output unchanged"),
+        )
     }
 
     /// The error of a dump that did not finish well.
@@ -246,6 +255,55 @@ fn parse(decl: &[u8]) -> Result<Value, serde_json::Error> {
 }
 
 impl Unit {
+    /// Takes in one declaration as the dump was cut (see [`cutter`](crate::mctree::cutter));
+    /// a function whose body is needed but too large to hold is refused.
+    fn take_cut(&mut self, decl: Decl, text: &str, keep: &mut Keep) -> Result<(), Error> {
+        let internal = |e: serde_json::Error| Error::Internal(e.to_string());
+        match decl {
+            Decl::Whole(d) => self.take(parse(d).map_err(internal)?, text, keep),
+            Decl::Head {
+                head,
+                named,
+                restrict,
+            } => {
+                let head = parse(head).map_err(internal)?;
+                return self.take_head(head, named, restrict, (text, keep));
+            }
+        }
+        Ok(())
+    }
+
+    /// A declaration given up for its size, or a global: its head and the functions it names.
+    fn take_head(
+        &mut self,
+        head: Value,
+        named: &BTreeSet<String>,
+        restrict: bool,
+        (text, keep): (&str, &mut Keep),
+    ) -> Result<(), Error> {
+        match kind(&head) {
+            "VarDecl" => {
+                self.named_by_globals.extend(named.iter().cloned());
+                self.globals.push(head);
+            }
+            "FunctionDecl" => {
+                let name = head.get("name").and_then(Value::as_str);
+                if let Some(n) = name.filter(|_| restrict) {
+                    self.allocators.insert(n.to_string());
+                }
+                let Some(f) = function_head(&head, text, named) else {
+                    return Ok(());
+                };
+                if keep.keep(&f) && matches!(keep, Keep::Only(_)) {
+                    return Err(too_large(&f.name));
+                }
+                self.functions.push(f);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// Takes in one top-level declaration.
     fn take(&mut self, d: Value, text: &str, keep: &mut Keep) {
         match kind(&d) {
@@ -307,6 +365,42 @@ fn function(mut d: Value, text: &str) -> Option<Function> {
     })
 }
 
+/// The function of a declaration given up for its size ([`function`] without its body): it
+/// calls and names (as far as anyone can tell without its tree) each function in `named`.
+fn function_head(d: &Value, text: &str, named: &BTreeSet<String>) -> Option<Function> {
+    let name = d.get("name")?.as_str()?.to_string();
+    let at = d.get("loc").and_then(offset)?;
+    let range = d.get("range");
+    let begin = range.and_then(|r| r.get("begin")).and_then(offset)?;
+    let end = range.and_then(|r| r.get("end")).and_then(offset)?;
+    if !text.get(at..).is_some_and(|t| t.starts_with(&name)) {
+        return None;
+    }
+    Some(Function {
+        name,
+        begin,
+        end,
+        at,
+        body: Value::Null,
+        params: vec![],
+        is_static: d.get("storageClass").and_then(Value::as_str) == Some("static"),
+        calls: named.clone(),
+        names: named.clone(),
+    })
+}
+
+/// The refusal of a function mctree needs whole (the kernel, or one that names it) whose
+/// AST is too large to hold.
+fn too_large(name: &str) -> Error {
+    Error::usage(
+        format!(
+            "`{name}` is too large to analyse: its AST is over {} MB of JSON",
+            MAX_DECL_BYTES >> 20
+        ),
+        Some("mctree reads the kernel and the functions that name it up to that size: put the loops to tune in a smaller function, or tune them with a mold (`moldtune run`)"),
+    )
+}
+
 /// The functions `v` calls (into `calls`) and names otherwise (into `named`).
 fn uses(v: &Value, named: &mut BTreeSet<String>, calls: &mut BTreeSet<String>) {
     let kids = inner(v);
@@ -327,68 +421,6 @@ fn function_named(v: &Value) -> Option<&str> {
     let d = bare(v).get("referencedDecl")?;
     let is_function = kind(bare(v)) == "DeclRefExpr" && kind(d) == "FunctionDecl";
     is_function.then(|| d.get("name")?.as_str()).flatten()
-}
-
-/// Cuts the translation unit's JSON, as it arrives, into its top-level declarations (the
-/// objects of its `inner` array): one object is held at a time.
-#[derive(Default)]
-struct Cutter {
-    /// How many objects and arrays are open.
-    depth: u32,
-    in_string: bool,
-    escaped: bool,
-    /// The container open at depth 2 is an array (the unit's `inner`).
-    in_array: bool,
-    /// The part of a declaration that began in an earlier chunk.
-    part: Vec<u8>,
-    in_decl: bool,
-}
-
-impl Cutter {
-    fn feed(&mut self, chunk: &[u8], each: &mut dyn FnMut(&[u8])) {
-        let mut start = self.in_decl.then_some(0);
-        for (i, &b) in chunk.iter().enumerate() {
-            if self.in_string {
-                match b {
-                    _ if self.escaped => self.escaped = false,
-                    b'\\' => self.escaped = true,
-                    b'"' => self.in_string = false,
-                    _ => {}
-                }
-                continue;
-            }
-            match b {
-                b'"' => self.in_string = true,
-                b'{' | b'[' => {
-                    self.depth += 1;
-                    if self.depth == 2 {
-                        self.in_array = b == b'[';
-                    } else if self.depth == 3 && self.in_array {
-                        start = Some(i);
-                        self.in_decl = true;
-                    }
-                }
-                b'}' | b']' => {
-                    if self.depth == 3 && self.in_array {
-                        let whole = &chunk[start.take().unwrap_or(0)..=i];
-                        if self.part.is_empty() {
-                            each(whole);
-                        } else {
-                            self.part.extend_from_slice(whole);
-                            each(&self.part);
-                            self.part.clear();
-                        }
-                        self.in_decl = false;
-                    }
-                    self.depth = self.depth.saturating_sub(1);
-                }
-                _ => {}
-            }
-        }
-        if let Some(s) = start {
-            self.part.extend_from_slice(&chunk[s..]);
-        }
-    }
 }
 
 /// The kernel: `--kernel NAME`, else the one function named `kernel_*`, else the one that
@@ -442,34 +474,4 @@ pub fn choose<'f>(
             names()
         )),
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// However the stream is cut into chunks, the same declarations come out whole: braces
-    /// and brackets inside strings (escaped quotes too) do not count.
-    #[test]
-    fn the_cutter_finds_each_top_level_declaration_across_chunks() {
-        let json = br#"{"kind":"TranslationUnitDecl","loc":{},"range":{"begin":{}},"inner":[
-            {"kind":"TypedefDecl","name":"a{[\"}"},
-            {"kind":"FunctionDecl","inner":[{"kind":"CompoundStmt","inner":[]}]},
-            {"kind":"VarDecl","name":"x]"}]}"#;
-        for size in [1, 2, 3, 7, 64, json.len()] {
-            let mut cutter = Cutter::default();
-            let mut got = vec![];
-            for chunk in json.chunks(size) {
-                cutter.feed(chunk, &mut |d| got.push(parse(d).unwrap()));
-            }
-            let kinds: Vec<&str> = got.iter().map(kind).collect();
-            assert_eq!(
-                kinds,
-                ["TypedefDecl", "FunctionDecl", "VarDecl"],
-                "chunks of {size}"
-            );
-            assert_eq!(got[0]["name"], "a{[\"}");
-            assert_eq!(cutter.depth, 0);
-        }
-    }
 }

@@ -105,6 +105,8 @@ pub struct Problem {
     pub compile: Template,
     /// Where `compile:` is written (`None`: not from a problem file).
     pub compile_at: Option<Span>,
+    /// Where `run:` is in the problem file.
+    pub run_at: Option<Span>,
     pub run: Template,
     pub env: Vec<(String, Template)>,
     pub metric: Metric,
@@ -150,12 +152,13 @@ impl Problem {
 
     /// Reads the problem file at `path` and validates it.
     pub fn load(path: &Path) -> Result<Problem, Error> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let bytes = std::fs::read(path).map_err(|e| {
             Error::usage(
                 format!("cannot read the problem file `{}`: {e}", path.display()),
                 Some("give the path of a problem YAML, e.g. `moldtune run tests/e2e/matmul/matmul.yaml`"),
             )
         })?;
+        let text = utf8(path, bytes)?;
         let raw = raw::parse(path, &text)?;
         let abs = std::fs::canonicalize(path)
             .map_err(|e| Error::io(format!("cannot resolve `{}`", path.display()), e))?;
@@ -171,10 +174,22 @@ impl Problem {
     /// The program the compile command runs at the default configuration (`None`: it does
     /// not render).
     pub fn compile_program(&self) -> Option<String> {
+        self.program(&self.compile)
+    }
+
+    /// The program the run command starts at the default configuration, unless it is the
+    /// variant itself (`{{ exe }}`, or a script run as `{{ source }}`), which exists only once
+    /// built or rendered.
+    pub fn run_program(&self) -> Option<String> {
+        let p = self.program(&self.run)?;
+        (p != "./variant" && p != self.mold.variant_file()).then_some(p)
+    }
+
+    fn program(&self, t: &Template) -> Option<String> {
         let builtins =
             template::Builtins::placeholder(&self.dir, &self.sources, &self.mold.variant_file());
         let vars = template::context(&self.space, &self.space.default_config(), &builtins);
-        self.compile.argv(&vars).ok()?.into_iter().next()
+        t.argv(&vars).ok()?.into_iter().next()
     }
 
     /// The default configuration: the baseline every run evaluates first.
@@ -226,6 +241,7 @@ impl Ctx<'_> {
             sources,
             compile,
             compile_at: raw.compile.as_ref().map(|c| cx.span(&c.referenced)),
+            run_at: Some(cx.span(&raw.run.referenced)),
             run,
             env,
             metric,
@@ -244,6 +260,27 @@ impl Ctx<'_> {
             progress,
         })
     }
+}
+
+/// The problem file's text; a byte that is not UTF-8 (even in a comment) is refused at its
+/// `file:line:col`.
+fn utf8(path: &Path, bytes: Vec<u8>) -> Result<String, Error> {
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let good = &e.as_bytes()[..at];
+        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+        let start = good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let col = String::from_utf8_lossy(&good[start..]).chars().count() + 1;
+        Error::Config {
+            span: Span {
+                file: path.to_path_buf(),
+                line: line as u32,
+                col: col as u32,
+            },
+            message: format!("byte 0x{:02x} is not UTF-8 text", e.as_bytes()[at]),
+            hint: Some("a problem file is UTF-8 YAML: save it as UTF-8".into()),
+        }
+    })
 }
 
 /// `check.compile_extra` in a file without a build step.

@@ -18,6 +18,7 @@ pub struct Output {
 /// Runs a helper command of moldtune's own like every other child (its own process group,
 /// killed on timeout or Ctrl-C) and reads back all it printed (at most `max_bytes` each).
 pub fn output(argv: &[String], timeout: Duration, max_bytes: u64) -> Output {
+    crate::process::take_charge();
     let made = crate::scratch::Scratch::new("helper");
     let dir = made
         .as_ref()
@@ -58,6 +59,7 @@ pub fn stream(
     max_stderr: u64,
     consume: &mut dyn FnMut(&[u8]),
 ) -> Output {
+    crate::process::take_charge(); // Ctrl-C ends it cleanly; what escapes its group is ours to end
     let made = crate::scratch::Scratch::new("helper");
     let piped = made.as_ref().map_err(|e| e.to_string()).and_then(|d| {
         let fifo = d.path().join("stdout");
@@ -75,14 +77,16 @@ pub fn stream(
     };
     let dir = fifo.parent().unwrap_or(&fifo).to_path_buf();
     let cmd = helper_command(argv, fifo, dir.join("stderr"), max_stderr);
+    let done = std::sync::atomic::AtomicBool::new(false);
     let finished = std::thread::scope(|s| {
         let Pipe { mut reader, writer } = pipe;
-        let running = s.spawn(move || {
+        let running = s.spawn(|| {
             let f = execute(&cmd, timeout);
             drop(writer); // the command and its group are gone: the stream may end
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
             f
         });
-        read_all(&mut reader, consume);
+        read_all(&mut reader, consume, &done);
         drop(reader); // a command still writing (the reader failed) gets EPIPE, not a wait
         running
             .join()
@@ -124,10 +128,36 @@ impl Pipe {
     }
 }
 
-fn read_all(reader: &mut std::fs::File, consume: &mut dyn FnMut(&[u8])) {
+/// How long the stream is read after its command ended: what is left in the pipe, not what
+/// a process that escaped the command's group and still holds the pipe may write.
+const DRAIN: Duration = Duration::from_millis(500);
+
+/// Reads the stream until it ends, or until [`DRAIN`] after the command ended (`done`).
+fn read_all(
+    reader: &mut std::fs::File,
+    consume: &mut dyn FnMut(&[u8]),
+    done: &std::sync::atomic::AtomicBool,
+) {
     use std::io::Read;
+    use std::os::fd::AsRawFd;
     let mut buf = vec![0u8; 1 << 20];
+    let mut ended: Option<std::time::Instant> = None;
     loop {
+        if done.load(std::sync::atomic::Ordering::SeqCst) {
+            let at = *ended.get_or_insert_with(std::time::Instant::now);
+            if at.elapsed() > DRAIN {
+                return;
+            }
+        }
+        let mut ready = libc::pollfd {
+            fd: reader.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one pollfd of a descriptor we own.
+        if unsafe { libc::poll(&mut ready, 1, 50) } <= 0 {
+            continue; // nothing yet, or a signal: look at `done` again
+        }
         match reader.read(&mut buf) {
             Ok(0) => return,
             Ok(n) => consume(&buf[..n]),
