@@ -40,11 +40,20 @@ impl Scratch {
         static SWEPT: std::sync::Once = std::sync::Once::new();
         SWEPT.call_once(|| sweep(&std::env::temp_dir(), STALE));
         use std::os::unix::fs::PermissionsExt;
+        let tmp = std::env::temp_dir();
+        let unusable = |e: std::io::Error| {
+            let why = format!(
+                "the temporary folder `{}` (`TMPDIR`) cannot be used: {e}; set `TMPDIR` to a folder you can write",
+                tmp.display()
+            );
+            std::io::Error::new(e.kind(), why)
+        };
         let dir = tempfile::Builder::new()
             .prefix(&format!("moldtune-{kind}-{}-", std::process::id()))
             .permissions(std::fs::Permissions::from_mode(0o700))
-            .tempdir()?;
-        let claim = claim(dir.path())?;
+            .tempdir_in(&tmp)
+            .map_err(unusable)?;
+        let claim = claim(dir.path()).map_err(unusable)?;
         Ok(Scratch { dir, _claim: claim })
     }
 

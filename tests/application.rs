@@ -850,3 +850,22 @@ fn a_problem_file_with_a_non_utf8_byte_is_refused_at_its_position() {
     let err = text(&o.stderr);
     assert!(err.contains("p.yaml:7:6") && err.contains("0xe9"), "{err}");
 }
+
+/// A variant that deletes the run directory (`rm -rf` of `../..`) ends the run saying so, not as
+/// "the machine failed" with a resume hint for a directory that is gone (issue 42 item 8).
+#[test]
+fn a_variant_deleting_the_run_directory_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_epochs(d, "");
+    std::fs::write(
+        d.join("t.mold.sh"),
+        "q=#Q\nrm -rf \"$(cd ../.. && pwd)\"\necho \"score: $q\"\n",
+    )
+    .unwrap();
+    let o = moldtune(d, &["run", "p.yaml", "--max-evals", "4", "--out", "gone"]);
+    let err = text(&o.stderr);
+    assert!(err.contains("was deleted"), "{}", describe(&o));
+    assert!(!err.contains("--resume"), "{err}");
+    assert_code(&o, 2);
+}

@@ -411,6 +411,8 @@ fn report_paths_are_checked_first_and_a_failed_report_keeps_the_verdict() {
         "{}",
         describe(&o)
     );
+    // No run to resume (issue 42 item 8: it hinted `moldtune run --resume`).
+    assert!(!text(&o.stderr).contains("--resume"), "{}", describe(&o));
 }
 
 /// `check --update` on a baseline reached through a symlink writes the link's target (the

@@ -214,6 +214,20 @@ fn corrupted_run_directories_are_refused_with_what_is_wrong() {
         assert_eq!(now, text, "{what}: the log was changed");
     }
     std::fs::write(out.join("results.csv"), &csv).unwrap();
+    // results.json replaced by a directory: refused at open, nothing run (it was run, its
+    // row appended, then exit 1 with run.json left `running`: issue 42 item 7).
+    let json = std::fs::read(out.join("results.json")).unwrap();
+    std::fs::remove_file(out.join("results.json")).unwrap();
+    std::fs::create_dir(out.join("results.json")).unwrap();
+    let o = resume(&out, &[]);
+    assert_code(&o, 2);
+    assert!(text_of(&o).contains("is not a file"), "{}", describe(&o));
+    assert_eq!(
+        std::fs::read_to_string(out.join("results.csv")).unwrap(),
+        csv
+    );
+    std::fs::remove_dir(out.join("results.json")).unwrap();
+    std::fs::write(out.join("results.json"), json).unwrap();
     std::fs::write(out.join("run.json"), "{ truncated").unwrap();
     let o = resume(&out, &[]);
     assert_code(&o, 2);
@@ -484,4 +498,61 @@ fn a_baseline_builds_its_configurations_at_once_and_times_them_alone() {
         a.1.max(b.1) < first_timed,
         "a build ran into the timed rounds"
     );
+}
+
+/// A build's temporaries (clang's `variant-*.o`) go to a folder of its own build directory —
+/// its `TMPDIR` — which is removed with it: a build that is killed leaves nothing in the
+/// system's temporary folder (issue 42 item 6).
+#[test]
+fn builds_keep_their_temporaries_in_their_own_directory() {
+    let p = FakeProblem::new(&["tmpdir"]);
+    let o = p.command(&["--max-evals", "1"]).output().unwrap();
+    assert_code(&o, 0);
+    let seen = std::fs::read_to_string(p.dir().join("tmpdirs")).unwrap();
+    let work = p.out().join("work");
+    assert!(!seen.trim().is_empty());
+    for line in seen.lines() {
+        let t = Path::new(line);
+        assert!(t.starts_with(&work) && t.ends_with("tmp"), "{line}");
+        assert!(!t.exists(), "{line} left behind");
+    }
+}
+
+/// An accepted mold edit that does not build leaves nothing recorded: after the failed resume,
+/// a plain resume with the original mold goes on (it was refused: run.json named the broken
+/// mold as the run's; issue 42 item 7).
+#[test]
+fn an_accepted_mold_that_no_evaluation_used_is_not_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_executable(
+        &d.join("cc.sh"),
+        "#!/bin/sh\nif grep -q BROKEN \"$1\"; then echo 'cc: broken' >&2; exit 1; fi\n\
+         printf '#!/bin/sh\\necho 0.25\\necho same >&2\\n' > \"$2\"\nchmod +x \"$2\"\n",
+    );
+    let mold = "int p = #P0;\n";
+    std::fs::write(d.join("m.c"), mold).unwrap();
+    let yaml = "name: broken\nmold: m.c\nparams:\n  - {name: P0, type: integer, low: 0, high: 50}\n\
+                compile: \"sh {{ problem_dir }}/cc.sh {{ source }} {{ exe }}\"\nrun: \"{{ exe }}\"\n\
+                metric: {kind: kernel_time}\nrepeats: 1\ncheck: {mode: output, stream: stderr}\n";
+    std::fs::write(d.join("p.yaml"), yaml).unwrap();
+    let run = |extra: &[&str]| {
+        Command::new(BIN)
+            .current_dir(d)
+            .args(["run", "p.yaml", "--quiet", "--verify", "0", "--out", "run"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    assert_code(&run(&["--max-evals", "3"]), 0);
+    std::fs::write(d.join("m.c"), format!("/* BROKEN */\n{mold}")).unwrap();
+    let o = run(&["--max-evals", "6", "--resume", "--accept-changed-mold"]);
+    assert_ne!(o.status.code(), Some(0), "{}", describe(&o));
+    std::fs::write(d.join("m.c"), mold).unwrap();
+    let o = run(&["--max-evals", "6", "--resume"]);
+    assert_code(&o, 0);
+    assert_eq!(Csv::read(&d.join("run")).rows.len(), 6);
+    let meta = read_json(&d.join("run/run.json"));
+    let changes = meta["mold_changes"].as_array();
+    assert!(changes.is_none_or(|c| c.is_empty()), "{meta}");
 }

@@ -1389,3 +1389,93 @@ fn emit_mold_keeps_hand_edits_unless_forced() {
     assert_code(&emit(3, &["--force"]), 0);
     assert!(!std::fs::read_to_string(&mold).unwrap().contains("my tweak"));
 }
+
+/// An mctree run stopped after keeping what it found but before run.json (a SIGKILL in
+/// between) is told as such on `--resume`, and starts again without it (it was "not a
+/// moldtune run directory"; issue 42 item 7).
+#[test]
+fn a_run_stopped_before_it_started_is_told_and_starts_again() {
+    if !have_clang() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    assert_code(
+        &mctree_mock(&out, &["--max-evals", "2", "--verify", "0"]),
+        0,
+    );
+    for f in ["run.json", "results.csv", "results.json"] {
+        std::fs::remove_file(out.join(f)).unwrap();
+    }
+    let o = moldtune(&["mctree", "--resume", out.to_str().unwrap()]);
+    assert_code(&o, 2);
+    let err = common::text(&o.stderr);
+    assert!(err.contains("stopped before its run started"), "{err}");
+    assert_code(
+        &mctree_mock(&out, &["--max-evals", "2", "--verify", "0"]),
+        0,
+    );
+}
+
+/// A `TMPDIR` that does not exist is named as the cause, not "install clang" nor a resume
+/// hint (issue 42 item 8).
+#[test]
+fn an_unusable_tmpdir_is_named() {
+    if !have_clang() {
+        return;
+    }
+    let o = Command::new(BIN)
+        .args(["mctree", kernel("gemm").to_str().unwrap(), "--list"])
+        .env("TMPDIR", "/nonexistent/moldtune-tmp")
+        .output()
+        .unwrap();
+    let err = common::text(&o.stderr);
+    assert!(
+        err.contains("`TMPDIR`") && err.contains("/nonexistent/moldtune-tmp"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("setup.sh") && !err.contains("--resume"),
+        "{err}"
+    );
+    assert_code(&o, 2);
+}
+
+/// SIGTERM while `--list` waits for the compiler ends it as an interrupt (exit 130), with the
+/// compiler stopped and the helper's scratch folder removed (it was the default action: the
+/// folder stayed behind; issue 42 item 6).
+#[test]
+fn an_interrupted_list_leaves_nothing_behind() {
+    if !have_clang() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let scratch = tmp.path().join("tmp");
+    std::fs::create_dir(&scratch).unwrap();
+    let cc = tmp.path().join("slowcc.sh");
+    std::fs::write(&cc, "#!/bin/sh\nsleep 30.0419\nexec clang-22 \"$@\"\n").unwrap();
+    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cfg = tmp.path().join("mctree.yaml");
+    std::fs::write(&cfg, format!("compiler: {}\n", cc.display())).unwrap();
+    let child = Command::new(BIN)
+        .args(["mctree", kernel("gemm").to_str().unwrap(), "--list"])
+        .args(["--config", cfg.to_str().unwrap()])
+        .env("TMPDIR", &scratch)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", describe(&o));
+    let left: Vec<_> = std::fs::read_dir(&scratch).unwrap().flatten().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    let sleeping = Command::new("pgrep").args(["-f", "sleep 30.0419"]).output();
+    let sleeping = sleeping
+        .map(|o| common::text(&o.stdout))
+        .unwrap_or_default();
+    assert!(sleeping.trim().is_empty(), "left running: {sleeping}");
+}

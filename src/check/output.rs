@@ -220,7 +220,13 @@ fn target(f: &Path) -> Option<std::path::PathBuf> {
     }
 }
 
+/// Writes a report; a report that cannot be written is the path's fault as far as the user
+/// can act on it (a full device, a folder that is not there): no run to resume.
 fn write(file: &Path, text: &str) -> Result<(), Error> {
-    std::fs::write(file, text)
-        .map_err(|e| Error::io(format!("cannot write `{}`", file.display()), e))
+    std::fs::write(file, text).map_err(|e| {
+        Error::usage(
+            format!("cannot write the report `{}`: {e}", file.display()),
+            Some("name a file in a folder with room that you can write; the measurements are in the check's own output above"),
+        )
+    })
 }

@@ -19,6 +19,9 @@ use crate::process::helper;
 use crate::process::{self, Command, Exit, Finished};
 use crate::rng::hex_hash;
 
+/// The folder of a build directory its compiles use as `TMPDIR`.
+pub const BUILD_TMP: &str = "tmp";
+
 /// How many bytes at the end of a timed run's stdout are read for the metric.
 pub const METRIC_TAIL_BYTES: u64 = 64 * 1024;
 
@@ -213,16 +216,21 @@ impl<'a> Variant<'a> {
         }
     }
 
-    /// The compile `c` (or its syntax check), run with moldtune's own environment; pausable
-    /// (a build running ahead is held stopped while a variant is timed).
+    /// The compile `c` (or its syntax check), run with moldtune's own environment but for
+    /// `TMPDIR`, a folder of the build's own (clang's temporary objects of a build that is
+    /// killed go with the build directory, not into the system's); pausable (a build running
+    /// ahead is held stopped while a variant is timed).
     pub fn compile_command(&self, c: &Compile, syntax: bool) -> Command {
         let argv = match (&c.syntax, syntax) {
             (Some(s), true) => s,
             _ => &c.argv,
         };
+        let tmp = c.dir.join(BUILD_TMP);
+        let _ = std::fs::create_dir_all(&tmp); // else the compiler says why it cannot write
+        let env = [("TMPDIR".to_string(), tmp.display().to_string())];
         Command {
             pausable: true,
-            ..self.command(&c.dir, argv, &[], "compile")
+            ..self.command(&c.dir, argv, &env, "compile")
         }
     }
 

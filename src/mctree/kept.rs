@@ -57,7 +57,7 @@ pub(super) struct Discovered {
     loops: LoopTree,
 }
 
-pub(super) const DISCOVERED: &str = "mctree.json";
+pub(super) const DISCOVERED: &str = meta::MCTREE_JSON;
 
 /// Where a run directory keeps the extra sources compiled once ([`objects::link_compiled`]).
 pub(super) const OBJECTS: &str = "work/objects";

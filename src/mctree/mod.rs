@@ -144,6 +144,8 @@ impl LegalityCounts {
 
 /// Runs `moldtune mctree`: lists the loop tree (`--list`), or tunes it.
 pub fn mctree(o: MctreeOptions) -> Result<Done, Error> {
+    // From the start: discovery runs the compiler, and Ctrl-C must end it cleanly.
+    crate::process::take_charge();
     let prev = settings::previous_run(&o.shared)?;
     let recorded = prev.as_ref().and_then(recorded_of);
     if prev.is_some() && recorded.is_none() {

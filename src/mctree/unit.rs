@@ -220,9 +220,15 @@ impl Clang<'_> {
         let (clang, file) = (self.clang, self.file.display());
         match &out.finished.exit {
             Exit::Code(0) => Ok(()),
-            Exit::SpawnError(e) => Err(Error::Environment(format!(
+            Exit::SpawnError(e) if e.starts_with("cannot run") => Err(Error::Environment(format!(
                 "cannot start `{clang}` to read the loops of `{file}`: {e} (install it with `bash scripts/setup.sh`)"
             ))),
+            // Not the compiler: the machine (a temporary folder that cannot be used, limits),
+            // with its own cause; nothing was run, so nothing to resume.
+            Exit::SpawnError(e) => Err(Error::usage(
+                format!("cannot start `{clang}` to read the loops of `{file}`: {e}"),
+                None,
+            )),
             Exit::Interrupted => Err(Error::Cancelled(
                 "while the loops were read; nothing was run".into(),
             )),

@@ -56,7 +56,8 @@ extern "C" fn on_signal(_sig: libc::c_int) {
 /// Takes charge of the children a command is about to start: the interrupt handlers
 /// installed and moldtune their subreaper (idempotent). The one place both happen, called by
 /// what starts children: every evaluator ([`crate::evaluate::make_evaluator`]), the Slurm
-/// farm and moldtune's own helper commands ([`crate::process::helper`]).
+/// farm and `moldtune mctree` from its start (its discovery runs the compiler). Not by the
+/// helpers themselves: a library caller (a test harness) has children of its own.
 pub fn take_charge() {
     install_signal_handlers();
     become_subreaper();

@@ -18,7 +18,6 @@ pub struct Output {
 /// Runs a helper command of moldtune's own like every other child (its own process group,
 /// killed on timeout or Ctrl-C) and reads back all it printed (at most `max_bytes` each).
 pub fn output(argv: &[String], timeout: Duration, max_bytes: u64) -> Output {
-    crate::process::take_charge();
     let made = crate::scratch::Scratch::new("helper");
     let dir = made
         .as_ref()
@@ -59,7 +58,6 @@ pub fn stream(
     max_stderr: u64,
     consume: &mut dyn FnMut(&[u8]),
 ) -> Output {
-    crate::process::take_charge(); // Ctrl-C ends it cleanly; what escapes its group is ours to end
     let made = crate::scratch::Scratch::new("helper");
     let piped = made.as_ref().map_err(|e| e.to_string()).and_then(|d| {
         let fifo = d.path().join("stdout");

@@ -190,9 +190,10 @@ impl<'p> Session<'p> {
         };
         let changes =
             settings::guard_same_mold(prev, problem, opts.accept_changed_mold, records.len())?;
-        if changes.len() > prev.map_or(0, |m| m.mold_changes.len()) {
-            // The reference is what the mold computes: made again from the edited one (the
-            // evaluations it serves from on are run.json's `mold_changes[].from_eval`).
+        if changes.len() != prev.map_or(0, |m| m.mold_changes.len()) {
+            // The reference is what the mold computes: made again from the edited one, or the
+            // one an undone edit went back to (the evaluations it serves from on are
+            // run.json's `mold_changes[].from_eval`).
             let _ = std::fs::remove_file(dir.join(crate::evaluate::evaluator::REFERENCE_OUT));
         }
         let mut meta = new_meta(problem, opts, prev, &s, records.len());
@@ -422,6 +423,13 @@ impl<'p> Session<'p> {
 
     /// Appends one evaluation to the log, then updates best.c, progress and results.json.
     fn record(&mut self, rec: Record) -> Result<(), Error> {
+        if !self.dir.join(meta::RESULTS_CSV).is_file() {
+            // Appending to the open log would write into a deleted file: results lost.
+            return Err(run_dir_gone(
+                &self.dir,
+                &format!("eval {} ran", rec.eval_id),
+            ));
+        }
         self.log.append(self.problem, &rec)?;
         let describe = self.problem.space.describe(&rec.config);
         self.records.push(rec);
@@ -445,6 +453,10 @@ impl<'p> Session<'p> {
     /// so if it still can be written (the disk may be full).
     fn abandon(&mut self, why: String) -> Error {
         self.progress.finish();
+        if !self.dir.join(meta::RESULTS_CSV).is_file() {
+            // Nothing left to resume: say what happened instead of "fix the machine".
+            return run_dir_gone(&self.dir, &format!("the run worked in it ({why})"));
+        }
         self.meta.termination = Termination::Environment;
         self.meta.updated_at = now_rfc3339();
         let _ = meta::write_run_json(&self.dir, &self.meta);
@@ -568,6 +580,15 @@ impl<'p> Session<'p> {
                 .map(|p| p.regex.as_str().to_string()),
         }
     }
+}
+
+/// The run directory was deleted (or emptied) under the run, while `what`: nothing is left to
+/// resume. A variant that removes files outside its build directory does this.
+fn run_dir_gone(dir: &Path, what: &str) -> Error {
+    Error::usage(
+        format!("the run directory `{}` was deleted (or emptied) while {what}: its results are lost", dir.display()),
+        Some("a variant that removes files outside its own build directory does this; fix it, and start a new run with another `--out`"),
+    )
 }
 
 mod start;

@@ -14,6 +14,8 @@ pub const FORMAT_VERSION: u32 = 1;
 pub const RESULTS_CSV: &str = "results.csv";
 pub const RESULTS_JSON: &str = "results.json";
 pub const RUN_JSON: &str = "run.json";
+/// What `moldtune mctree` found in its file, kept in its run directory (see `mctree::kept`).
+pub const MCTREE_JSON: &str = "mctree.json";
 
 /// run.json.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -218,6 +220,14 @@ pub(crate) fn relative_to(path: &Path, dir: &Path) -> Option<PathBuf> {
 pub fn read_run_json(dir: &Path) -> Result<RunMeta, Error> {
     let path = dir.join(RUN_JSON);
     let bytes = std::fs::read(&path).map_err(|e| {
+        // mctree keeps what it found (mctree.json) before the run's first record: a run
+        // stopped in between has nothing to resume, and is started again.
+        if dir.join(MCTREE_JSON).is_file() && !dir.join(RESULTS_CSV).exists() {
+            return Error::usage(
+                format!("`{}` was stopped before its run started: it holds what mctree found but no run.json, nothing to resume", dir.display()),
+                Some("start it again: the same command without `--resume`, with `--out` naming this directory"),
+            );
+        }
         Error::usage(
             format!("`{}` is not a moldtune run directory: {e}", dir.display()),
             Some("give the directory a `moldtune run` or `moldtune mctree` wrote (it holds run.json)"),

@@ -535,6 +535,12 @@ pub fn guard_same_mold(
     if now == m.mold_hash {
         return Ok(changes);
     }
+    // Back to the mold of before the last change, which no evaluation used (it did not
+    // build, or the run was stopped first): the change is undone, nothing to accept.
+    if (changes.last()).is_some_and(|c| c.from_eval == evaluations && c.old_hash == now) {
+        changes.pop();
+        return Ok(changes);
+    }
     if !accept {
         return Err(Error::usage(
             format!(

@@ -81,7 +81,8 @@ pub fn write_executable(path: &Path, body: &str) {
 /// A problem whose one parameter `MODE` picks how the fake compiler and the program behave.
 ///
 /// The fake compiler `fakecc.sh MODE EXE` builds a variant by copying `prog_MODE.sh` to EXE;
-/// `hang_compile*` sleep instead, `build_fail` exits 1, `no_exe` produces nothing,
+/// `hang_compile*` sleep instead, `build_fail` exits 1, `no_exe` produces nothing, `tmpdir`
+/// notes its `TMPDIR` in `tmpdirs` (the problem's directory) and builds `ok`,
 /// `slow_fourth` builds `ok` (a distinct program each time) but its fourth compile takes
 /// 10.5 s (a busy machine), `ticking` writes `EXE NANOSECONDS` to `ticks` every 20 ms for
 /// half a second before it builds a (distinct) program that notes `EXE START END` of its 0.3 s in
@@ -104,6 +105,7 @@ case "$mode" in
     n=$(cat "$here/compiles" 2>/dev/null || echo 0); echo $((n + 1)) > "$here/compiles"
     [ "$n" -eq 3 ] && sleep 10.5 ; mode=ok ;;
   chatty) n="$exe" ;;
+  tmpdir) echo "$TMPDIR" >> "$here/tmpdirs"; mode=ok ;;
   ticking)
     i=0; while [ $i -lt 25 ]; do echo "$exe $(date +%s%N)" >> "$here/ticks"; sleep 0.02; i=$((i + 1)); done; n="$exe" ;;
 esac

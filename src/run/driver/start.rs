@@ -37,6 +37,24 @@ pub(super) fn claim_dir(dir: &Path, resume: bool) -> Result<PathBuf, Error> {
             Some("continue it with `--resume`, or choose another `--out`"),
         ));
     }
+    // A file of the run replaced by something else is refused now, not after evaluations
+    // that could then not be written down.
+    use crate::run::meta::{RESULTS_CSV, RESULTS_JSON, RUN_JSON};
+    let files = [
+        RUN_JSON,
+        RESULTS_CSV,
+        RESULTS_JSON,
+        crate::evaluate::prune::PROGRESS_JSONL,
+    ];
+    for name in files {
+        let p = dir.join(name);
+        if std::fs::symlink_metadata(&p).is_ok_and(|m| !m.is_file()) {
+            return Err(Error::usage(
+                format!("`{}` is not a file: the run directory is damaged", p.display()),
+                Some("move it away (a finished run's results.json is written again at the end), or start another run with `--out`"),
+            ));
+        }
+    }
     // A previous moldtune killed with SIGKILL cannot have killed its child's group itself:
     // finish that job now (only processes of that group that work inside this directory).
     process::reap_stale_group(&dir);
