@@ -263,6 +263,26 @@ fn an_edited_mold_is_refused_on_resume_unless_accepted() {
     assert_eq!(run["mold_changes"][0]["from_eval"], 8, "{run}");
 }
 
+/// A problem in `d` whose "compiler" is the script `cc` (`cc.sh SOURCE EXE`) and whose mold
+/// is `mold`, its output checked; `moldtune run p.yaml --out run <extra…>` for it.
+fn edit_problem(d: &Path, cc: &str, mold: &str) -> impl Fn(&[&str]) -> std::process::Output {
+    write_executable(&d.join("cc.sh"), cc);
+    std::fs::write(d.join("m.c"), mold).unwrap();
+    let yaml = "name: edit\nmold: m.c\nparams:\n  - {name: P0, type: integer, low: 0, high: 50}\n\
+                compile: \"sh {{ problem_dir }}/cc.sh {{ source }} {{ exe }}\"\nrun: \"{{ exe }}\"\n\
+                metric: {kind: kernel_time}\nrepeats: 1\ncheck: {mode: output, stream: stderr}\n";
+    std::fs::write(d.join("p.yaml"), yaml).unwrap();
+    let d = d.to_path_buf();
+    move |extra: &[&str]| {
+        Command::new(BIN)
+            .current_dir(&d)
+            .args(["run", "p.yaml", "--quiet", "--verify", "0", "--out", "run"])
+            .args(extra)
+            .output()
+            .unwrap()
+    }
+}
+
 /// An accepted mold edit that changes what the program prints rebuilds the reference from the
 /// new mold: the evaluations after it are checked against what the new mold computes (before:
 /// every one was `wrong_output` against the old reference, exit 0, no warning).
@@ -271,23 +291,8 @@ fn an_accepted_mold_change_rebuilds_the_reference() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     // The "compiler" makes a program that prints the mold's VALUE line on stderr.
-    write_executable(
-        &d.join("cc.sh"),
-        "#!/bin/sh\nv=$(grep VALUE \"$1\")\nprintf '#!/bin/sh\\necho 0.25\\necho \"%s\" >&2\\n' \"$v\" > \"$2\"\nchmod +x \"$2\"\n",
-    );
-    std::fs::write(d.join("m.c"), "/* VALUE 1 */\nint p = #P0;\n").unwrap();
-    let yaml = "name: edit\nmold: m.c\nparams:\n  - {name: P0, type: integer, low: 0, high: 50}\n\
-                compile: \"sh {{ problem_dir }}/cc.sh {{ source }} {{ exe }}\"\nrun: \"{{ exe }}\"\n\
-                metric: {kind: kernel_time}\nrepeats: 1\ncheck: {mode: output, stream: stderr}\n";
-    std::fs::write(d.join("p.yaml"), yaml).unwrap();
-    let run = |extra: &[&str]| {
-        Command::new(BIN)
-            .current_dir(d)
-            .args(["run", "p.yaml", "--quiet", "--verify", "0", "--out", "run"])
-            .args(extra)
-            .output()
-            .unwrap()
-    };
+    let cc = "#!/bin/sh\nv=$(grep VALUE \"$1\")\nprintf '#!/bin/sh\\necho 0.25\\necho \"%s\" >&2\\n' \"$v\" > \"$2\"\nchmod +x \"$2\"\n";
+    let run = edit_problem(d, cc, "/* VALUE 1 */\nint p = #P0;\n");
     assert_code(&run(&["--max-evals", "3"]), 0);
     std::fs::write(d.join("m.c"), "/* VALUE 2 */\nint p = #P0;\n").unwrap();
     let o = run(&["--max-evals", "6", "--resume", "--accept-changed-mold"]);
@@ -525,25 +530,10 @@ fn builds_keep_their_temporaries_in_their_own_directory() {
 fn an_accepted_mold_that_no_evaluation_used_is_not_recorded() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    write_executable(
-        &d.join("cc.sh"),
-        "#!/bin/sh\nif grep -q BROKEN \"$1\"; then echo 'cc: broken' >&2; exit 1; fi\n\
-         printf '#!/bin/sh\\necho 0.25\\necho same >&2\\n' > \"$2\"\nchmod +x \"$2\"\n",
-    );
+    let cc = "#!/bin/sh\nif grep -q BROKEN \"$1\"; then echo 'cc: broken' >&2; exit 1; fi\n\
+              printf '#!/bin/sh\\necho 0.25\\necho same >&2\\n' > \"$2\"\nchmod +x \"$2\"\n";
     let mold = "int p = #P0;\n";
-    std::fs::write(d.join("m.c"), mold).unwrap();
-    let yaml = "name: broken\nmold: m.c\nparams:\n  - {name: P0, type: integer, low: 0, high: 50}\n\
-                compile: \"sh {{ problem_dir }}/cc.sh {{ source }} {{ exe }}\"\nrun: \"{{ exe }}\"\n\
-                metric: {kind: kernel_time}\nrepeats: 1\ncheck: {mode: output, stream: stderr}\n";
-    std::fs::write(d.join("p.yaml"), yaml).unwrap();
-    let run = |extra: &[&str]| {
-        Command::new(BIN)
-            .current_dir(d)
-            .args(["run", "p.yaml", "--quiet", "--verify", "0", "--out", "run"])
-            .args(extra)
-            .output()
-            .unwrap()
-    };
+    let run = edit_problem(d, cc, mold);
     assert_code(&run(&["--max-evals", "3"]), 0);
     std::fs::write(d.join("m.c"), format!("/* BROKEN */\n{mold}")).unwrap();
     let o = run(&["--max-evals", "6", "--resume", "--accept-changed-mold"]);
@@ -555,4 +545,25 @@ fn an_accepted_mold_that_no_evaluation_used_is_not_recorded() {
     let meta = read_json(&d.join("run/run.json"));
     let changes = meta["mold_changes"].as_array();
     assert!(changes.is_none_or(|c| c.is_empty()), "{meta}");
+}
+
+/// A log written before the `learner` column existed is read, and given the column (empty in
+/// its old rows) when the run is resumed.
+#[test]
+fn a_log_without_the_learner_column_is_resumed_with_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = finished_run(tmp.path());
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let cut: String = csv
+        .lines()
+        .map(|l| l.rsplit_once(',').map_or(l, |(a, _)| a).to_string() + "\n")
+        .collect();
+    assert!(!cut.lines().next().unwrap().ends_with("learner"));
+    std::fs::write(out.join("results.csv"), cut).unwrap();
+    let o = resume(&out, &[]);
+    assert_code(&o, 0);
+    let after = Csv::read(&out);
+    assert_eq!(after.header.last().map(String::as_str), Some("learner"));
+    assert_eq!(after.rows.len(), 10);
+    assert!(after.rows[..8].iter().all(|r| r.last().unwrap().is_empty()));
 }

@@ -202,7 +202,7 @@ impl<'p> Session<'p> {
         meta.warm_start = l.warm_start.clone();
         meta::write_run_json(&dir, &meta)?;
         let log = if continuing {
-            log::Log::append_to(&dir)?
+            log::Log::append_to(&dir, problem)?
         } else {
             log::Log::create(&dir, problem)?
         };

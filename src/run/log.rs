@@ -209,10 +209,10 @@ impl Log {
     }
 
     /// Opens an existing log for appending after [`read_records`] has repaired it (and
-    /// given it the `learner` column if it was written before there was one).
-    pub fn append_to(dir: &Path) -> Result<Log, Error> {
+    /// given it the columns it was written without, see [`may_lack`]).
+    pub fn append_to(dir: &Path, problem: &Problem) -> Result<Log, Error> {
         let path = dir.join(RESULTS_CSV);
-        add_learner_column(&path)?;
+        add_missing_columns(&path, &header(problem))?;
         let f = OpenOptions::new()
             .append(true)
             .open(&path)
@@ -230,28 +230,43 @@ impl Log {
     }
 }
 
-/// Rewrites a log that lacks the last of [`OWN_COLUMNS`] (written before it existed, and so
-/// before the recorded quantities too) with it, empty in every row.
-fn add_learner_column(path: &Path) -> Result<(), Error> {
+/// Rewrites a log whose header is a strict beginning of `full` (written before its last
+/// columns existed, see [`may_lack`]) with them, empty in every row.
+fn add_missing_columns(path: &Path, full: &[String]) -> Result<(), Error> {
     let mut rd = csv::ReaderBuilder::new()
         .has_headers(false)
+        .flexible(true)
         .from_path(path)
         .map_err(csv_err)?;
     let rows: Vec<csv::StringRecord> = rd.records().collect::<Result<_, _>>().map_err(csv_err)?;
-    let last = OWN_COLUMNS[OWN_COLUMNS.len() - 1];
-    if rows.first().is_none_or(|h| h.iter().any(|c| c == last)) {
+    let Some(head) = rows.first() else {
+        return Ok(());
+    };
+    let have = head.len();
+    if have >= full.len() || !head.iter().zip(full).all(|(a, b)| a == b) {
         return Ok(());
     }
     let tmp = path.with_extension("csv.tmp");
     let mut w = csv::Writer::from_path(&tmp).map_err(csv_err)?;
     for (k, row) in rows.iter().enumerate() {
         let mut row = row.clone();
-        row.push_field(if k == 0 { last } else { "" });
+        for name in &full[have..] {
+            row.push_field(if k == 0 { name } else { "" });
+        }
         w.write_record(&row).map_err(csv_err)?;
     }
     w.flush()
         .map_err(|e| Error::io("cannot write results.csv", e))?;
     std::fs::rename(&tmp, path).map_err(|e| Error::io("cannot write results.csv", e))
+}
+
+/// Whether a log may lack `missing`, the last columns of the problem's header: `learner`
+/// (logs written before it existed, with no recorded quantity after it) and the progress
+/// columns (a problem given `progress:` after the run).
+fn may_lack(missing: &[String]) -> bool {
+    use crate::problem::progress::{STEP, VALUE};
+    let last = OWN_COLUMNS[OWN_COLUMNS.len() - 1];
+    (missing.iter().enumerate()).all(|(k, c)| c == STEP || c == VALUE || (k == 0 && c == last))
 }
 
 fn csv_err(e: csv::Error) -> Error {
@@ -275,8 +290,8 @@ pub fn read_records_live(dir: &Path, problem: &Problem) -> Result<Vec<Record>, E
 fn records_of(dir: &Path, problem: &Problem, repair: bool) -> Result<Vec<Record>, Error> {
     let t = read_table(dir, repair)?;
     let full = header(problem);
-    let legacy = problem.record.is_empty() && t.header[..] == full[..full.len() - 1];
-    if t.header != full && !legacy {
+    let older = full.starts_with(&t.header) && may_lack(&full[t.header.len()..]);
+    if t.header != full && !older {
         return Err(t.bad(format!("unexpected header `{}`", t.header.join(","))));
     }
     let extra = json_extras(dir);
