@@ -94,7 +94,8 @@ fn show_prints_the_variant_and_commands_and_runs_nothing() {
         "{out}"
     );
     assert!(
-        out.contains("\n  sh ")
+        // The compile's own temporary folder (clang's TMPDIR) is part of what runs.
+        out.contains("\n  env TMPDIR='{work_dir}/tmp' sh ")
             && out.contains(" -DU=3 -DDEF=c -DVEC -O3 variant.c -o '{work_dir}/variant'\n"),
         "{out}"
     );

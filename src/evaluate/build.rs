@@ -60,6 +60,8 @@ fn compile(v: &Variant, c: &Compile, syntax_only: bool) -> Step<Build> {
         Step::Fail(Measurement::failed(status, compile_s, 0.0, cause))
     };
     let cmd = v.compile_command(c, syntax_only);
+    // Its TMPDIR (else the compiler says why it cannot write there).
+    let _ = std::fs::create_dir_all(c.dir.join(crate::evaluate::variant::BUILD_TMP));
     let (timeout_s, full_s) = (c.timeout_s, c.full_timeout_s);
     let mut f = v.execute(&cmd, timeout_s);
     let mut retried_s = None;

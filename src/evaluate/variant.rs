@@ -225,8 +225,7 @@ impl<'a> Variant<'a> {
             (Some(s), true) => s,
             _ => &c.argv,
         };
-        let tmp = c.dir.join(BUILD_TMP);
-        let _ = std::fs::create_dir_all(&tmp); // else the compiler says why it cannot write
+        let tmp = c.dir.join(BUILD_TMP); // made by the build step (see `build::compile`)
         let env = [("TMPDIR".to_string(), tmp.display().to_string())];
         Command {
             pausable: true,
