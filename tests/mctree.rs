@@ -1479,3 +1479,29 @@ fn an_interrupted_list_leaves_nothing_behind() {
         .unwrap_or_default();
     assert!(sleeping.trim().is_empty(), "left running: {sleeping}");
 }
+
+/// A compiler stopped for the size of its diagnostics says so (it was "does not compile with
+/// the given flags"; issue 42 item 4).
+#[test]
+fn a_compiler_stopped_for_its_output_size_says_so() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let cc = tmp.path().join("loud.sh");
+    std::fs::write(&cc, "#!/bin/sh\nexec head -c 3000000 /dev/zero >&2\n").unwrap();
+    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cfg = tmp.path().join("mctree.yaml");
+    std::fs::write(&cfg, format!("compiler: {}\n", cc.display())).unwrap();
+    let o = moldtune(&[
+        "mctree",
+        kernel("gemm").to_str().unwrap(),
+        "--list",
+        "--config",
+        cfg.to_str().unwrap(),
+    ]);
+    let err = common::text(&o.stderr);
+    assert!(
+        err.contains("SIGXFSZ") && err.contains("diagnostics"),
+        "{err}"
+    );
+    assert_code(&o, 2);
+}

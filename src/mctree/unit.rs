@@ -161,6 +161,9 @@ impl Keep {
     }
 }
 
+/// The most bytes of the AST dump's stderr kept (past it the compiler is stopped).
+const MAX_STDERR: u64 = 1 << 20;
+
 /// The compiler and how to parse the file with it.
 struct Clang<'a> {
     clang: &'a str,
@@ -188,7 +191,7 @@ impl Clang<'_> {
         let mut unit = Unit::default();
         let mut cutter = Cutter::default();
         let mut bad: Option<Error> = None;
-        let out = helper::stream(&argv, self.timeout, 1 << 20, &mut |chunk| {
+        let out = helper::stream(&argv, self.timeout, MAX_STDERR, &mut |chunk| {
             cutter.feed(chunk, &mut |decl| {
                 if bad.is_none() {
                     bad = unit.take_cut(decl, text, keep).err();
@@ -231,6 +234,13 @@ impl Clang<'_> {
             )),
             Exit::Interrupted => Err(Error::Cancelled(
                 "while the loops were read; nothing was run".into(),
+            )),
+            Exit::Signal(libc::SIGXFSZ) => Err(Error::usage(
+                format!(
+                    "`{clang}` was stopped while it read `{file}`: it wrote over {} KiB of diagnostics (SIGXFSZ)",
+                    MAX_STDERR >> 10
+                ),
+                Some("mctree reads the file with warnings off (`-w`); a compiler or wrapper that still prints that much must be quieter"),
             )),
             Exit::Timeout => Err(Error::usage(
                 format!(
