@@ -41,12 +41,7 @@ use resolve::{load_config, recorded_of, resolve, resolved};
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
-use crate::evaluate::build::build;
-use crate::evaluate::evaluator::reference_output;
-use crate::evaluate::outcome::Step;
-use crate::evaluate::time::parse_kernel_time;
-use crate::evaluate::variant::{describe_exit, Variant};
-use crate::problem::space::{Config, OpenValues};
+use crate::problem::space::OpenValues;
 use crate::problem::{limits, mold, CheckMode, MetricKind, Problem, Stream};
 use crate::run::driver::{self, Launch, Summary};
 use crate::run::log;

@@ -2,7 +2,17 @@
 //! once; a file that does not build or run, or whose check prints nothing to compare, is a
 //! usage error, and this run fixes the metric and the run timeout.
 
-use super::*;
+use std::path::Path;
+
+use crate::error::Error;
+use crate::evaluate::build::build;
+use crate::evaluate::evaluator::reference_output;
+use crate::evaluate::outcome::Step;
+use crate::evaluate::time::parse_kernel_time;
+use crate::evaluate::variant::{describe_exit, Variant};
+use crate::mctree::setup::{self, Recorded};
+use crate::problem::space::Config;
+use crate::problem::{CheckMode, MetricKind, Problem};
 
 /// Builds and runs the untransformed program once (before a run directory exists): a file
 /// that does not build or run, or whose check run prints nothing to compare, is a usage

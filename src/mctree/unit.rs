@@ -351,38 +351,20 @@ impl Unit {
 
 /// The function `d` defines in `text` (none: a declaration, or a definition in a header).
 fn function(mut d: Value, text: &str) -> Option<Function> {
-    let name = d.get("name")?.as_str()?.to_string();
-    let at = d.get("loc").and_then(offset)?;
-    let range = d.get("range");
-    let begin = range.and_then(|r| r.get("begin")).and_then(offset)?;
-    let end = range.and_then(|r| r.get("end")).and_then(offset)?;
-    if !text.get(at..).is_some_and(|t| t.starts_with(&name)) {
-        return None;
-    }
-    let is_static = d.get("storageClass").and_then(Value::as_str) == Some("static");
+    let mut f = function_head(&d, text, &BTreeSet::new())?;
     let kids = d.get_mut("inner")?.as_array_mut()?;
-    let body = std::mem::take(kids.iter_mut().find(|c| kind(c) == "CompoundStmt")?);
-    let params = (kids.iter())
+    f.body = std::mem::take(kids.iter_mut().find(|c| kind(c) == "CompoundStmt")?);
+    f.params = (kids.iter())
         .filter(|p| kind(p) == "ParmVarDecl")
         .cloned()
         .collect();
-    let (mut calls, mut names) = (BTreeSet::new(), BTreeSet::new());
-    uses(&body, &mut names, &mut calls);
-    Some(Function {
-        name,
-        begin,
-        end,
-        at,
-        body,
-        params,
-        is_static,
-        calls,
-        names,
-    })
+    uses(&f.body, &mut f.names, &mut f.calls);
+    Some(f)
 }
 
-/// The function of a declaration given up for its size ([`function`] without its body): it
-/// calls and names (as far as anyone can tell without its tree) each function in `named`.
+/// The function of a declaration without its body (given up for its size, or before
+/// [`function`] reads the body): it calls and names, as far as anyone can tell without its
+/// tree, each function in `named`.
 fn function_head(d: &Value, text: &str, named: &BTreeSet<String>) -> Option<Function> {
     let name = d.get("name")?.as_str()?.to_string();
     let at = d.get("loc").and_then(offset)?;

@@ -19,7 +19,7 @@ use crate::process;
 use crate::run::causes;
 use crate::run::executor::{Executor, Local};
 use crate::run::log::{self, Record};
-use crate::run::machine::{compiler_version, cpu_model, now_rfc3339};
+use crate::run::machine::now_rfc3339;
 use crate::run::meta;
 use crate::run::meta::{RunMeta, Termination};
 use crate::run::parallel::Parallel;

@@ -2,7 +2,15 @@
 //! cleaned of what a SIGKILLed moldtune left), its evaluator, the run.json it starts with,
 //! and the warnings its settings deserve.
 
-use super::*;
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+use crate::problem::Problem;
+use crate::process;
+use crate::run::log;
+use crate::run::machine::{compiler_version, cpu_model, now_rfc3339};
+use crate::run::meta::{self, RunMeta, Termination};
+use crate::run::settings::{self, Budget, Resolved, Shared};
 
 /// `results/<name>/<yyyymmdd-hhmmss>`, with a suffix if that exists already.
 pub fn default_out(problem: &Problem) -> PathBuf {
