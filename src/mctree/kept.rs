@@ -2,7 +2,18 @@
 //! (`mctree.json`), so that reading the run later (`best`, `report`, a warm start) needs
 //! neither clang nor the file as it was.
 
-use super::*;
+use std::path::Path;
+
+use crate::error::Error;
+use crate::mctree::discover::kernel_tree;
+use crate::mctree::looptree::LoopTree;
+use crate::mctree::resolve::recorded_of;
+use crate::mctree::setup::{self, Recorded};
+use crate::mctree::{objects, second, unit};
+use crate::problem::space::OpenValues;
+use crate::problem::{mold, Problem};
+use crate::run::log;
+use crate::run::meta::{self, RunMeta};
 
 /// The C file's text (bytes that are not UTF-8 only in comments: [`mold::c_text`]).
 pub(super) fn read_source(file: &Path) -> Result<String, Error> {
@@ -27,7 +38,7 @@ pub(super) fn discover(r: &Recorded, text: &str) -> Result<LoopTree, Error> {
                 let wanted = Some(r.kernel.as_str()).filter(|k| !k.is_empty());
                 let (flags, timeout) = (r.parse_flags(), r.compile_timeout());
                 let unit = unit::read(&r.compiler, &r.file, &flags, timeout, text, wanted)?;
-                discover::kernel_tree(&unit, text, &r.file, wanted, &r.sources)
+                kernel_tree(&unit, text, &r.file, wanted, &r.sources)
             });
         let t = t.map_err(|e| Error::Internal(format!("cannot start discovery's thread: {e}")))?;
         let found = t.join();

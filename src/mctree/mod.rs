@@ -42,7 +42,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::problem::space::OpenValues;
-use crate::problem::{limits, mold, CheckMode, MetricKind, Problem, Stream};
+use crate::problem::{limits, CheckMode, MetricKind, Problem, Stream};
 use crate::run::driver::{self, Launch, Summary};
 use crate::run::log;
 use crate::run::meta;
