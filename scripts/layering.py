@@ -1,80 +1,287 @@
 #!/usr/bin/env python3
-"""The house's import rules, checked over `src/` (issue 27).
+"""The house's import rules, checked over `src/` (issues 27 and 40).
 
-Reads every `crate::…` path in every file of src/ (use lines and inline paths, tests
-excluded), maps it to the file it names, and reports:
-  - imports against the data's path between folders (the rules below);
-  - circles between files of one folder (strongly connected components of its import graph);
-  - files over 600 lines, and functions over 60 (tests included).
-Exits 1 when a rule is broken: scripts/test.sh runs it.
+Every path a file names is resolved to the file that defines it, whatever its form:
+`use` trees (nested groups, `self`, `as`, globs) and inline paths, starting at `crate::`,
+`super::` (any number), `self::`, a child module or a name an earlier `use` brought in; a
+path through a re-export (`pub use`, globs included) is followed to where the item is
+defined, so an import cannot be laundered through a `mod.rs`. Test modules (`#[cfg(test)]`)
+are left out of the import graph. Then it reports:
+  - an import against the stage order below (`STAGES`: the one declaration of which
+    top-level folder may use which);
+  - a circle anywhere in the crate (strongly connected components of the file graph, across
+    folders and depths, `mod.rs` files included);
+  - `use super::*` outside a test module, and a re-export (`pub use`) outside a `mod.rs`/`lib.rs`
+    or of something outside its own folder (one name, one address);
+  - files over 600 lines and functions over 60 (tests included).
+Exits 1 when a rule is broken: scripts/test.sh runs it; scripts/test_layering.py plants an
+import of each kind and checks it is caught.
 
-    python3 scripts/layering.py [--quiet]
+    python3 scripts/layering.py [--quiet] [--src DIR]
 """
 
 import re
 import sys
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parent.parent / "src"
-# (importer folder, imported folder): imports that go against the data's path.
-FORBIDDEN = [
-    ("run", "report"),
-    ("report", "mctree"),
-    ("problem", "evaluate"),
-    ("problem", "run"),
-    ("evaluate", "run"),
-    ("search", "run"),
-]
+# The data's path, declared once. Each top-level module of src/ and what it may import
+# (besides itself). A module not named here may be imported by everyone and imports nothing
+# named here (the leaves: error, rng, stats, number, scratch).
+LEAVES = {"error", "rng", "stats", "number", "scratch"}
+STAGES = {
+    "process": set(),
+    "problem": {"process"},
+    "evaluate": {"problem", "process"},
+    "search": {"problem", "evaluate"},
+    "run": {"problem", "evaluate", "search", "process"},
+    "report": {"problem", "evaluate", "search", "run", "process"},
+    # the second front end, onto stages 2-4 (reports read its run directories; it never reads them)
+    "mctree": {"problem", "evaluate", "search", "run", "process"},
+    # the third front end, onto stage 2 and the run's log
+    "check": {"problem", "evaluate", "run", "report", "process"},
+    # the front door: everything
+    "cli": {"problem", "evaluate", "search", "run", "report", "mctree", "check", "process"},
+}
 MAX_LINES = 600
 MAX_FN_LINES = 60
+KEYWORDS = {"crate", "super", "self", "Self"}
+ITEM = re.compile(r"\b(?:fn|struct|enum|trait|type|const|static|union|mod|macro_rules!)\s+(\w+)")
 
 
-def module_files():
-    """Module path (tuple) -> file."""
-    out = {}
-    for f in SRC.rglob("*.rs"):
-        rel = f.relative_to(SRC).with_suffix("")
-        parts = list(rel.parts)
-        if parts[-1] == "mod":
-            parts = parts[:-1]
-        if parts in (["lib"], ["main"]):
-            parts = []
-        out[tuple(parts)] = f
-    return out
-
-
-def code_of(f):
-    """The file's text without its `#[cfg(test)]` module and comments."""
-    text = f.read_text()
-    cut = text.find("#[cfg(test)]\nmod tests")
-    if cut >= 0:
-        text = text[:cut]
-    return re.sub(r"//[^\n]*", "", text)
-
-
-def paths_in(text):
-    """Every `crate::a::b::…` path, `use crate::a::{b, c::d}` groups expanded one level."""
-    out = []
-    for m in re.finditer(r"crate::([A-Za-z_][\w:]*)(::\{([^}]*)\})?", text):
-        head = [p for p in m.group(1).split("::") if p]
-        if m.group(3) is None:
-            out.append(head)
+def strip(text):
+    """Comments, string and char literals removed (their line breaks kept)."""
+    out, i, n = [], 0, len(text)
+    raw = re.compile(r'b?r(#*)"')
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            depth, k = 1, i + 2
+            while k < n and depth:
+                if text.startswith("/*", k):
+                    depth, k = depth + 1, k + 2
+                elif text.startswith("*/", k):
+                    depth, k = depth - 1, k + 2
+                else:
+                    k += 1
+            out.append("\n" * text.count("\n", i, k))
+            i = k
+        elif (m := raw.match(text, i)) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            end = text.find('"' + m.group(1), m.end())
+            k = n if end < 0 else end + 1 + len(m.group(1))
+            out.append('""' + "\n" * text.count("\n", i, k))
+            i = k
+        elif c == '"':
+            k = i + 1
+            while k < n and text[k] != '"':
+                k += 2 if text[k] == "\\" else 1
+            out.append('""' + "\n" * text.count("\n", i, k))
+            i = k + 1
+        elif c == "'" and (m := re.match(r"'(\\.[^']*|[^'\\])'", text[i:i + 12])):
+            i += m.end()
+            out.append("' '")
         else:
-            for item in m.group(3).split(","):
-                item = item.strip().split(" as ")[0]
-                if item and item != "self":
-                    out.append(head + [p for p in item.split("::") if p and p != "{"])
-                elif item == "self":
-                    out.append(head)
-    return out
+            out.append(c)
+            i += 1
+    return "".join(out)
 
 
-def target(path, modules):
-    """The longest module prefix of `path` that is a file."""
-    for k in range(len(path), 0, -1):
-        if tuple(path[:k]) in modules:
-            return tuple(path[:k])
-    return None
+def without_tests(code):
+    """`#[cfg(test)]` items (a module's braces or an item up to its `;`) removed."""
+    while (k := code.find("#[cfg(test)]")) >= 0:
+        j = k + len("#[cfg(test)]")
+        while j < len(code) and code[j] not in "{;":
+            j += 1
+        if j < len(code) and code[j] == "{":
+            depth = 0
+            while j < len(code):
+                depth += {"{": 1, "}": -1}.get(code[j], 0)
+                j += 1
+                if depth == 0:
+                    break
+        code = code[:k] + code[j + 1:]
+    return code
+
+
+def use_tree(text):
+    """`a::{b, c::d as e, f::*}` -> [(segments, alias or None, glob)]."""
+    tokens = re.findall(r"::|[{},*]|\w+", text)
+    pos = [0]
+
+    def tree(prefix):
+        out = []
+        while pos[0] < len(tokens):
+            t = tokens[pos[0]]
+            if t == "{":
+                pos[0] += 1
+                while tokens[pos[0]] != "}":
+                    out += tree(list(prefix))
+                    if tokens[pos[0]] == ",":
+                        pos[0] += 1
+                pos[0] += 1
+                return out
+            if t == "*":
+                pos[0] += 1
+                return [(prefix, None, True)]
+            if t == "::":
+                pos[0] += 1
+                continue
+            if t in (",", "}"):
+                return [(prefix, None, False)] if prefix else []
+            pos[0] += 1
+            if t == "as":
+                alias = tokens[pos[0]]
+                pos[0] += 1
+                return [(prefix, alias, False)]
+            if t == "self" and prefix:
+                continue
+            prefix = prefix + [t]
+        return [(prefix, None, False)] if prefix else []
+
+    return tree([])
+
+
+class Module:
+    def __init__(self, path, file, text):
+        self.path, self.file = path, file
+        self.lines = text.count("\n") + 1
+        full = self.raw = strip(text)
+        self.code = without_tests(full)
+        self.children = set(re.findall(r"\bmod\s+(\w+)\s*;", full))
+        self.items = set(ITEM.findall(self.code)) | self.children
+        self.uses = []  # (segments, alias, glob, public, line)
+        for m in re.finditer(r"\b(pub(?:\([^)]*\))?\s+)?use\s+([^;]+);", self.code):
+            line = self.code.count("\n", 0, m.start()) + 1
+            for segs, alias, glob in use_tree(m.group(2)):
+                self.uses.append((segs, alias, glob, bool(m.group(1)), line))
+        self.is_mod = file.name in ("mod.rs", "lib.rs", "main.rs") or file.with_suffix("").is_dir()
+
+
+class Crate:
+    def __init__(self, src):
+        self.src = src
+        self.modules = {}
+        self.files = sorted(src.rglob("*.rs"))
+        for f in self.files:
+            parts = list(f.relative_to(src).with_suffix("").parts)
+            if parts[-1] == "mod":
+                parts = parts[:-1]
+            if parts in (["lib"], ["main"]):
+                if parts == ["main"]:
+                    continue  # the binary: a user of the library, not part of it
+                parts = []
+            self.modules[tuple(parts)] = Module(tuple(parts), f, f.read_text())
+        for path in [p for p in self.modules if p and p[-1] in self.test_children(p[:-1])]:
+            for sub in [q for q in self.modules if q[: len(path)] == path]:
+                del self.modules[sub]  # a test module's own file: not part of the import graph
+
+    def test_children(self, parent):
+        m = self.modules.get(parent)
+        return set(re.findall(r"#\[cfg\(test\)\]\s*(?:pub\s+)?mod\s+(\w+)\s*;", m.raw)) if m else set()
+
+    def start(self, mod, segs, aliases):
+        """Where a path's first segment points: an absolute module path and the rest."""
+        head, rest = segs[0], segs[1:]
+        if head == "crate":
+            return (), rest
+        if head == "self":
+            return mod, rest
+        if head == "super":
+            base = mod
+            while segs and segs[0] == "super":
+                base, segs = base[:-1], segs[1:]
+            return base, segs
+        if head in self.modules[mod].children:
+            return mod + (head,), rest
+        if head in aliases:
+            return aliases[head], rest
+        return None, None
+
+    def resolve(self, mod, segs, aliases, seen=()):
+        """The module that defines what `segs` (written in `mod`) names, re-exports followed;
+        (module, True) when the path ends at a module itself."""
+        base, rest = self.start(mod, segs, aliases)
+        if base is None or base not in self.modules:
+            return None, False
+        for k, seg in enumerate(rest):
+            if base + (seg,) in self.modules:
+                base = base + (seg,)
+                continue
+            return self.item(base, seg, seen), False
+        return base, True
+
+    def item(self, mod, name, seen):
+        """The module defining `name` as seen from module `mod` (through its `pub use`s)."""
+        if (mod, name) in seen or len(seen) > 20:
+            return mod
+        seen = seen + ((mod, name),)
+        m = self.modules[mod]
+        if name in m.items:
+            return mod
+        for segs, alias, glob, public, _ in m.uses:
+            if public and not glob and (alias or segs[-1]) == name:
+                target, _ = self.resolve(mod, segs, self.aliases(mod), seen)
+                return target or mod
+        for segs, alias, glob, public, _ in m.uses:
+            if public and glob:
+                target, is_mod = self.resolve(mod, segs, self.aliases(mod), seen)
+                if target is not None and is_mod and name in self.defined(target, seen):
+                    return self.item(target, name, seen)
+        return mod
+
+    def defined(self, mod, seen):
+        m = self.modules[mod]
+        names = set(m.items)
+        names |= {alias or segs[-1] for segs, alias, glob, public, _ in m.uses if public and not glob and segs}
+        return names
+
+    def aliases(self, mod):
+        """Names the module's `use`s bring in that are modules of this crate."""
+        out = {}
+        for segs, alias, glob, public, _ in self.modules[mod].uses:
+            if glob or not segs:
+                continue
+            base, rest = self.start(mod, segs, out)
+            if base is None:
+                continue
+            target = base + tuple(rest)
+            if target in self.modules:
+                out[alias or segs[-1]] = target
+        return out
+
+    def edges(self):
+        """module -> {imported module: first line}; plus the findings about `use` forms."""
+        graph, findings = {}, []
+        for mod, m in self.modules.items():
+            aliases, deps = self.aliases(mod), {}
+            for segs, alias, glob, public, line in m.uses:
+                where = f"{m.file.relative_to(self.src.parent)}:{line}"
+                if glob and segs == ["super"]:
+                    findings.append(f"{where}: `use super::*` outside a test module")
+                if public and not m.is_mod:
+                    findings.append(f"{where}: re-export `pub use {'::'.join(segs)}` outside a folder's module")
+                target, is_mod = self.resolve(mod, segs, aliases)
+                if target is None:
+                    continue
+                if public and m.is_mod and target[: len(mod)] != mod:
+                    findings.append(f"{where}: re-export of {'/'.join(target)} from outside {'/'.join(mod) or 'src'}/"
+                                    " (one name, one address)")
+                if public or (is_mod and not glob):
+                    continue  # a re-export is followed where it is used; a module name by its paths
+                deps.setdefault(target, line)
+            body = re.sub(r"\b(pub(?:\([^)]*\))?\s+)?use\s+[^;]+;", lambda u: "\n" * u.group(0).count("\n"), m.code)
+            for pm in re.finditer(r"\b((?:crate|super|self|[a-z_]\w*)(?:::\w+)+)", body):
+                segs = pm.group(1).split("::")
+                if segs[0] not in KEYWORDS and segs[0] not in m.children and segs[0] not in aliases:
+                    continue
+                target, _ = self.resolve(mod, segs, aliases)
+                if target is not None:
+                    deps.setdefault(target, body.count("\n", 0, pm.start()) + 1)
+            deps.pop(mod, None)
+            graph[mod] = deps
+        return graph, findings
 
 
 def sccs(graph):
@@ -103,9 +310,23 @@ def sccs(graph):
             if len(comp) > 1:
                 out.append(sorted(comp))
 
+    sys.setrecursionlimit(10000)
     for v in list(graph):
         if v not in index:
             visit(v)
+    return out
+
+
+def stage_findings(crate, graph):
+    out = []
+    for mod, deps in graph.items():
+        for t, line in deps.items():
+            if not mod or not t or mod[0] == t[0] or t[0] in LEAVES:
+                continue
+            allowed = STAGES.get(mod[0], set()) if mod[0] not in LEAVES else set()
+            if t[0] not in allowed:
+                f = crate.modules[mod].file.relative_to(crate.src.parent)
+                out.append(f"{f}:{line}: imports {'/'.join(t)} ({mod[0]}/ may not use {t[0]}/)")
     return out
 
 
@@ -132,38 +353,29 @@ def long_functions(files):
     return sorted(out, key=lambda t: (-t[0], str(t[1])))
 
 
-def main():
-    modules = module_files()
-    edges = {}
-    for mod, f in modules.items():
-        deps = set()
-        for p in paths_in(code_of(f)):
-            t = target(p, modules)
-            if t is not None and t != mod and t[: len(mod)] != mod:
-                deps.add(t)
-        edges[mod] = deps
-    broken = []
-    for mod, deps in edges.items():
-        for t in deps:
-            if mod and t and (mod[0], t[0]) in FORBIDDEN:
-                broken.append(f"{'/'.join(mod)} imports {'/'.join(t)} ({mod[0]}/ -> {t[0]}/)")
-    folders = {m[:-1] for m in modules if m}
-    for folder in sorted(folders):
-        inner = {m: {t for t in edges[m] if t[:-1] == folder and len(t) == len(m)}
-                 for m in modules if m[:-1] == folder and m}
-        for comp in sccs(inner):
-            broken.append("circle in " + ("/".join(folder) or "src") + ": "
-                          + " -> ".join(m[-1] for m in comp))
-    long = [(len(f.read_text().splitlines()), f) for f in modules.values()]
-    for n, f in sorted(long, reverse=True):
+def findings(src):
+    crate = Crate(src)
+    graph, out = crate.edges()
+    out += stage_findings(crate, graph)
+    for comp in sccs({m: set(d) for m, d in graph.items()}):
+        out.append("circle: " + " <-> ".join("/".join(m) or "lib" for m in comp))
+    for n, f in sorted(((len(f.read_text().splitlines()), f) for f in crate.files), reverse=True):
         if n > MAX_LINES:
-            broken.append(f"{f.relative_to(SRC.parent)}: {n} lines (over {MAX_LINES})")
-    for n, f, name in long_functions(modules.values()):
-        broken.append(f"{f.relative_to(SRC.parent)}: fn {name} has {n} lines (over {MAX_FN_LINES})")
+            out.append(f"{f.relative_to(src.parent)}: {n} lines (over {MAX_LINES})")
+    for n, f, name in long_functions(crate.files):
+        out.append(f"{f.relative_to(src.parent)}: fn {name} has {n} lines (over {MAX_FN_LINES})")
+    return crate, graph, out
+
+
+def main():
+    args = sys.argv[1:]
+    src = Path(args[args.index("--src") + 1]) if "--src" in args else Path(__file__).resolve().parent.parent / "src"
+    crate, graph, broken = findings(src)
     for b in broken:
         print(b)
-    if "--quiet" not in sys.argv:
-        print(f"{len(broken)} finding(s) over {len(modules)} files", file=sys.stderr)
+    if "--quiet" not in args:
+        edges = sum(len(d) for d in graph.values())
+        print(f"{len(broken)} finding(s) over {len(crate.modules)} files, {edges} imports", file=sys.stderr)
     sys.exit(1 if broken else 0)
 
 

@@ -16,7 +16,8 @@ use moldtune::mctree::legality::Legality;
 use moldtune::mctree::transform::Options;
 use moldtune::mctree::tree::Tree;
 use moldtune::mctree::{setup, unit};
-use moldtune::problem::space::{Config, OpenValues};
+use moldtune::problem::param::OpenValues;
+use moldtune::problem::space::Config;
 use moldtune::rng::Rng;
 
 fn root() -> &'static Path {
@@ -200,7 +201,7 @@ fn every_proposed_directive_stack_compiles_with_clang_22() {
             Err(e) => panic!("{e}"),
         };
         let fns = unit.functions;
-        if external && moldtune::mctree::ast::choose(&fns, None, &text, &file).is_err() {
+        if external && moldtune::mctree::unit::choose(&fns, None, &text, &file).is_err() {
             continue; // not a kernel file (no kernel_* function, no #pragma scop)
         }
         let (text, loops) = loop_tree(&r);

@@ -10,9 +10,10 @@ use std::path::Path;
 
 use moldtune::evaluate::outcome::Status;
 use moldtune::evaluate::{Evaluated, Evaluator, RealEvaluator};
+use moldtune::mctree::directive::{Op, Stacks};
 use moldtune::mctree::setup::{self, Recorded};
-use moldtune::mctree::transform::{Op, Stacks};
-use moldtune::problem::space::{Config, OpenValues};
+use moldtune::problem::param::OpenValues;
+use moldtune::problem::space::Config;
 
 /// The evaluator reaps every child of the process: one test at a time runs children.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -144,7 +145,7 @@ fn an_inlined_kernel_is_followed_into_main_by_polly_and_the_code_identity() {
     if !have_clang() {
         return;
     }
-    use moldtune::mctree::transform::Polly;
+    use moldtune::mctree::directive::Polly;
     use moldtune::problem::{CheckMode, MetricKind};
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let tmp = tempfile::tempdir().unwrap();

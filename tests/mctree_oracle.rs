@@ -28,7 +28,8 @@ use moldtune::mctree::second;
 use moldtune::mctree::setup;
 use moldtune::mctree::transform::Options;
 use moldtune::mctree::tree::Tree;
-use moldtune::problem::space::{Config, OpenValues};
+use moldtune::problem::param::OpenValues;
+use moldtune::problem::space::Config;
 use moldtune::rng::Rng;
 
 const SEEDS: [u32; 3] = [1, 2, 3];

@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::check::baseline::{self, Baseline, Loaded};
-use crate::check::record::{judged_and_saved, recorded};
-use crate::check::{progress, Options, Scratch};
+use crate::check::measure::{judged_and_saved, recorded};
+use crate::check::session::{progress, require_tools, Options, Scratch};
 use crate::error::Error;
 use crate::run::slurm::farm::Farm;
 use crate::run::slurm::job::{this_node, Answer, Task};
@@ -104,7 +104,7 @@ pub fn on_node(input: &serde_json::Value) -> Result<serde_json::Value, Error> {
     let Input { file, options } = serde_json::from_value(input.clone())
         .map_err(|e| Error::Internal(format!("a recording job's input does not parse: {e}")))?;
     let l = baseline::load(&file)?;
-    crate::check::require_tools([&l.problem], &options)?;
+    require_tools([&l.problem], &options)?;
     let scratch = Scratch::new()?;
     let mut b = recorded(&l, &options, &scratch.dir(0), None)?;
     b.recorded.node = Some(this_node());

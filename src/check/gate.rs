@@ -9,12 +9,37 @@ use serde::Serialize;
 
 use crate::check::baseline::Loaded;
 use crate::check::rule::{self, Pair, Rule, Verdict};
+use crate::check::session::Undecided;
 use crate::error::Error;
 use crate::evaluate::interleave::{Failed, Remeasured, Rounds};
 use crate::evaluate::outcome::{Status, Stop};
 use crate::evaluate::Evaluator;
 use crate::problem::objective::{Gain, Objective};
 use crate::stats::Ratio;
+
+/// The verdicts of one check.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Checked {
+    pub rule: Rule,
+    pub undecided: Undecided,
+    pub guarded: Vec<Guarded>,
+    pub seconds: f64,
+}
+
+impl Checked {
+    /// The worst verdict's exit code (an undecided one passes under `--undecided pass`).
+    pub fn exit_code(&self) -> u8 {
+        (self.guarded.iter().map(|g| g.verdict))
+            .filter(|&v| self.fails(v))
+            .max_by_key(|v| v.severity())
+            .map_or(0, |v| v.exit_code())
+    }
+
+    /// Whether `v` fails the check.
+    pub fn fails(&self, v: Verdict) -> bool {
+        v.severity() > 0 && (v != Verdict::Undecided || self.undecided == Undecided::Fail)
+    }
+}
 
 /// The verdict on one guarded configuration of one baseline.
 #[derive(Debug, Clone, Serialize)]

@@ -4,8 +4,7 @@
 
 use std::path::Path;
 
-use crate::check::gate::Guarded;
-use crate::check::Checked;
+use crate::check::gate::{Checked, Guarded};
 use crate::error::Error;
 use crate::problem::objective::Gain;
 use crate::report::templates;

@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::*;
+use crate::cli::print::print_json;
+use crate::error::{exit, Error};
 
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {

@@ -7,17 +7,17 @@ use clap::{Parser, Subcommand};
 
 use crate::error::{exit, Error};
 use crate::mctree::MctreeOptions;
-use crate::report;
-use crate::run::driver;
 use crate::run::settings::RunOptions;
-use crate::search::{Acquisition, Learner};
 
 mod check;
+mod print;
 mod reports;
 mod tune;
 pub use check::CheckArgs;
 use check::{baseline_command, check_command, check_options, threshold};
-use reports::{best_command, importance_command, measure_command, replay_command, show_command};
+use reports::{
+    best_command, importance_command, measure_command, replay_command, show_command, ReplayArgs,
+};
 use tune::{leave_curve, mctree_command, report_command, run_command};
 
 #[derive(Debug, Parser)]
@@ -151,45 +151,6 @@ pub enum Command {
     },
 }
 
-/// `moldtune replay`'s arguments.
-#[derive(Debug, clap::Args)]
-pub struct ReplayArgs {
-    /// Run directories whose results are the tables to replay.
-    dirs: Vec<PathBuf>,
-    /// Also replay the synthetic functions (branin, a tile space with 25% build failures).
-    #[arg(long)]
-    synthetic: bool,
-    /// Seeds per learner.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..))]
-    seeds: u16,
-    /// Evaluations per simulated search.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
-    budget: u32,
-    /// Learners to compare, separated by commas (`rf,gp`).
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = Learner::ALL)]
-    learners: Vec<Learner>,
-    /// Initial random configurations of each simulated search.
-    #[arg(long, default_value_t = 10)]
-    initial: usize,
-    /// Acquisition function.
-    #[arg(long = "acq", value_enum, default_value_t = Acquisition::Lcb)]
-    acquisition: Acquisition,
-    /// LCB exploration weight.
-    #[arg(long, default_value_t = 1.96)]
-    kappa: f64,
-    /// Write the report (Markdown) here as well as to stdout.
-    #[arg(long)]
-    report: Option<PathBuf>,
-    /// A run of the same space as each table (given in the same order as the tables):
-    /// rf and gp (the default) are also replayed warm-started from it (`run --warm-start`).
-    #[arg(long = "warm-start", value_name = "DIR")]
-    warm_start: Vec<PathBuf>,
-    /// Also draw each table's best-so-far curves (median and quartiles over seeds) as
-    /// SVG files in this directory.
-    #[arg(long, value_name = "DIR")]
-    figures: Option<PathBuf>,
-}
-
 /// Runs the command line; returns the process exit code.
 pub fn run(args: Vec<String>) -> u8 {
     // mctree's runs rebuild their problem from the C file's loops, which only mctree reads.
@@ -271,8 +232,4 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
         }
         Command::Report { dirs, out } => report_command(&dirs, out),
     }
-}
-
-fn print_json(v: &impl serde::Serialize) {
-    println!("{}", serde_json::to_string_pretty(v).expect("serializable"));
 }

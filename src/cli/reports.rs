@@ -2,7 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::*;
+use crate::cli::print::print_json;
+use crate::error::{exit, Error};
+use crate::report;
+use crate::search::{Acquisition, Learner};
 
 /// `moldtune importance`.
 pub(super) fn importance_command(dir: &Path, json: bool) -> Result<u8, Error> {
@@ -73,6 +76,45 @@ fn replay_figure(
         .and_then(|()| std::fs::write(&path, svg))
         .map_err(|e| Error::io(format!("cannot write `{}`", path.display()), e))?;
     Ok(path)
+}
+
+/// `moldtune replay`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ReplayArgs {
+    /// Run directories whose results are the tables to replay.
+    dirs: Vec<PathBuf>,
+    /// Also replay the synthetic functions (branin, a tile space with 25% build failures).
+    #[arg(long)]
+    synthetic: bool,
+    /// Seeds per learner.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..))]
+    seeds: u16,
+    /// Evaluations per simulated search.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    budget: u32,
+    /// Learners to compare, separated by commas (`rf,gp`).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = Learner::ALL)]
+    learners: Vec<Learner>,
+    /// Initial random configurations of each simulated search.
+    #[arg(long, default_value_t = 10)]
+    initial: usize,
+    /// Acquisition function.
+    #[arg(long = "acq", value_enum, default_value_t = Acquisition::Lcb)]
+    acquisition: Acquisition,
+    /// LCB exploration weight.
+    #[arg(long, default_value_t = 1.96)]
+    kappa: f64,
+    /// Write the report (Markdown) here as well as to stdout.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// A run of the same space as each table (given in the same order as the tables):
+    /// rf and gp (the default) are also replayed warm-started from it (`run --warm-start`).
+    #[arg(long = "warm-start", value_name = "DIR")]
+    warm_start: Vec<PathBuf>,
+    /// Also draw each table's best-so-far curves (median and quartiles over seeds) as
+    /// SVG files in this directory.
+    #[arg(long, value_name = "DIR")]
+    figures: Option<PathBuf>,
 }
 
 /// `moldtune replay`.

@@ -2,7 +2,12 @@
 
 use std::path::{Path, PathBuf};
 
-use super::*;
+use crate::cli::print::print_json;
+use crate::error::{exit, Error};
+use crate::mctree::MctreeOptions;
+use crate::report;
+use crate::run::driver;
+use crate::run::settings::RunOptions;
 
 /// `moldtune report`.
 pub(super) fn report_command(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<u8, Error> {

@@ -10,7 +10,6 @@ use serde_json::Value;
 use crate::mctree::header::{assigns, header, is_write, leaves_early, moving_bound};
 use crate::mctree::looptree::{Bound, Loop, LoopTree};
 use crate::mctree::node::{decl_ref, inner, kind, literal, loop_key, refs, text_of};
-pub use crate::mctree::unit::choose;
 use crate::mctree::unit::Function;
 use crate::problem::mold::line_col;
 

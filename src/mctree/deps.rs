@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use crate::mctree::accesses::{Access, Collector, Target};
-pub use crate::mctree::affine::Dir;
+use crate::mctree::affine::Dir;
 use crate::mctree::affine::{dimension, Nest};
 use crate::mctree::memory::Memory;
 use crate::mctree::model::own_variables;

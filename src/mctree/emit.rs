@@ -8,10 +8,11 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
+use crate::mctree::directive::{Op, Polly, Stacks};
 use crate::mctree::looptree::LoopTree;
 use crate::mctree::setup::Recorded;
-use crate::mctree::transform::{Op, Polly, Stacks};
-use crate::problem::space::{Config, Kind, OpenValues, Param, Space};
+use crate::problem::param::{Kind, OpenValues, Param};
+use crate::problem::space::{Config, Space};
 use crate::problem::Problem;
 use crate::rng::hex_hash;
 

@@ -5,57 +5,15 @@
 use std::path::Path;
 
 use crate::error::Error;
-use crate::mctree::discover::kernel_tree;
+use crate::mctree::discover::{kernel_loops, read_source};
 use crate::mctree::looptree::LoopTree;
+use crate::mctree::objects;
 use crate::mctree::resolve::recorded_of;
-use crate::mctree::setup::{self, Recorded};
-use crate::mctree::{objects, second, unit};
-use crate::problem::space::OpenValues;
-use crate::problem::{mold, Problem};
+use crate::mctree::setup;
+use crate::problem::param::OpenValues;
+use crate::problem::Problem;
 use crate::run::log;
 use crate::run::meta::{self, RunMeta};
-
-/// The C file's text (bytes that are not UTF-8 only in comments: [`mold::c_text`]).
-pub(super) fn read_source(file: &Path) -> Result<String, Error> {
-    let bytes = std::fs::read(file).map_err(|e| {
-        Error::usage(
-            format!("cannot read `{}`: {e}", file.display()),
-            Some("give the C file that holds the kernel: `moldtune mctree kernel.c`"),
-        )
-    })?;
-    mold::c_text(file, bytes)
-}
-
-/// The kernel's loop tree, from the AST of the file parsed with the user's flags. On a thread
-/// of its own with a large stack: the AST is as deep as the code (clang compiles a 60-deep
-/// nest or a 500-term expression), and reading it, walking it and dropping it all recurse.
-pub(super) fn discover(r: &Recorded, text: &str) -> Result<LoopTree, Error> {
-    const STACK: usize = 1 << 30; // reserved, not committed: only the pages touched count
-    std::thread::scope(|s| {
-        let t = std::thread::Builder::new()
-            .stack_size(STACK)
-            .spawn_scoped(s, || {
-                let wanted = Some(r.kernel.as_str()).filter(|k| !k.is_empty());
-                let (flags, timeout) = (r.parse_flags(), r.compile_timeout());
-                let unit = unit::read(&r.compiler, &r.file, &flags, timeout, text, wanted)?;
-                kernel_tree(&unit, text, &r.file, wanted, &r.sources)
-            });
-        let t = t.map_err(|e| Error::Internal(format!("cannot start discovery's thread: {e}")))?;
-        let found = t.join();
-        if crate::process::interrupted() {
-            return Err(Error::Cancelled(
-                "while the loops were read; nothing was run".into(),
-            ));
-        }
-        found.unwrap_or_else(|_| Err(Error::Internal("discovery's thread panicked".into())))
-    })
-    .map(|mut t| {
-        if let Some(v) = second::view(r, &t.kernel) {
-            t.polly_compared = Some(second::apply(&mut t, &v));
-        }
-        t
-    })
-}
 
 /// What discovery found, kept in the run directory (`mctree.json`) so that reading the run
 /// later (`best`, `report`) needs neither clang nor the C file as it was.
@@ -117,7 +75,7 @@ pub fn problem_of_run(dir: &Path, meta: &RunMeta) -> Option<Result<Problem, Erro
             return Ok(problem);
         }
         let text = read_source(&r.file)?;
-        let tree = discover(&r, &text)?;
+        let tree = kernel_loops(&r, &text)?;
         setup::problem(&r, &text, &tree, &labels)
     })())
 }

@@ -18,7 +18,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::mctree::deps::{describe, Dependence, Dependences, Dir};
+use crate::mctree::affine::Dir;
+use crate::mctree::deps::{describe, Dependence, Dependences};
 use crate::mctree::directive::{Op, Stacks};
 use crate::mctree::looptree::LoopTree;
 
@@ -162,7 +163,7 @@ pub fn carries(tree: &LoopTree, l: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mctree::deps::Dir::*;
+    use crate::mctree::affine::Dir::*;
 
     fn dep(loops: &[usize], dirs: &[Dir]) -> Dependence {
         Dependence {

@@ -20,6 +20,7 @@ pub mod memory;
 pub mod model;
 pub mod node;
 pub mod objects;
+pub mod options;
 pub mod polly;
 pub mod search;
 pub mod second;
@@ -33,70 +34,27 @@ pub mod unmodelled;
 mod kept;
 mod preflight;
 mod resolve;
+use discover::{kernel_loops, read_source};
+use kept::keep_discovered;
 pub use kept::problem_of_run;
-use kept::{discover, keep_discovered, read_source};
+pub use options::MctreeOptions;
 use preflight::preflight;
 use resolve::{load_config, recorded_of, resolve, resolved};
 
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
-use crate::problem::space::OpenValues;
-use crate::problem::{limits, CheckMode, MetricKind, Problem, Stream};
+use crate::problem::param::OpenValues;
+use crate::problem::Problem;
 use crate::run::driver::{self, Launch, Summary};
 use crate::run::log;
 use crate::run::meta;
 use crate::run::meta::RunMeta;
-use crate::run::settings::{self, flag, Budget, Resolved, Shared};
-use crate::search::{Acquisition, Design, Learner};
+use crate::run::settings;
 use looptree::LoopTree;
 use search::{Kind, TreeSearch};
-use setup::{ConfigFile, Recorded};
+use setup::Recorded;
 use tree::Tree;
-
-/// Everything `moldtune mctree` can be told.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct MctreeOptions {
-    /// The C file holding the kernel. Optional with `--resume DIR`.
-    pub file: Option<PathBuf>,
-    /// The kernel function [default: the one `kernel_*` function, or the one holding
-    /// `#pragma scop`].
-    #[arg(long)]
-    pub kernel: Option<String>,
-    /// Tree search [default: rf, the best of the three in results/mctree].
-    #[arg(long, value_parser = ["greedy", "mcts", "rf"])]
-    pub strategy: Option<String>,
-    /// At most this many transformations per node [default: 4].
-    #[arg(long)]
-    pub depth: Option<usize>,
-    /// Tile sizes to try [default: 4,8,16,20,32,50,64,80,96,100,128,256,2048].
-    #[arg(long, value_delimiter = ',')]
-    pub tile_sizes: Option<Vec<u32>>,
-    /// Print the kernel's loop tree and stop.
-    #[arg(long)]
-    pub list: bool,
-    /// After tuning, write the best node as a mold and problem file into DIR for `moldtune run`.
-    #[arg(long, value_name = "DIR")]
-    pub emit_mold: Option<PathBuf>,
-    /// With `--emit-mold`: overwrite files there that moldtune did not write, or that were
-    /// edited since.
-    #[arg(long, requires = "emit_mold")]
-    pub force: bool,
-    /// A YAML file with the same settings (and the compiler, flags, check and environment).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Also propose transformations the dependence analysis does not prove legal; the
-    /// output check is then their only guard (recorded as `legality: output-checked`).
-    #[arg(long)]
-    pub trust_output_check: bool,
-    #[command(flatten)]
-    pub shared: Shared,
-    #[command(flatten)]
-    pub executor: crate::run::settings::ExecutorFlags,
-    /// Compiler and link arguments and extra sources (e.g. `-- -Iutilities utilities/polybench.c`).
-    #[arg(last = true)]
-    pub args: Vec<String>,
-}
 
 /// What a finished `mctree` command did.
 pub enum Done {
@@ -155,7 +113,7 @@ pub fn mctree(o: MctreeOptions) -> Result<Done, Error> {
     o.shared.seed = o.shared.seed.or(file_cfg.seed);
     let r = resolve(&o, &file_cfg, recorded)?;
     let text = read_source(&r.file)?;
-    let mut tree = discover(&r, &text)?;
+    let mut tree = kernel_loops(&r, &text)?;
     if o.list {
         tree.depth1 = Some(one_directive(&tree, &r));
         return Ok(Done::Listed(Box::new(tree)));
@@ -172,7 +130,7 @@ fn one_directive(tree: &LoopTree, r: &Recorded) -> looptree::StackCounts {
         trust_output_check: false,
         ..r.options()
     };
-    let (proved, refused) = transform::Stacks::root().children(tree, &strict);
+    let (proved, refused) = directive::Stacks::root().children(tree, &strict);
     looptree::StackCounts {
         proved: proved.iter().filter(|(_, f)| f != "polly").count(),
         unproved: refused.len(),
@@ -279,7 +237,7 @@ fn emit_best(
     eval_id: usize,
 ) -> Result<PathBuf, Error> {
     let n = (tree.nodes.iter()).position(|n| n.eval_id == Some(eval_id));
-    let best = n.map_or_else(transform::Stacks::root, |n| tree.nodes[n].stacks.clone());
+    let best = n.map_or_else(directive::Stacks::root, |n| tree.nodes[n].stacks.clone());
     emit::emit(dir, problem, r, &tree.loops, &best)
 }
 
@@ -290,7 +248,7 @@ fn polly_knobs(
     problem: &Problem,
     out: &Path,
     quiet: bool,
-) -> Vec<transform::Polly> {
+) -> Vec<directive::Polly> {
     let id = problem.code_identity.as_ref();
     let k = polly::knobs(r, loops, id, &out.join("work").join("polly-knobs"));
     if quiet {
@@ -304,7 +262,7 @@ fn polly_knobs(
     }
     for (knob, same) in &k.same {
         let other = match same {
-            transform::Polly::Off => "the plain build's".to_string(),
+            directive::Polly::Off => "the plain build's".to_string(),
             s => format!("`{}`'s", s.flags()),
         };
         eprintln!(

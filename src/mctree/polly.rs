@@ -11,9 +11,9 @@
 use std::path::Path;
 
 use crate::evaluate::reuse::kernel_code_of;
+use crate::mctree::directive::Polly;
 use crate::mctree::looptree::LoopTree;
 use crate::mctree::setup::Recorded;
-use crate::mctree::transform::Polly;
 use crate::problem::CodeIdentity;
 use crate::process::helper;
 use crate::process::Exit;

@@ -2,7 +2,18 @@
 //! flags, else the `--config` file, else what run.json recorded, else the defaults; validated
 //! before anything is built.
 
-use super::*;
+use std::path::Path;
+
+use crate::error::Error;
+use crate::mctree::discover::read_source;
+use crate::mctree::options::MctreeOptions;
+use crate::mctree::search::Kind;
+use crate::mctree::setup::{self, ConfigFile, Recorded};
+use crate::mctree::transform;
+use crate::problem::{limits, CheckMode, MetricKind, Stream};
+use crate::run::meta::RunMeta;
+use crate::run::settings::{self, flag, Budget, Resolved};
+use crate::search::{Acquisition, Design, Learner};
 
 /// The settings of an mctree run directory; its C file is run.json's `problem` (written
 /// relative to the directory, so a moved or cloned results tree still finds it).

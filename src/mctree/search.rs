@@ -18,14 +18,15 @@
 use std::collections::{BTreeMap, HashSet};
 
 use crate::evaluate::outcome::{Measurement, Source, Status};
+use crate::mctree::directive::{Op, Polly, Stacks};
 use crate::mctree::legality::Legality;
-use crate::mctree::transform::{Op, Polly, Stacks};
 use crate::mctree::tree::{State, Tree};
-use crate::problem::space::{Config, OpenValues};
+use crate::problem::param::OpenValues;
+use crate::problem::space::Config;
 use crate::rng::Rng;
 use crate::search::acquisition::Scorer;
-use crate::search::searcher::NoProposal;
 use crate::search::surrogate::{Forest, ForestParams};
+use crate::search::unseen::NoProposal;
 use crate::search::Strategy;
 
 /// How the tree is searched.

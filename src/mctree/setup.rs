@@ -13,12 +13,14 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
+use crate::mctree::directive::Polly;
 use crate::mctree::legality::Legality;
 use crate::mctree::looptree::LoopTree;
-use crate::mctree::transform::{Options, Polly};
+use crate::mctree::transform::Options;
 use crate::problem::file::SearchDefaults;
 use crate::problem::mold::{Mold, Placement, Point};
-use crate::problem::space::{Config, Kind, OpenValues, Param, Space};
+use crate::problem::param::{Kind, OpenValues, Param};
+use crate::problem::space::{Config, Space};
 use crate::problem::template::Template;
 use crate::problem::{
     limits, Check, CheckMode, CodeIdentity, Goal, Metric, MetricKind, Problem, Reduce, Stream,

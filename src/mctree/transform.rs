@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use crate::mctree::legality;
 use crate::mctree::looptree::LoopTree;
 
-pub use crate::mctree::directive::{Op, Polly, Stacks};
+use crate::mctree::directive::{Op, Polly, Stacks};
 
 /// What the generator may use.
 #[derive(Debug, Clone)]
@@ -403,7 +403,8 @@ pub(crate) mod tests {
 
     #[test]
     fn a_loop_that_carries_a_dependence_is_not_strip_mined_but_its_band_is_tiled() {
-        use crate::mctree::deps::{Dependence, Dir};
+        use crate::mctree::affine::Dir;
+        use crate::mctree::deps::Dependence;
         let mut t = tree();
         // Carried by i, with `=` on j and k (a fully permutable band).
         t.deps.deps = vec![Dependence {
@@ -463,7 +464,10 @@ pub(crate) mod tests {
         t.deps.deps.push(crate::mctree::deps::Dependence {
             on: "x".into(),
             loops: vec![3, 4],
-            dirs: vec![crate::mctree::deps::Dir::Lt, crate::mctree::deps::Dir::Eq],
+            dirs: vec![
+                crate::mctree::affine::Dir::Lt,
+                crate::mctree::affine::Dir::Eq,
+            ],
             exact: true,
         });
         let (kids, refused) = Stacks::root().children(&t, &opts());

@@ -6,9 +6,10 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::evaluate::outcome::{Measurement, Status};
+use crate::mctree::directive::{Polly, Stacks};
 use crate::mctree::legality::{self, Legality};
 use crate::mctree::looptree::LoopTree;
-use crate::mctree::transform::{Options, Polly, Stacks};
+use crate::mctree::transform::Options;
 
 /// What evaluating a node gave.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -10,8 +10,9 @@ use serde_saphyr::{Location, Spanned};
 use crate::error::{did_you_mean, Error, Span};
 use crate::problem::locate::Ctx;
 use crate::problem::mold::Mold;
+use crate::problem::param::{Kind, Param, Scalar};
 use crate::problem::raw::RawProblem;
-use crate::problem::space::{Config, Kind, Param, Scalar, Space};
+use crate::problem::space::{Config, Space};
 use crate::problem::template::{self, Template};
 
 /// A template with where it is written and what to call it in an error.

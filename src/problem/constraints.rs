@@ -10,9 +10,10 @@ use serde_saphyr::{Location, Spanned};
 use crate::error::Error;
 use crate::problem::expr::{self, ParseError};
 use crate::problem::locate::Ctx;
+use crate::problem::param::{Kind, Param, Scalar};
 use crate::problem::params::index_of;
 use crate::problem::raw::{RawScalar, RawValues};
-use crate::problem::space::{Config, Constraint, Kind, Param, Scalar, Space};
+use crate::problem::space::{Config, Constraint, Space};
 
 /// The most combinations one forbidden entry's lists may stand for.
 const MAX_FORBIDDEN_COMBINATIONS: usize = 10_000;

@@ -24,10 +24,10 @@ use crate::problem::params::build_space;
 use crate::problem::raw::{
     self, RawCheck, RawCommand, RawMetric, RawProblem, RawSearch, RawSlurm, RawTimeouts,
 };
-pub use crate::problem::raw::{CheckMode, Goal, MetricKind, Reduce, Stream};
 use crate::problem::record::{Prefer, Quantity};
 use crate::problem::space::{Config, Space};
 use crate::problem::template::{self, Template};
+use crate::problem::vocabulary::{CheckMode, Goal, MetricKind, Reduce, Stream};
 use crate::rng::hex_hash;
 
 #[derive(Debug, Clone)]

@@ -23,9 +23,8 @@ pub mod record;
 pub mod sample;
 pub mod space;
 pub mod template;
+pub mod vocabulary;
 
-pub use file::{
-    Check, CheckMode, CodeIdentity, Goal, Metric, MetricKind, Problem, Reduce, SearchDefaults,
-    Stream,
-};
+pub use file::{Check, CodeIdentity, Metric, Problem, SearchDefaults};
 pub use raw::from_yaml;
+pub use vocabulary::{CheckMode, Goal, MetricKind, Reduce, Stream};

@@ -289,7 +289,7 @@ impl Mold {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::problem::space::{Kind, Param, Scalar};
+    use crate::problem::param::{Kind, Param, Scalar};
 
     fn space(names: &[&str]) -> Space {
         Space {

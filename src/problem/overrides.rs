@@ -9,7 +9,8 @@
 //! a usage error that names the value and what is allowed.
 
 use crate::error::{did_you_mean, Error};
-use crate::problem::space::{Config, Kind, Param, Scalar, Space};
+use crate::problem::param::{Kind, Param, Scalar};
+use crate::problem::space::{Config, Space};
 
 /// `base` with the `P=V` assignments of `sets` applied; inactive parameters of `base` that
 /// a new value activates take their defaults.
@@ -139,7 +140,7 @@ fn shell_word(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::problem::space::{Condition, Param};
+    use crate::problem::param::{Condition, Param};
 
     /// OPT categorical (with an empty choice), VEC boolean, T in 1..=8 active when VEC;
     /// `{OPT: -O0, VEC: true}` is forbidden.

@@ -8,8 +8,9 @@ use serde_saphyr::{Location, Spanned};
 use crate::error::Error;
 use crate::problem::limits;
 use crate::problem::locate::Ctx;
+use crate::problem::param::{Condition, Kind, Param, Scalar};
 use crate::problem::raw::{ParamType, RawParam, RawProblem, RawScalar};
-use crate::problem::space::{Condition, Kind, Param, Scalar, Space};
+use crate::problem::space::Space;
 
 /// Names that must not be parameters: the parameter's `#NAME` marker would replace the
 /// directive in the mold.

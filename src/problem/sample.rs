@@ -30,7 +30,8 @@
 
 use crate::problem::bounds::{self, Bound};
 use crate::problem::expr::Val;
-use crate::problem::space::{Config, Kind, Param, Space};
+use crate::problem::param::{Kind, Param};
+use crate::problem::space::{Config, Space};
 use crate::rng::Rng;
 
 /// A parameter with at most this many values is re-drawn among its untried values until

@@ -11,7 +11,7 @@ use crate::problem::expr::Expr;
 use crate::rng::fnv1a;
 
 use crate::problem::param::name_value;
-pub use crate::problem::param::{Condition, Kind, OpenValues, Param, Scalar, INACTIVE_FEATURE};
+use crate::problem::param::{Kind, Param};
 
 /// One configuration: a coordinate per parameter, NaN when inactive.
 #[derive(Debug, Clone, PartialEq)]

@@ -13,9 +13,9 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::format;
 use super::plot::{self, Area, Drawn, Key, Shape, FONT};
-use super::run_dir::RunDir;
 use crate::error::Error;
 use crate::evaluate::outcome::Status;
+use crate::run::dir::RunDir;
 use crate::run::log;
 use crate::run::meta;
 

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::run_dir::RunDir;
+use crate::run::dir::RunDir;
 
 /// Diff lines shown at most; a longer diff is cut there, with a note.
 pub const MAX_LINES: usize = 400;

@@ -9,8 +9,8 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
 use super::plot::{self, Area, Drawn, Key, Shape, FONT};
-use super::run_dir::RunDir;
 use crate::error::Error;
+use crate::run::dir::RunDir;
 use crate::run::prefer;
 
 const WIDTH: u32 = 900;

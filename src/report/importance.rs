@@ -26,7 +26,8 @@ use serde::Serialize;
 
 use crate::error::Error;
 use crate::evaluate::outcome::Status;
-use crate::problem::space::{Space, INACTIVE_FEATURE};
+use crate::problem::param::INACTIVE_FEATURE;
+use crate::problem::space::Space;
 use crate::problem::Problem;
 use crate::run::log;
 use crate::search::surrogate::{Forest, ForestParams, NodeSplit};
@@ -230,7 +231,7 @@ fn activity_parent(space: &Space, lowest_active: &[f64], s: &NodeSplit) -> Optio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::problem::space::{Condition, Kind, Param, Scalar};
+    use crate::problem::param::{Condition, Kind, Param, Scalar};
     use crate::rng::Rng;
 
     /// T1 and T2 (listed first) are active only when `switch` (index 2) has one of

@@ -14,10 +14,10 @@ use serde::Serialize;
 
 use super::diff::{self, Diff};
 use super::importance::{self, Importance};
-use super::run_dir::RunDir;
 use super::table::{self, Row};
 use super::{bars, curve, format, front, templates};
 use crate::error::Error;
+use crate::run::dir::RunDir;
 use crate::run::meta;
 
 /// The page's file name in the output directory.

@@ -9,7 +9,8 @@
 use std::collections::HashMap;
 
 use crate::evaluate::outcome::{Measurement, Status};
-use crate::problem::space::{Condition, Config, Kind, Param, Scalar, Space};
+use crate::problem::param::{Condition, Kind, Param, Scalar};
+use crate::problem::space::{Config, Space};
 use crate::problem::Goal;
 use crate::search::prior::Prior;
 use crate::search::{Learner, Searcher, Settings};

@@ -8,7 +8,7 @@ use crate::evaluate::outcome::Status;
 use crate::problem::{Goal, MetricKind};
 use crate::run::meta;
 
-pub use crate::run::dir::RunDir;
+use crate::run::dir::RunDir;
 
 impl RunDir {
     /// Reads the run in `dir`. A directory that is not a run, or whose files cannot be read

@@ -10,8 +10,8 @@
 use serde::Serialize;
 
 use super::format;
-use super::run_dir::RunDir;
 use crate::problem::objective::{Gain, Objective};
+use crate::run::dir::RunDir;
 
 /// One run's row.
 #[derive(Debug, Clone, Serialize)]

@@ -27,7 +27,7 @@ use crate::run::progress::Progress;
 use crate::run::settings::{self, Budget, Resolved, RunOptions, Shared, EXPERIMENT_CAP};
 use crate::run::slurm::{self, farm::Farm};
 use crate::run::verification::Verification;
-use crate::search::searcher::NoProposal;
+use crate::search::unseen::NoProposal;
 use crate::search::{Searcher, Strategy};
 
 /// Why a configuration was evaluated: its source, and the learner that proposed it.

@@ -12,7 +12,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::problem::space::{Config, Kind, Space};
+use crate::problem::param::Kind;
+
+use crate::problem::space::{Config, Space};
 
 /// The fewest failures that condemn a value.
 pub const MIN_FAILURES: u32 = 3;
@@ -112,7 +114,7 @@ impl Condemned {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::problem::space::{Param, Scalar};
+    use crate::problem::param::{Param, Scalar};
 
     fn space() -> Space {
         let p = |name: &str| Param {

@@ -17,7 +17,7 @@ pub use settings::{Acquisition, Design, Learner, Settings, Timeouts};
 
 use crate::evaluate::outcome::{Measurement, Source};
 use crate::problem::space::Config;
-use searcher::NoProposal;
+use unseen::NoProposal;
 
 /// What the run's driver asks for the next configuration and tells every outcome: the
 /// [`Searcher`] over a flat space, and mctree's tree search.

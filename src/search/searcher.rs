@@ -51,9 +51,9 @@ use crate::search::condemned::Condemned;
 use crate::search::prior::Prior;
 // Re-exported so that `search::searcher::{Learner, ...}`, their home before the settings had
 // a module of their own, keeps working.
-pub use crate::search::settings::{Acquisition, Design, Learner, Settings};
+use crate::search::settings::{Design, Learner, Settings};
 use crate::search::surrogate::{Forest, ForestParams};
-pub use crate::search::unseen::NoProposal;
+use crate::search::unseen::NoProposal;
 use crate::search::unseen::Unseen;
 
 #[derive(Debug, Clone)]

@@ -234,7 +234,8 @@ impl<'s> Unseen<'s> {
 mod tests {
     use super::*;
     use crate::problem::expr;
-    use crate::problem::space::{Condition, Constraint, Kind, Param};
+    use crate::problem::param::{Condition, Kind, Param};
+    use crate::problem::space::Constraint;
 
     /// SWITCH with `tiles`³ configurations under `SWITCH = 1` and `x` beside it (and under it).
     fn switch_space(x: i64, tiles: i64) -> Space {

@@ -2,7 +2,8 @@
 
 use super::*;
 use crate::problem::expr;
-use crate::problem::space::{Condition, Constraint};
+use crate::problem::param::Condition;
+use crate::problem::space::Constraint;
 use std::collections::HashSet;
 
 fn range(low: i64, high: i64) -> Kind {

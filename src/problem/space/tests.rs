@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::problem::expr;
+use crate::problem::param::{Condition, Scalar};
 
 pub(crate) fn small_space() -> Space {
     let params = vec![

@@ -1,7 +1,7 @@
 //! The searcher's tests: proposals, failures, priors, exhaustion.
 
 use super::*;
-use crate::problem::space::{Kind, Param, Scalar};
+use crate::problem::param::{Kind, Param, Scalar};
 use crate::problem::Goal;
 use std::collections::HashSet;
 

@@ -6,8 +6,8 @@
 //! residual is positive, α − 1 otherwise), then sets each leaf to the α-quantile of the
 //! residuals that fall into it, and adds it with learning rate 0.1.
 
-use super::forest::{bin_features, grow_tree, ForestParams, Tree};
 use crate::rng::Rng;
+use crate::search::surrogate::tree::{bin_features, grow_tree, ForestParams, Tree};
 
 const STAGES: usize = 30;
 const LEARNING_RATE: f64 = 0.1;

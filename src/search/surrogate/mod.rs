@@ -5,7 +5,10 @@
 mod forest;
 mod gbrt;
 mod gp;
+mod tree;
 
-pub use forest::{Diagnostics, Forest, ForestParams, NodeSplit};
+pub use forest::diagnostics::Diagnostics;
+pub use forest::Forest;
 pub use gbrt::Gbrt;
 pub use gp::Gp;
+pub use tree::{ForestParams, NodeSplit};

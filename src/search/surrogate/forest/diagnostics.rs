@@ -1,9 +1,9 @@
 //! What a fit says about itself beside the trees (out-of-bag predictions, the splits), and
 //! how it is collected tree by tree.
 
-use super::{NodeSplit, Tree};
+use crate::search::surrogate::tree::{NodeSplit, Tree};
 
-/// What a fit says about itself, beside the trees: see [`super::Forest::fit_diagnosed`].
+/// What a fit says about itself, beside the trees: see [`crate::search::surrogate::Forest::fit_diagnosed`].
 #[derive(Debug, Clone)]
 pub struct Diagnostics {
     /// Per training row, the mean prediction of the trees whose bootstrap sample left it out
