@@ -10,6 +10,7 @@ bash scripts/setup.sh --test
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
 python3 scripts/layering.py --quiet
+python3 scripts/test_layering.py
 if [ "$(id -u)" -eq 0 ] && [ "${MOLDTUNE_SLURM_TESTS:-}" != "0" ]; then
   slurm_dir=$(mktemp -d /tmp/moldtune-slurm.XXXXXX)
   trap 'bash scripts/slurm_local.sh stop "$slurm_dir"' EXIT

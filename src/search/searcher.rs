@@ -55,23 +55,9 @@ use crate::search::settings::{Design, Learner, Settings};
 use crate::search::surrogate::{Forest, ForestParams};
 use crate::search::unseen::NoProposal;
 use crate::search::unseen::Unseen;
-
-#[derive(Debug, Clone)]
-struct Observation {
-    /// Features for the GP (one column per parameter) and for the tree models (one-hot
-    /// categories).
-    encoded: Vec<f64>,
-    tree: Vec<f64>,
-    status: Status,
-    objective: Option<f64>,
-    /// Wall seconds of the timed runs and their number (for censoring timeouts).
-    run_s: f64,
-    repeats: u32,
-    source: Source,
-    /// Proposed and not yet evaluated: its objective is a lie (the best so far, a constant
-    /// liar) until [`Searcher::tell`] replaces it, so that proposals made ahead differ.
-    pending: bool,
-}
+use history::Observation;
+use model::Model;
+use streams::{STREAM_EXPLORE, STREAM_FEASIBLE, STREAM_INITIAL, STREAM_LHS, STREAM_PRIOR};
 
 pub struct Searcher<'s> {
     space: &'s Space,
@@ -100,17 +86,6 @@ pub struct Searcher<'s> {
 
 /// How many of the prior's best configurations open the initial design.
 const PRIOR_FIRST: usize = 5;
-
-/// The fewest observations in a leaf of the feasibility classifier (module documentation).
-const FEASIBLE_LEAF: usize = 3;
-
-const STREAM_INITIAL: u64 = 1;
-const STREAM_POOL: u64 = 2;
-const STREAM_FIT: u64 = 3;
-const STREAM_LHS: u64 = 4;
-const STREAM_PRIOR: u64 = 5;
-const STREAM_FEASIBLE: u64 = 6;
-const STREAM_EXPLORE: u64 = 7;
 
 /// Draws a random step makes to find one without a condemned value.
 const SCREEN_DRAWS: usize = 32;
@@ -179,7 +154,7 @@ impl<'s> Searcher<'s> {
         let z: Vec<f64> = prior.points.iter().map(|p| p.1).collect();
         let mut rng = Rng::for_step(self.s.seed, STREAM_PRIOR, 0);
         self.prior_model = (!z.is_empty()).then(|| {
-            let x = self.tree_features(&configs);
+            let x = self.model().tree_features(&configs);
             let d = self.space.tree_width();
             Forest::fit(&x, d, &z, ForestParams::random_forest(), &mut rng)
         });
@@ -201,7 +176,7 @@ impl<'s> Searcher<'s> {
             }
             return;
         }
-        let usable = self.gives_value(m.status);
+        let usable = self.model().gives_value(m.status);
         self.condemned.tell(self.space, config, usable);
         if self.s.learner == Learner::Auto {
             if let Some(&arm) = self.proposers.get(&config.key()) {
@@ -318,7 +293,7 @@ impl<'s> Searcher<'s> {
         let proposal = if learner == Learner::Random {
             self.random_step(step).map(|c| (c, Source::Random))
         } else {
-            self.model_step(step, learner).map(|c| (c, Source::Model))
+            self.model().step(step, learner).map(|c| (c, Source::Model))
         };
         if let Ok((c, _)) = &proposal {
             self.proposers.insert(c.key(), learner);
@@ -341,7 +316,7 @@ impl<'s> Searcher<'s> {
     fn screened_random(&self, rng: &mut Rng, step: usize) -> Result<Config, NoProposal> {
         let first = self.unseen.random(rng)?;
         let plain = self.s.learner == Learner::Random;
-        if plain || (!self.condemned.vetoes(&first) && !self.learns_failures()) {
+        if plain || (!self.condemned.vetoes(&first) && !self.model().learns_failures()) {
             return Ok(first);
         }
         let mut clean: Vec<Config> = std::iter::once(first.clone())
@@ -351,10 +326,12 @@ impl<'s> Searcher<'s> {
         if clean.is_empty() {
             return Ok(first);
         }
-        let pick = match self.learns_failures() {
+        let pick = match self.model().learns_failures() {
             true => {
                 let mut feasible_rng = Rng::for_step(self.s.seed, STREAM_FEASIBLE, step as u64);
-                let p = self.feasibility(&self.tree_features(&clean), &mut feasible_rng);
+                let p = self
+                    .model()
+                    .feasibility(&self.model().tree_features(&clean), &mut feasible_rng);
                 model::Feasible(p).first_likely(clean.len())
             }
             false => 0,
@@ -429,21 +406,27 @@ impl<'s> Searcher<'s> {
         self.s.learner == Learner::Random || ok < 2 || (every > 0 && step % every == 0)
     }
 
-    /// A pool of up to `pool` distinct configurations not yet evaluated (see
-    /// [`Unseen::pool`]).
-    /// Condemned values are left out while anything else is left.
+    /// A pool of up to `pool` distinct configurations not yet evaluated ([`Model::pool`]).
     pub fn pool(&self, rng: &mut Rng) -> Vec<Config> {
-        let pool = self.unseen.pool(rng, self.s.pool);
-        let (clean, condemned): (Vec<Config>, Vec<Config>) =
-            pool.into_iter().partition(|c| !self.condemned.vetoes(c));
-        match clean.is_empty() {
-            true => condemned,
-            false => clean,
+        self.model().pool(rng)
+    }
+
+    /// The view of the search a model step reads.
+    fn model(&self) -> Model<'_> {
+        Model {
+            space: self.space,
+            s: &self.s,
+            history: &self.history,
+            prior_model: self.prior_model.as_ref(),
+            unseen: &self.unseen,
+            condemned: &self.condemned,
         }
     }
 }
 
+pub(super) mod history;
 mod model;
+pub(super) mod streams;
 pub use model::GP_ROWS;
 #[cfg(test)]
 mod tests;

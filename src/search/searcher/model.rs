@@ -2,19 +2,23 @@
 //! documentation), the feasibility classifier's verdict on a pool, and the pool's best by the
 //! acquisition.
 
-use super::{
-    Learner, NoProposal, Observation, Searcher, FEASIBLE_LEAF, STREAM_FEASIBLE, STREAM_FIT,
-    STREAM_POOL,
-};
 use crate::evaluate::outcome::Status;
-use crate::problem::space::Config;
+use crate::problem::space::{Config, Space};
 use crate::problem::Goal;
 use crate::rng::Rng;
 use crate::search::acquisition::Scorer;
+use crate::search::condemned::Condemned;
 use crate::search::prior::Prior;
+use crate::search::searcher::history::Observation;
+use crate::search::searcher::streams::{STREAM_FEASIBLE, STREAM_FIT, STREAM_POOL};
+use crate::search::settings::{Learner, Settings};
 use crate::search::surrogate::{Forest, ForestParams, Gbrt, Gp};
+use crate::search::unseen::{NoProposal, Unseen};
 use crate::search::Timeouts;
 use crate::stats;
+
+/// The fewest observations in a leaf of the feasibility classifier (module documentation).
+const FEASIBLE_LEAF: usize = 3;
 
 /// The probability of success from which a candidate counts as predicted feasible.
 const LIKELY: f64 = 0.5;
@@ -78,7 +82,34 @@ pub(super) struct PriorMean {
     pub(super) pool: Vec<f64>,
 }
 
-impl Searcher<'_> {
+/// What the model step reads of the search: its space and settings, the history, the prior's
+/// forest and the books of what was not evaluated yet. [`Searcher`] lends one per step that
+/// needs a model.
+///
+/// [`Searcher`]: super::Searcher
+pub(super) struct Model<'a> {
+    pub(super) space: &'a Space,
+    pub(super) s: &'a Settings,
+    pub(super) history: &'a [Observation],
+    pub(super) prior_model: Option<&'a Forest>,
+    pub(super) unseen: &'a Unseen<'a>,
+    pub(super) condemned: &'a Condemned,
+}
+
+impl Model<'_> {
+    /// A pool of up to `pool` distinct configurations not yet evaluated (see
+    /// [`Unseen::pool`]).
+    /// Condemned values are left out while anything else is left.
+    pub(super) fn pool(&self, rng: &mut Rng) -> Vec<Config> {
+        let pool = self.unseen.pool(rng, self.s.pool);
+        let (clean, condemned): (Vec<Config>, Vec<Config>) =
+            pool.into_iter().partition(|c| !self.condemned.vetoes(c));
+        match clean.is_empty() {
+            true => condemned,
+            false => clean,
+        }
+    }
+
     /// Regression rows and targets following the failure policy (module documentation):
     /// the objective made "smaller is better", log-transformed when all successes are
     /// positive (run times span orders of magnitude).
@@ -208,7 +239,7 @@ impl Searcher<'_> {
     /// A proposal of the surrogate model, in phases: draw the pool, predict which of it is
     /// feasible, fit the regression on the (censored) targets, score the feasible candidates
     /// by the acquisition and take the best.
-    pub(super) fn model_step(&self, step: usize, learner: Learner) -> Result<Config, NoProposal> {
+    pub(super) fn step(&self, step: usize, learner: Learner) -> Result<Config, NoProposal> {
         let mut rng = Rng::for_step(self.s.seed, STREAM_POOL, step as u64);
         let mut pool = self.pool(&mut rng);
         if pool.is_empty() {
@@ -226,7 +257,7 @@ impl Searcher<'_> {
             _ => None,
         });
         let (x, mut y, rows) = self.training_set(gp, feasible.0.is_some());
-        let acq = Scorer::new(&self.s, &y);
+        let acq = Scorer::new(self.s, &y);
         let prior = (xt.as_ref()).and_then(|xt| self.prior_mean(&rows, &y, xt));
         if let Some(m) = &prior {
             y.iter_mut().zip(&m.own).for_each(|(y, m)| *y -= m);
