@@ -13,4 +13,4 @@ keep=${3:-results/mctree/generator-found}
 mkdir -p results/mctree
 MOLDTUNE_GEN_MINUTES="$minutes" MOLDTUNE_GEN_SEED="$seed" MOLDTUNE_GEN_KEEP="$keep" \
   MOLDTUNE_GEN_REPORT="$PWD/results/mctree/generator.md" \
-  cargo test --release --test mctree_oracle -- generated_kernels --nocapture
+  cargo test --release --test main -- mctree_oracle::generated_kernels --nocapture

@@ -4,8 +4,7 @@
 //! and `check` on a script mold; the mlp-digits example's problem file, and a short run of it
 //! when scikit-learn is here.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::path::Path;
 
@@ -616,7 +615,7 @@ fn an_interrupted_parallel_run_resumes_with_nothing_lost_or_repeated() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let o = child.wait_with_output().unwrap();
     assert_code(&o, 130);
-    common::fake::assert_no_leftover("sleep 0.3107");
+    crate::common::fake::assert_no_leftover("sleep 0.3107");
     let ids = |j: &serde_json::Value| -> Vec<u64> {
         let e = j["evaluations"].as_array().unwrap();
         e.iter().map(|e| e["eval_id"].as_u64().unwrap()).collect()

@@ -1,15 +1,13 @@
 //! `moldtune baseline` and `moldtune check` with the mock evaluator (no compiler): the
 //! verdicts and their exit codes, the Markdown and JUnit outputs, and bad baselines.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{assert_code, describe, edit_json, text, write_toy};
+use crate::common::{assert_code, describe, edit_json, text, write_toy};
 
 fn moldtune(args: &[&str], cwd: &Path) -> Output {
-    common::moldtune_in(cwd, args)
+    crate::common::moldtune_in(cwd, args)
 }
 
 /// A toy problem tuned (mock) and a baseline written from the run: `b/toy.json`.
@@ -504,7 +502,11 @@ fn the_executor_flags_of_check_are_refused_where_they_cannot_act() {
     ] {
         let o = moldtune(&args, tmp.path());
         assert_code(&o, 2);
-        assert!(common::text(&o.stderr).contains(says), "{}", describe(&o));
+        assert!(
+            crate::common::text(&o.stderr).contains(says),
+            "{}",
+            describe(&o)
+        );
         assert_eq!(std::fs::read(&b).unwrap(), before);
     }
 }
@@ -513,7 +515,7 @@ fn the_executor_flags_of_check_are_refused_where_they_cannot_act() {
 /// values lowered by `shift`: `b/toy.json`.
 fn baseline_of(dir: &Path, metric: &str, shift: &str) -> PathBuf {
     write_toy(dir);
-    let yaml = format!("{}metric: {metric}\n", common::TOY_YAML);
+    let yaml = format!("{}metric: {metric}\n", crate::common::TOY_YAML);
     std::fs::write(dir.join("p.yaml"), yaml).unwrap();
     let run = [
         "run",

@@ -3,15 +3,13 @@
 //! a configuration forced slower fails with the regression code, a wrong one and a mold
 //! that no longer compiles with the broken code. One test, so nothing else runs while it times.
 
-mod common;
-
 use std::path::Path;
 use std::process::Output;
 
-use common::{assert_code, describe, edit_json, have_clang, text};
+use crate::common::{assert_code, describe, edit_json, have_clang, text};
 
 fn moldtune(args: &[&str], cwd: &Path) -> Output {
-    common::moldtune_in(cwd, args)
+    crate::common::moldtune_in(cwd, args)
 }
 
 fn set_guard(file: &Path, param: &str, value: &str) {

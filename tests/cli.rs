@@ -6,8 +6,7 @@
 //! makes a real run with a fake compiler written in sh, to check that parameter values never
 //! reach a shell.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::collections::HashSet;
 use std::os::unix::fs::PermissionsExt;

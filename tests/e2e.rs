@@ -4,9 +4,8 @@
 //! produce every failure status, timeouts of whole process groups, and interrupts. The last
 //! test tunes the example problem `tests/e2e/matmul/matmul.yaml` with clang-22.
 
-mod common;
-use common::fake::*;
-use common::*;
+use crate::common::fake::*;
+use crate::common::*;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

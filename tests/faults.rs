@@ -3,9 +3,8 @@
 //! setsid, a full disk (a small tmpfs under `--out`; needs root, as CI runs), corrupted run
 //! directories, and a closed pipe.
 
-mod common;
-use common::fake::*;
-use common::*;
+use crate::common::fake::*;
+use crate::common::*;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

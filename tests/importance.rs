@@ -5,8 +5,7 @@
 //! Run directories come from mock runs (no compiler); where a test needs an objective with a
 //! known structure, it rewrites the `objective` column of the run's results.csv.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::path::{Path, PathBuf};
 

@@ -2,11 +2,9 @@
 //! what the log records of who proposed what, that a resumed `auto` run proposes what the
 //! uninterrupted one did, and what a warm start takes from an earlier run (and refuses).
 
-mod common;
-
 use std::path::Path;
 
-use common::{assert_code, moldtune_in, text, write_toy, Csv, TOY_YAML};
+use crate::common::{assert_code, moldtune_in, text, write_toy, Csv, TOY_YAML};
 
 fn run(dir: &Path, out: &str, extra: &[&str]) -> std::process::Output {
     let mut args = vec!["run", "p.yaml", "--mock", "--quiet", "--out", out];

@@ -4,10 +4,9 @@
 //! extra source, and `--emit-mold` under `moldtune run`. (floyd-warshall's tiles on random
 //! input are in `mctree_check.rs`: that test evaluates in-process, which reaps children.)
 
-mod common;
-use common::fake::BIN;
-use common::mctree::{loop_tree, recorded};
-use common::{assert_code, describe, have_clang, read_json, Csv};
+use crate::common::fake::BIN;
+use crate::common::mctree::{loop_tree, recorded};
+use crate::common::{assert_code, describe, have_clang, read_json, Csv};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -132,7 +131,7 @@ fn lists_the_loop_trees_of_the_polybench_kernels() {
     // The text form names every loop with its position.
     let o = moldtune(&["mctree", kernel("lu").to_str().unwrap(), "--list"]);
     assert_code(&o, 0);
-    let text = common::text(&o.stdout);
+    let text = crate::common::text(&o.stdout);
     assert!(
         text.contains("L2 for k in [0, j) (declared outside; bounds depend on L1)"),
         "{text}"
@@ -163,7 +162,7 @@ fn sample_nodes(tree: &mut Tree, n: usize, seed: u64) -> Vec<usize> {
 /// (e.g. a PolyBench/C 4.2 checkout, compiled with its `utilities/` on the include path).
 /// Each: the file, its flags, whether it is someone else's (skipped if it is no kernel).
 fn corpus() -> Vec<(PathBuf, Vec<String>, bool)> {
-    let mut files: Vec<(PathBuf, Vec<String>, bool)> = (common::KERNELS.iter())
+    let mut files: Vec<(PathBuf, Vec<String>, bool)> = (crate::common::KERNELS.iter())
         .map(|k| (kernel(k), vec!["-DMINI_DATASET".to_string()], false))
         .collect();
     let Ok(dir) = std::env::var("MOLDTUNE_MCTREE_CORPUS") else {
@@ -174,7 +173,7 @@ fn corpus() -> Vec<(PathBuf, Vec<String>, bool)> {
         .output()
         .unwrap();
     let utilities = format!("-I{dir}/utilities");
-    for f in common::text(&out.stdout).lines() {
+    for f in crate::common::text(&out.stdout).lines() {
         files.push((
             PathBuf::from(f),
             vec![utilities.clone(), "-DMINI_DATASET".into()],
@@ -271,7 +270,7 @@ fn bad_input_is_refused_with_exit_2_and_no_run_directory() {
         args.extend(flags);
         let o = moldtune(&args);
         assert_code(&o, 2);
-        let err = common::text(&o.stderr);
+        let err = crate::common::text(&o.stderr);
         assert!(
             err.contains(expected),
             "{}: expected `{expected}` in:\n{err}",
@@ -296,7 +295,7 @@ fn bad_input_is_refused_with_exit_2_and_no_run_directory() {
     ]);
     assert_code(&o, 2);
     assert!(
-        common::text(&o.stderr).contains("does not build"),
+        crate::common::text(&o.stderr).contains("does not build"),
         "{}",
         describe(&o)
     );
@@ -337,7 +336,11 @@ fn mctree_checks_the_flags_it_shares_with_run_as_run_does() {
         let out = tmp.path().join("run");
         let o = mctree_mock(&out, flags);
         assert_code(&o, 2);
-        assert!(common::text(&o.stderr).contains(says), "{}", describe(&o));
+        assert!(
+            crate::common::text(&o.stderr).contains(says),
+            "{}",
+            describe(&o)
+        );
         assert!(!out.join("results.csv").exists());
     }
 }
@@ -592,7 +595,7 @@ fn a_config_file_sets_what_the_flags_do_and_a_bad_key_is_refused_at_its_position
     let out = tmp.path().join("bad");
     let o = mctree_mock(&out, &["--config", cfg.to_str().unwrap()]);
     assert_code(&o, 2);
-    let err = common::text(&o.stderr);
+    let err = crate::common::text(&o.stderr);
     assert!(
         err.contains("mctree.yaml:2:1") && err.contains("tile_size"),
         "{err}"
@@ -758,7 +761,7 @@ fn what_the_analysis_cannot_read_is_proposed_only_under_trust_output_check() {
 fn mctree_counts_instructions_with_code_valgrind_can_decode() {
     // -march=native on an AVX-512 machine gives code valgrind cannot decode (SIGILL): with a
     // simulated metric mctree builds for x86-64-v3 unless told otherwise.
-    if !have_clang() || !common::have_valgrind() {
+    if !have_clang() || !crate::common::have_valgrind() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -808,7 +811,7 @@ fn an_output_that_varies_between_runs_is_named_and_infinities_pass_their_own_che
     let tmp = tempfile::tempdir().unwrap();
     let o = mctree_fixture("varies.c", tmp.path());
     assert_code(&o, 2);
-    let err = common::text(&o.stderr);
+    let err = crate::common::text(&o.stderr);
     assert!(err.contains("different output each time it runs"), "{err}");
     assert!(err.contains("line 201: `elapsed"), "{err}");
     assert!(err.contains("the untransformed `"), "{err}");
@@ -837,7 +840,7 @@ fn kernel_disassembly(file: &Path, function: &str, knob: &[&str], dir: &Path) ->
         .arg(&obj)
         .output()
         .unwrap();
-    let text = common::text(&out.stdout);
+    let text = crate::common::text(&out.stdout);
     let body = text.split(&format!("<{function}>:\n")).nth(1).unwrap_or("");
     let body = body.split("\n\n").next().unwrap_or("");
     (body.split_whitespace())
@@ -856,7 +859,7 @@ fn polly_knobs_that_cannot_change_the_kernel_are_not_built() {
     // it changes the kernel's code — which the test's own two compiles decide.
     let o = mctree_fixture("noscop.c", tmp.path());
     assert_code(&o, 0);
-    let err = common::text(&o.stderr);
+    let err = crate::common::text(&o.stderr);
     assert!(
         err.contains("Polly finds no SCoP in `kernel_noscop`"),
         "{err}"
@@ -882,7 +885,7 @@ fn polly_knobs_that_cannot_change_the_kernel_are_not_built() {
     // Where Polly does find one and changes the kernel (gemm), `-mllvm -polly` is tried.
     let o = mctree_fixture("../../polybench/gemm/gemm.c", tmp.path());
     assert_code(&o, 0);
-    let err = common::text(&o.stderr);
+    let err = crate::common::text(&o.stderr);
     assert!(!err.contains("Polly finds no SCoP"), "{err}");
     assert!(!err.contains("`-mllvm -polly` is not tried"), "{err}");
 }
@@ -987,7 +990,7 @@ fn a_compiler_that_hangs_on_the_ast_dump_is_stopped_at_the_compile_timeout() {
     ]);
     assert_code(&o, 2);
     assert!(t0.elapsed().as_secs() < 20, "{:?}", t0.elapsed());
-    let err = common::text(&o.stderr);
+    let err = crate::common::text(&o.stderr);
     assert!(err.contains("did not finish parsing"), "{err}");
     assert!(!err.contains("--resume"), "{err}");
 }
@@ -1006,14 +1009,14 @@ fn a_file_with_many_functions_and_no_kernel_names_a_few() {
     std::fs::write(&many, text).unwrap();
     let o = moldtune(&["mctree", many.to_str().unwrap(), "--list"]);
     assert_code(&o, 2);
-    let err = common::text(&o.stderr);
+    let err = crate::common::text(&o.stderr);
     assert!(err.len() < 2000, "{} bytes: {err}", err.len());
     assert!(err.contains("2000, the first 10: `f0`"), "{err}");
     let empty = tmp.path().join("empty.c");
     std::fs::write(&empty, "").unwrap();
     let o = moldtune(&["mctree", empty.to_str().unwrap(), "--list"]);
     assert_code(&o, 2);
-    assert!(common::text(&o.stderr).contains("none (the file defines no function)"));
+    assert!(crate::common::text(&o.stderr).contains("none (the file defines no function)"));
 }
 
 /// A run resumed by a relative directory keeps run.json's `problem` relative to the run
@@ -1036,7 +1039,7 @@ fn resuming_by_a_relative_directory_keeps_the_run_resumable() {
         "--verify",
         "0",
     ];
-    let o = common::moldtune_in(
+    let o = crate::common::moldtune_in(
         tmp.path(),
         &[&start[..], &["--max-evals", "3", "--out", "run"]].concat(),
     );
@@ -1046,7 +1049,7 @@ fn resuming_by_a_relative_directory_keeps_the_run_resumable() {
         (tmp.path(), "run", "5"),
         (&src, "../run", "6"),
     ] {
-        let o = common::moldtune_in(
+        let o = crate::common::moldtune_in(
             cwd,
             &[
                 "mctree",
@@ -1108,7 +1111,7 @@ fn builds_ahead_that_the_budget_leaves_unused_are_killed() {
         took.as_secs() < 60,
         "the run waited {took:?} for unused builds"
     );
-    common::fake::assert_no_leftover("sleep 600.0911");
+    crate::common::fake::assert_no_leftover("sleep 600.0911");
     for k in 2..6 {
         let dir = out.join("work").join(format!("eval-{k}"));
         assert!(
@@ -1188,9 +1191,9 @@ fn bytes_that_are_not_utf8_are_accepted_in_comments() {
     // Seconds said in at most two decimals (was: "run timeout 6.265510770000001 s").
     let said = regex::Regex::new(r"run timeout [0-9]+\.[0-9]{2} s").unwrap();
     assert!(
-        said.is_match(&common::text(&o.stderr)),
+        said.is_match(&crate::common::text(&o.stderr)),
         "{}",
-        common::text(&o.stderr)
+        crate::common::text(&o.stderr)
     );
     let best = std::fs::read_to_string(out.join("best.c")).unwrap();
     assert!(best.contains("/* d?but */"), "{best}");
@@ -1211,7 +1214,7 @@ fn bytes_that_are_not_utf8_are_accepted_in_comments() {
     std::fs::write(&lit, text).unwrap();
     let o = moldtune(&["mctree", lit.to_str().unwrap(), "--list"]);
     assert_code(&o, 2);
-    let err = common::text(&o.stderr);
+    let err = crate::common::text(&o.stderr);
     assert!(
         err.contains("literal.c:10:23") && err.contains("not UTF-8"),
         "{err}"
@@ -1241,7 +1244,7 @@ fn a_program_that_hangs_before_tuning_is_stopped_at_the_run_timeout() {
     ]);
     assert_code(&o, 2);
     assert!(t0.elapsed().as_secs() < 60, "{:?}", t0.elapsed());
-    let err = common::text(&o.stderr);
+    let err = crate::common::text(&o.stderr);
     assert!(
         err.contains("run timeout 2 s") && err.contains("timed out"),
         "{err}"
@@ -1278,7 +1281,7 @@ fn a_pre_flight_whose_output_vanished_fails_instead_of_switching_metric() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let o = mctree_fixture("vanish.c", tmp.path());
-    let err = common::text(&o.stderr);
+    let err = crate::common::text(&o.stderr);
     assert!(err.contains("vanished while it ran"), "{err}");
     assert_ne!(o.status.code(), Some(0), "{err}");
 }
@@ -1317,7 +1320,7 @@ fn a_huge_global_table_is_read_in_bounded_memory() {
     }
     let o = cmd.output().unwrap();
     assert_code(&o, 0);
-    assert!(common::text(&o.stdout).contains("kernel_t"));
+    assert!(crate::common::text(&o.stdout).contains("kernel_t"));
 }
 
 /// A compiler wrapper that leaves a process holding its output (a daemon it starts) neither
@@ -1348,7 +1351,9 @@ fn a_compiler_leaving_a_child_on_its_output_does_not_hold_list() {
     assert!(took < 30.0, "waited {took:.0} s for the wrapper's child");
     assert_code(&o, 0);
     let left = Command::new("pgrep").args(["-f", "sleep 40.0417"]).output();
-    let left = left.map(|o| common::text(&o.stdout)).unwrap_or_default();
+    let left = left
+        .map(|o| crate::common::text(&o.stdout))
+        .unwrap_or_default();
     assert!(left.trim().is_empty(), "left running: {left}");
 }
 
@@ -1381,7 +1386,7 @@ fn emit_mold_keeps_hand_edits_unless_forced() {
     let o = emit(2, &[]);
     assert_code(&o, 2);
     assert!(
-        common::text(&o.stderr).contains("edited since"),
+        crate::common::text(&o.stderr).contains("edited since"),
         "{}",
         describe(&o)
     );
@@ -1410,7 +1415,7 @@ fn a_run_stopped_before_it_started_is_told_and_starts_again() {
     }
     let o = moldtune(&["mctree", "--resume", out.to_str().unwrap()]);
     assert_code(&o, 2);
-    let err = common::text(&o.stderr);
+    let err = crate::common::text(&o.stderr);
     assert!(err.contains("stopped before its run started"), "{err}");
     assert_code(
         &mctree_mock(&out, &["--max-evals", "2", "--verify", "0"]),
@@ -1430,7 +1435,7 @@ fn an_unusable_tmpdir_is_named() {
         .env("TMPDIR", "/nonexistent/moldtune-tmp")
         .output()
         .unwrap();
-    let err = common::text(&o.stderr);
+    let err = crate::common::text(&o.stderr);
     assert!(
         err.contains("`TMPDIR`") && err.contains("/nonexistent/moldtune-tmp"),
         "{err}"
@@ -1476,7 +1481,7 @@ fn an_interrupted_list_leaves_nothing_behind() {
     assert!(left.is_empty(), "left behind: {left:?}");
     let sleeping = Command::new("pgrep").args(["-f", "sleep 30.0419"]).output();
     let sleeping = sleeping
-        .map(|o| common::text(&o.stdout))
+        .map(|o| crate::common::text(&o.stdout))
         .unwrap_or_default();
     assert!(sleeping.trim().is_empty(), "left running: {sleeping}");
 }
@@ -1499,7 +1504,7 @@ fn a_compiler_stopped_for_its_output_size_says_so() {
         "--config",
         cfg.to_str().unwrap(),
     ]);
-    let err = common::text(&o.stderr);
+    let err = crate::common::text(&o.stderr);
     assert!(
         err.contains("SIGXFSZ") && err.contains("diagnostics"),
         "{err}"

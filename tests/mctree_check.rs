@@ -3,8 +3,7 @@
 //! tell. Evaluated in-process through the run's evaluator, alone in this test binary (the
 //! evaluator reaps every child of the process).
 
-mod common;
-use common::have_clang;
+use crate::common::have_clang;
 
 use std::path::Path;
 
@@ -21,7 +20,8 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 fn recorded(random: bool) -> Recorded {
     let file =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("polybench/floyd-warshall/floyd-warshall.c");
-    let mut r = common::mctree::recorded(&file, "kernel_floyd_warshall", &["-DSMALL_DATASET"]);
+    let mut r =
+        crate::common::mctree::recorded(&file, "kernel_floyd_warshall", &["-DSMALL_DATASET"]);
     if random {
         r.check_env.push(("PB_INPUT".into(), "random".into()));
     }
@@ -38,7 +38,7 @@ fn floyd_warshall_tiles_are_wrong_on_random_input_and_right_on_polybench_input()
     let mut statuses = Vec::new();
     for random in [true, false] {
         let r = recorded(random);
-        let (text, loops) = common::mctree::loop_tree(&r);
+        let (text, loops) = crate::common::mctree::loop_tree(&r);
         let labels = OpenValues::default();
         let problem = setup::problem(&r, &text, &loops, &labels).unwrap();
         let dir = tmp.path().join(format!("random-{random}"));
@@ -64,7 +64,7 @@ fn a_stack_clang_rejects_is_stopped_by_the_syntax_check() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let r = recorded(false);
-    let (text, loops) = common::mctree::loop_tree(&r);
+    let (text, loops) = crate::common::mctree::loop_tree(&r);
     let labels = OpenValues::default();
     let problem = setup::problem(&r, &text, &loops, &labels).unwrap();
     let mut e = RealEvaluator::new();
@@ -94,7 +94,7 @@ fn programs_that_differ_only_outside_the_kernel_have_one_code_key() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let r = recorded(false);
-    let (text, loops) = common::mctree::loop_tree(&r);
+    let (text, loops) = crate::common::mctree::loop_tree(&r);
     let labels = OpenValues::default();
     let problem = setup::problem(&r, &text, &loops, &labels).unwrap();
     let config = setup::root_config(&problem);
@@ -150,11 +150,11 @@ fn an_inlined_kernel_is_followed_into_main_by_polly_and_the_code_identity() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mctree/inlined.c");
-    let mut r = common::mctree::recorded(&file, "", &[]);
+    let mut r = crate::common::mctree::recorded(&file, "", &[]);
     r.flags = vec!["-O2".into()];
     r.check_mode = CheckMode::None;
     r.metric = MetricKind::WallTime;
-    let (text, loops) = common::mctree::loop_tree(&r);
+    let (text, loops) = crate::common::mctree::loop_tree(&r);
     assert_eq!(loops.callers, ["main"]);
     r.kernel = loops.kernel.clone();
     r.hosts = loops.callers.clone();

@@ -13,11 +13,10 @@
 //! What the oracle cannot see: a race that does not show in three runs, a dependence the
 //! inputs never exercise (the kernels vary every input they read).
 
-mod common;
 #[path = "mctree/kernelgen.rs"]
 mod kernelgen;
-use common::mctree::{loop_tree, recorded};
-use common::{describe, have_clang};
+use crate::common::mctree::{loop_tree, recorded};
+use crate::common::{describe, have_clang};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -297,7 +296,7 @@ fn every_stack_proved_on_the_polybench_kernels_keeps_the_output() {
         return;
     }
     let mut wrong = vec![];
-    for k in common::KERNELS {
+    for k in crate::common::KERNELS {
         let file = root().join(format!("polybench/{k}/{k}.c"));
         let (_, w) = proved_but_wrong((file, ""), &["-DMINI_DATASET"], random_inputs(), 12);
         wrong.extend(w);
@@ -664,8 +663,8 @@ fn polly_view(file: &Path, flags: &[String], function: &str) -> second::View {
     assert!(o.status.success(), "{}", describe(&o));
     second::read(
         file,
-        &common::text(&o.stderr),
-        &common::text(&o.stdout),
+        &crate::common::text(&o.stderr),
+        &crate::common::text(&o.stdout),
         function,
     )
 }
@@ -709,7 +708,7 @@ fn polly_finds_no_dependence_on_a_loop_proved_independent() {
     }
     let (mut compared, mut carried) = (0, 0);
     let mut wrong = vec![];
-    let polybench = common::KERNELS.map(|k| root().join(format!("polybench/{k}/{k}.c")));
+    let polybench = crate::common::KERNELS.map(|k| root().join(format!("polybench/{k}/{k}.c")));
     // owners.c's `r` loop holds a loop whose comma increment carries `prev`: Polly reports a
     // dependence across `r` although `prev` and `j` are declared in its body (the run-based
     // oracle builds its `parallel for` and finds the output kept); not compared.
@@ -936,7 +935,7 @@ fn polly_is_a_second_prover_in_mctree() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", describe(&o));
-    let out = common::text(&o.stdout);
+    let out = crate::common::text(&o.stdout);
     assert!(
         out.contains("Polly, the second prover: 4 loops compared, 1 disagreement(s)"),
         "{out}"

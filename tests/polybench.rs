@@ -2,11 +2,10 @@
 //! configuration matches its plain kernel (real clang-22, fast datasets), and the output check
 //! catches a deliberately illegal variant.
 
-mod common;
-use common::fake::BIN;
-use common::have_clang;
+use crate::common::fake::BIN;
+use crate::common::have_clang;
 
-use common::KERNELS;
+use crate::common::KERNELS;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

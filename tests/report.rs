@@ -3,8 +3,7 @@
 //! bad input refused with exit 2, and
 //! `moldtune run` (mock) leaving `curve.svg` in its run directory.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::path::{Path, PathBuf};
 

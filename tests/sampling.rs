@@ -3,8 +3,7 @@
 //! sampled; a constraint that keeps 1 configuration in 10^4 of 10^20 does not end a run early;
 //! a space is reported exhausted only when every valid configuration has been evaluated.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

@@ -3,8 +3,7 @@
 //! usage errors for configurations the search could not propose, misspelt template names
 //! refused at load, and (real clang-22) paths and values with spaces kept as one argument.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

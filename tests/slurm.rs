@@ -3,14 +3,12 @@
 //! `MOLDTUNE_SLURM_TESTS=1` (scripts/test.sh sets it once the daemons are up); otherwise each
 //! test says why it is skipped. The tests share the two nodes, so they take turns.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::{assert_code, describe, have_clang, read_json, Csv};
+use crate::common::{assert_code, describe, have_clang, read_json, Csv};
 
 const BIN: &str = env!("CARGO_BIN_EXE_moldtune");
 static NODES: Mutex<()> = Mutex::new(());
@@ -439,7 +437,7 @@ fn a_cluster_that_loses_every_job_stops_the_run_and_resume_completes_it() {
     let o = child.wait_with_output().unwrap();
     assert_code(&o, 5);
     assert!(
-        common::text(&o.stderr).contains("were all lost"),
+        crate::common::text(&o.stderr).contains("were all lost"),
         "{}",
         describe(&o)
     );
@@ -491,7 +489,7 @@ fn settings_slurm_refuses_are_refused_before_anything_runs() {
     args.extend(["--partition".into(), "no-such-partition".into()]);
     let o = spawn(tmp.path(), &args).wait_with_output().unwrap();
     assert_code(&o, 2);
-    let err = common::text(&o.stderr);
+    let err = crate::common::text(&o.stderr);
     assert!(
         err.contains("Slurm refuses the job settings") && err.contains("no-such-partition"),
         "{err}"
@@ -610,7 +608,7 @@ fn check_update_records_baselines_as_jobs_and_a_failed_one_is_left_as_it_was() {
     .map(String::from);
     let o = spawn(dir, &args).wait_with_output().unwrap();
     assert_code(&o, 5);
-    let err = common::text(&o.stderr);
+    let err = crate::common::text(&o.stderr);
     assert!(
         err.contains("bad.json") && err.contains("clang-nope"),
         "{}",

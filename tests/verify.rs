@@ -1,9 +1,8 @@
 //! Verify before claiming, with the mock evaluator: the end-of-run re-measurement, its
 //! record in run.json, `moldtune best` reporting the verified winner, and `best --verify`.
 
-mod common;
-use common::fake::BIN;
-use common::*;
+use crate::common::fake::BIN;
+use crate::common::*;
 
 use std::path::Path;
 use std::process::Command;
