@@ -19,5 +19,5 @@ if [ "$(id -u)" -eq 0 ] && [ "${MOLDTUNE_SLURM_TESTS:-}" != "0" ]; then
 else
   echo "test: not root (or MOLDTUNE_SLURM_TESTS=0): the Slurm tests will be skipped" >&2
 fi
-cargo test 2>&1
+MOLDTUNE_REQUIRE_CLANG=1 cargo test 2>&1
 REPORT_SMOKE_REQUIRED=1 bash scripts/report_smoke.sh

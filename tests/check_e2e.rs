@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Output;
 
-use crate::common::{assert_code, describe, edit_json, have_clang, text};
+use crate::common::{assert_code, describe, edit_json, text};
 
 fn moldtune(args: &[&str], cwd: &Path) -> Output {
     crate::common::moldtune_in(cwd, args)
@@ -18,10 +18,7 @@ fn set_guard(file: &Path, param: &str, value: &str) {
 
 #[test]
 fn the_gate_passes_unchanged_code_and_fails_slow_and_wrong_variants() {
-    if !have_clang() {
-        eprintln!("SKIPPED: clang-22 not found (run scripts/setup.sh)");
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/matmul");
     for f in ["matmul.yaml", "matmul.mold.c", "matmul.baseline.json"] {

@@ -219,10 +219,7 @@ fn sigkill_of_moldtune_then_resume_leaves_no_grandchild() {
 
 #[test]
 fn matmul_with_clang() {
-    if !have_clang() {
-        eprintln!("note: clang-22 is not on PATH; skipping the matmul end-to-end test");
-        return;
-    }
+    require_clang!();
     let problem = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/matmul/matmul.yaml");
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
@@ -408,10 +405,7 @@ fn matmul_with_clang() {
 /// others carry its outcome (`reused_from`) and cost no run time.
 #[test]
 fn identical_machine_code_is_not_timed_twice() {
-    if !have_clang() {
-        eprintln!("note: clang-22 is not on PATH; skipping");
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(
         tmp.path().join("k.c"),
@@ -458,10 +452,7 @@ fn identical_machine_code_is_not_timed_twice() {
 
 #[test]
 fn a_check_build_keeps_the_dump_code_out_of_the_timed_binary() {
-    if !have_clang() {
-        eprintln!("note: clang-22 is not on PATH; skipping the check-build test");
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     // PolyBench's layout: dumping the arrays is a compile-time switch.
@@ -680,9 +671,7 @@ fn slow_once(load: &str) -> (String, serde_json::Value) {
 
 #[test]
 fn a_run_timeout_on_a_busy_machine_is_retried_once_and_recorded() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let (status, eval) = slow_once("8.00 4.00 2.00 1/100 1");
     assert_eq!(status, "ok", "{eval}");
     let retried = eval["retried"].as_str().unwrap_or("");

@@ -8,6 +8,7 @@
 //! makes the process a subreaper whose orphan sweep would kill the other tests' children.
 //! Commands run the `moldtune` binary instead.
 
+#[macro_use]
 mod common;
 
 mod application;

@@ -70,9 +70,7 @@ fn s(
 
 #[test]
 fn lists_the_loop_trees_of_the_polybench_kernels() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let fw = list(&kernel("floyd-warshall"), &["-DMEDIUM_DATASET"]);
     assert_eq!(fw["kernel"], "kernel_floyd_warshall");
     assert_eq!(
@@ -185,9 +183,7 @@ fn corpus() -> Vec<(PathBuf, Vec<String>, bool)> {
 
 #[test]
 fn every_proposed_directive_stack_compiles_with_clang_22() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     for (file, flags, external) in corpus() {
         let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
@@ -234,9 +230,7 @@ fn every_proposed_directive_stack_compiles_with_clang_22() {
 
 #[test]
 fn bad_input_is_refused_with_exit_2_and_no_run_directory() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     let cases: Vec<(PathBuf, Vec<&str>, &str)> = vec![
@@ -319,9 +313,7 @@ fn mctree_mock(out: &Path, extra: &[&str]) -> std::process::Output {
 
 #[test]
 fn mctree_checks_the_flags_it_shares_with_run_as_run_does() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     for (flags, says) in [
         (
@@ -347,9 +339,7 @@ fn mctree_checks_the_flags_it_shares_with_run_as_run_does() {
 
 #[test]
 fn the_budget_counts_valid_evaluations_and_resume_continues_the_tree() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     let o = mctree_mock(&out, &["--max-evals", "8", "--verify", "0"]);
@@ -402,9 +392,7 @@ fn the_budget_counts_valid_evaluations_and_resume_continues_the_tree() {
 
 #[test]
 fn the_verification_re_measures_each_polly_knob_alone_whatever_its_rank() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     let o = mctree_mock(&out, &["--max-evals", "12", "--verify", "1"]);
@@ -429,9 +417,7 @@ fn the_verification_re_measures_each_polly_knob_alone_whatever_its_rank() {
 
 #[test]
 fn sigkill_then_resume_loses_and_repeats_no_experiment() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     let f = kernel("gemm");
@@ -488,9 +474,7 @@ fn sigkill_then_resume_loses_and_repeats_no_experiment() {
 
 #[test]
 fn tunes_a_kernel_in_polybench_layout_and_emits_a_mold_that_run_accepts() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let (out, emitted) = (tmp.path().join("run"), tmp.path().join("mold"));
     let m = fixture("pblayout/matmul.c");
@@ -562,9 +546,7 @@ fn tunes_a_kernel_in_polybench_layout_and_emits_a_mold_that_run_accepts() {
 
 #[test]
 fn a_config_file_sets_what_the_flags_do_and_a_bad_key_is_refused_at_its_position() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let cfg = tmp.path().join("mctree.yaml");
     std::fs::write(
@@ -605,9 +587,7 @@ fn a_config_file_sets_what_the_flags_do_and_a_bad_key_is_refused_at_its_position
 
 #[test]
 fn reading_an_mctree_run_needs_neither_the_c_file_nor_discovery() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let copy = tmp.path().join("gemm.c");
     std::fs::copy(kernel("gemm"), &copy).unwrap();
@@ -674,9 +654,7 @@ fn proposals(file: &Path, flags: &[&str], trust: bool) -> (Tree, Vec<String>) {
 
 #[test]
 fn floyd_warshalls_k_loop_is_never_tiled_interchanged_or_reversed() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let (tree, texts) = proposals(&kernel("floyd-warshall"), &["-DMEDIUM_DATASET"], false);
     let entries: Vec<&str> = texts.iter().flat_map(|t| t.split("; ")).collect();
     for e in &entries {
@@ -705,9 +683,7 @@ fn floyd_warshalls_k_loop_is_never_tiled_interchanged_or_reversed() {
 
 #[test]
 fn known_legal_tilings_and_interchanges_of_gemm_and_syr2k_are_still_proposed() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     for k in ["gemm", "syr2k"] {
         let (_, texts) = proposals(&kernel(k), &["-DMEDIUM_DATASET"], false);
         let has = |p: &str| {
@@ -737,9 +713,7 @@ fn known_legal_tilings_and_interchanges_of_gemm_and_syr2k_are_still_proposed() {
 
 #[test]
 fn what_the_analysis_cannot_read_is_proposed_only_under_trust_output_check() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let file = fixture("indirect.c");
     let (_, texts) = proposals(&file, &[], false);
     let has = |texts: &[String], p: &str| texts.iter().any(|t| t.contains(p));
@@ -805,9 +779,7 @@ fn mctree_fixture(name: &str, dir: &Path) -> std::process::Output {
 
 #[test]
 fn an_output_that_varies_between_runs_is_named_and_infinities_pass_their_own_check() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let o = mctree_fixture("varies.c", tmp.path());
     assert_code(&o, 2);
@@ -851,9 +823,7 @@ fn kernel_disassembly(file: &Path, function: &str, knob: &[&str], dir: &Path) ->
 
 #[test]
 fn polly_knobs_that_cannot_change_the_kernel_are_not_built() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     // No SCoP in noscop.c: `-mllvm -polly` is the only candidate, and it is built only if
     // it changes the kernel's code — which the test's own two compiles decide.
@@ -892,9 +862,7 @@ fn polly_knobs_that_cannot_change_the_kernel_are_not_built() {
 
 #[test]
 fn extra_sources_are_compiled_once_and_linked_into_every_variant() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let (f, fill) = (fixture("extra/scale.c"), fixture("extra/fill.c"));
     let out = tmp.path().join("run");
@@ -944,9 +912,7 @@ fn extra_sources_are_compiled_once_and_linked_into_every_variant() {
 /// loop nest and a 500-term expression (before: exit 1, "recursion limit exceeded").
 #[test]
 fn a_deep_nest_and_a_long_expression_are_read() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let depth = 60;
     let mut c = String::from("double a[4], s;\nvoid kernel_deep(void) {\n");
@@ -998,9 +964,7 @@ fn a_compiler_that_hangs_on_the_ast_dump_is_stopped_at_the_compile_timeout() {
 /// Which functions a file defines is said in a few names, however many there are.
 #[test]
 fn a_file_with_many_functions_and_no_kernel_names_a_few() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let many = tmp.path().join("many.c");
     let text: String = (0..2000)
@@ -1023,9 +987,7 @@ fn a_file_with_many_functions_and_no_kernel_names_a_few() {
 /// directory: it resumes again, from there and from anywhere else.
 #[test]
 fn resuming_by_a_relative_directory_keeps_the_run_resumable() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let src = tmp.path().join("src");
     std::fs::create_dir(&src).unwrap();
@@ -1073,9 +1035,7 @@ fn resuming_by_a_relative_directory_keeps_the_run_resumable() {
 /// not waited for: every build after the second evaluation's hangs.
 #[test]
 fn builds_ahead_that_the_budget_leaves_unused_are_killed() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let cc = tmp.path().join("slow-cc");
     let script = "#!/bin/sh\ncase \"$*\" in *\"/work/eval-\"[2-9]*) sleep 600.0911 ;; esac\nexec clang-22 \"$@\"\n";
@@ -1128,9 +1088,7 @@ fn builds_ahead_that_the_budget_leaves_unused_are_killed() {
 /// `#pragma scop`) is read again, so the dependence test sees its call.
 #[test]
 fn discovery_keeps_only_the_bodies_the_kernel_needs() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let big = tmp.path().join("big.c");
     let mut text = String::from(
@@ -1165,9 +1123,7 @@ fn discovery_keeps_only_the_bodies_the_kernel_needs() {
 /// string literal is refused at its line:col (written back as text it would change the program).
 #[test]
 fn bytes_that_are_not_utf8_are_accepted_in_comments() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let f = tmp.path().join("latin.c");
     let src = b"/* Auteur : Ren\xe9 */\n#include <stdio.h>\ndouble A[64];\nvoid kernel_l(int n) {\n  /* d\xe9but */\n  for (int i = 0; i < n; i++)\n    A[i] = 2.0 * i;\n}\nint main(void) { kernel_l(64); fprintf(stderr, \"%f\\n\", A[7]); return 0; }\n";
@@ -1225,9 +1181,7 @@ fn bytes_that_are_not_utf8_are_accepted_in_comments() {
 /// `--run-timeout`, and the wait is announced (was: up to 600 s, silent).
 #[test]
 fn a_program_that_hangs_before_tuning_is_stopped_at_the_run_timeout() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let f = tmp.path().join("hang.c");
     let src = "#include <unistd.h>\ndouble A[64];\nvoid kernel_h(int n) {\n  for (int i = 0; i < n; i++)\n    A[i] = i;\n}\nint main(void) { kernel_h(64); sleep(600); return 0; }\n";
@@ -1256,9 +1210,7 @@ fn a_program_that_hangs_before_tuning_is_stopped_at_the_run_timeout() {
 /// the dump of its tree was killed by the stderr cap (SIGXFSZ) after ~4,000 warnings.
 #[test]
 fn a_file_with_thousands_of_warnings_is_read() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let mut text = String::from("double a[64];\n");
     for i in 0..6000 {
@@ -1276,9 +1228,7 @@ fn a_file_with_thousands_of_warnings_is_read() {
 /// a silent switch from the kernel time to wall time (issue 42 item 2).
 #[test]
 fn a_pre_flight_whose_output_vanished_fails_instead_of_switching_metric() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let o = mctree_fixture("vanish.c", tmp.path());
     let err = crate::common::text(&o.stderr);
@@ -1291,9 +1241,7 @@ fn a_pre_flight_whose_output_vanished_fails_instead_of_switching_metric() {
 /// a table of that size took about 3 GB (issue 42 item 1; the figures: results/bench/big-file.md).
 #[test]
 fn a_huge_global_table_is_read_in_bounded_memory() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     use std::os::unix::process::CommandExt;
     let tmp = tempfile::tempdir().unwrap();
     let entries: Vec<String> = (0..400_000).map(|k| (100_000 + k).to_string()).collect();
@@ -1328,9 +1276,7 @@ fn a_huge_global_table_is_read_in_bounded_memory() {
 /// compiler itself ended) nor leaves it running (issue 42 items 5 and 6).
 #[test]
 fn a_compiler_leaving_a_child_on_its_output_does_not_hold_list() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::tempdir().unwrap();
     let cc = tmp.path().join("cc.sh");
@@ -1362,9 +1308,7 @@ fn a_compiler_leaving_a_child_on_its_output_does_not_hold_list() {
 /// item 8).
 #[test]
 fn emit_mold_keeps_hand_edits_unless_forced() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("mold");
     let emit = |k: usize, extra: &[&str]| {
@@ -1401,9 +1345,7 @@ fn emit_mold_keeps_hand_edits_unless_forced() {
 /// moldtune run directory"; issue 42 item 7).
 #[test]
 fn a_run_stopped_before_it_started_is_told_and_starts_again() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     assert_code(
@@ -1427,9 +1369,7 @@ fn a_run_stopped_before_it_started_is_told_and_starts_again() {
 /// hint (issue 42 item 8).
 #[test]
 fn an_unusable_tmpdir_is_named() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let o = Command::new(BIN)
         .args(["mctree", kernel("gemm").to_str().unwrap(), "--list"])
         .env("TMPDIR", "/nonexistent/moldtune-tmp")
@@ -1452,9 +1392,7 @@ fn an_unusable_tmpdir_is_named() {
 /// folder stayed behind; issue 42 item 6).
 #[test]
 fn an_interrupted_list_leaves_nothing_behind() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::tempdir().unwrap();
     let scratch = tmp.path().join("tmp");

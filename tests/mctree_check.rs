@@ -3,8 +3,6 @@
 //! tell. Evaluated in-process through the run's evaluator, alone in this test binary (the
 //! evaluator reaps every child of the process).
 
-use crate::common::have_clang;
-
 use std::path::Path;
 
 use moldtune::evaluate::outcome::Status;
@@ -30,9 +28,7 @@ fn recorded(random: bool) -> Recorded {
 
 #[test]
 fn floyd_warshall_tiles_are_wrong_on_random_input_and_right_on_polybench_input() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let mut statuses = Vec::new();
@@ -58,9 +54,7 @@ fn floyd_warshall_tiles_are_wrong_on_random_input_and_right_on_polybench_input()
 
 #[test]
 fn a_stack_clang_rejects_is_stopped_by_the_syntax_check() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let r = recorded(false);
@@ -86,9 +80,7 @@ fn a_stack_clang_rejects_is_stopped_by_the_syntax_check() {
 
 #[test]
 fn programs_that_differ_only_outside_the_kernel_have_one_code_key() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     use moldtune::evaluate::reuse::code_key;
     use moldtune::evaluate::variant::Variant;
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
@@ -142,9 +134,7 @@ fn programs_that_differ_only_outside_the_kernel_have_one_code_key() {
 /// kernel into `main`), so neither is taken for "the same program as" an earlier one.
 #[test]
 fn an_inlined_kernel_is_followed_into_main_by_polly_and_the_code_identity() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     use moldtune::mctree::directive::Polly;
     use moldtune::problem::{CheckMode, MetricKind};
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());

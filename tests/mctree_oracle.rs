@@ -15,8 +15,8 @@
 
 #[path = "mctree/kernelgen.rs"]
 mod kernelgen;
+use crate::common::describe;
 use crate::common::mctree::{loop_tree, recorded};
-use crate::common::{describe, have_clang};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -269,9 +269,7 @@ fn proved_but_wrong(
 
 #[test]
 fn every_stack_proved_on_the_adversarial_kernels_keeps_the_output() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let mut wrong = vec![];
     let mut built = 0;
     for f in ADVERSARIAL {
@@ -292,9 +290,7 @@ fn every_stack_proved_on_the_adversarial_kernels_keeps_the_output() {
 
 #[test]
 fn every_stack_proved_on_the_polybench_kernels_keeps_the_output() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let mut wrong = vec![];
     for k in crate::common::KERNELS {
         let file = root().join(format!("polybench/{k}/{k}.c"));
@@ -346,9 +342,7 @@ const ILLEGAL: &[(&str, &str, bool)] = &[
 
 #[test]
 fn what_the_adversarial_kernels_break_is_not_proved_and_does_change_the_output() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     for &(f, stack, deterministic) in ILLEGAL {
         let mut proved = Subject::new(adversarial(f), &[], false, tmp.path());
@@ -377,9 +371,7 @@ fn what_the_adversarial_kernels_break_is_not_proved_and_does_change_the_output()
 
 #[test]
 fn directions_are_listed_in_the_order_iterations_run() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let r = recorded(&adversarial("down.c"), "", &[]);
     let (_, t) = loop_tree(&r);
     let v: Vec<String> = t.deps.deps.iter().map(|d| d.vector()).collect();
@@ -433,9 +425,7 @@ fn directions_are_listed_in_the_order_iterations_run() {
 /// around it unproved (issue 38: each of these was proved on main at 15e0f5c).
 #[test]
 fn what_the_model_does_not_cover_is_named_with_its_position() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let cases: &[(&str, u32, &str, u32)] = &[
         ("counters.c", 31, "the counter `k` read after its loop", 33),
         ("counters.c", 35, "the counter `m` read after its loop", 36),
@@ -531,9 +521,7 @@ fn every_stack_proved_on_polybench_4_2_1_keeps_the_output() {
         eprintln!("MOLDTUNE_ORACLE_POLYBENCH is not set: PolyBench/C 4.2.1 not checked");
         return;
     };
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let pb = PathBuf::from(pb);
     let list = std::fs::read_to_string(pb.join("utilities/benchmark_list")).unwrap();
     let utilities = pb.join("utilities");
@@ -598,9 +586,7 @@ fn every_stack_proved_on_tsvc_2_keeps_the_output() {
         eprintln!("MOLDTUNE_ORACLE_TSVC is not set: TSVC_2 not checked");
         return;
     };
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let (src, drivers) = (
         PathBuf::from(&cache).join("tsvc_2/src"),
         PathBuf::from(&cache).join("tsvc-drivers"),
@@ -703,9 +689,7 @@ fn polly_disagreements(file: &Path, flags: &[&str]) -> (usize, usize, Vec<String
 
 #[test]
 fn polly_finds_no_dependence_on_a_loop_proved_independent() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let (mut compared, mut carried) = (0, 0);
     let mut wrong = vec![];
     let polybench = crate::common::KERNELS.map(|k| root().join(format!("polybench/{k}/{k}.c")));
@@ -745,9 +729,7 @@ fn polly_finds_no_dependence_on_a_loop_proved_independent_in_polybench_4_2_1() {
     let Ok(pb) = std::env::var("MOLDTUNE_ORACLE_POLYBENCH") else {
         return;
     };
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let pb = PathBuf::from(pb);
     let list = std::fs::read_to_string(pb.join("utilities/benchmark_list")).unwrap();
     let include = format!("-I{}", pb.join("utilities").display());
@@ -879,9 +861,7 @@ impl Hunt {
 /// (`scripts/generator_campaign.sh`).
 #[test]
 fn generated_kernels_keep_the_output_of_every_proved_stack() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<f64>().ok());
     let minutes = env("MOLDTUNE_GEN_MINUTES");
     let first = env("MOLDTUNE_GEN_SEED").map_or(1, |s| s as u64);
@@ -926,9 +906,7 @@ fn generated_kernels_keep_the_output_of_every_proved_stack() {
 /// `parallel for` of that loop are not proved, and `--list` says so.
 #[test]
 fn polly_is_a_second_prover_in_mctree() {
-    if !have_clang() {
-        return;
-    }
+    require_clang!();
     let o = Command::new(env!("CARGO_BIN_EXE_moldtune"))
         .args(["mctree", "--list"])
         .arg(adversarial("owners.c"))

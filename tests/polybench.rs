@@ -3,7 +3,6 @@
 //! catches a deliberately illegal variant.
 
 use crate::common::fake::BIN;
-use crate::common::have_clang;
 
 use crate::common::KERNELS;
 use std::path::{Path, PathBuf};
@@ -46,10 +45,7 @@ fn every_problem_file_loads_and_runs_with_the_mock() {
 
 #[test]
 fn mold_defaults_match_the_plain_kernels() {
-    if !have_clang() {
-        eprintln!("note: clang-22 not found; skipping polybench/check_all.sh");
-        return;
-    }
+    require_clang!();
     let o = Command::new("bash")
         .arg(root().join("polybench/check_all.sh"))
         .output()
@@ -64,10 +60,7 @@ fn mold_defaults_match_the_plain_kernels() {
 
 #[test]
 fn tiled_floyd_warshall_on_random_weights_is_wrong_output() {
-    if !have_clang() {
-        eprintln!("note: clang-22 not found; skipping");
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     let o = Command::new(BIN)

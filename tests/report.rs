@@ -205,10 +205,7 @@ fn without_out_one_run_reports_into_its_directory() {
 
 #[test]
 fn an_mctree_run_shows_its_verified_speedup_and_no_ranking() {
-    if !have_clang() {
-        eprintln!("skipped: clang-22 is needed to rebuild an mctree run's problem");
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let run = committed("results/mctree/runs/floyd-warshall/rf-s0");
     assert_code(&report(&[run], tmp.path()), 0);
@@ -394,10 +391,7 @@ fn the_page_escapes_what_the_run_holds() {
 
 #[test]
 fn mctree_leaves_curve_svg() {
-    if !have_clang() {
-        eprintln!("skipped: mctree needs clang-22");
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     let o = bin()

@@ -355,10 +355,7 @@ fn spaced_problem(root: &Path) -> PathBuf {
 
 #[test]
 fn clang_paths_and_values_with_spaces_stay_one_argument() {
-    if !have_clang() {
-        eprintln!("note: clang-22 not found; skipping");
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let d = spaced_problem(tmp.path());
     let sets = ["--set", "LABEL=hello world", "--set", "WARN=true"];
@@ -385,10 +382,7 @@ fn clang_paths_and_values_with_spaces_stay_one_argument() {
 
 #[test]
 fn clang_runs_where_every_path_has_spaces() {
-    if !have_clang() {
-        eprintln!("note: clang-22 not found; skipping");
-        return;
-    }
+    require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let d = spaced_problem(tmp.path());
     // The run directory, so the build directories and `exe`, have spaces too.

@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 use crate::error::{exit, Error};
 use crate::mctree::MctreeOptions;
+use crate::run::front_ends::FrontEnds;
 use crate::run::settings::RunOptions;
 
 mod check;
@@ -151,12 +152,16 @@ pub enum Command {
     },
 }
 
+/// What the front ends tell the run layer: mctree's runs rebuild their problem from the C
+/// file's loops, which only mctree reads; a Slurm job of `check --update --executor slurm`
+/// records a baseline with check's code.
+pub const FRONT_ENDS: FrontEnds = FrontEnds {
+    rebuild: Some(crate::mctree::problem_of_run),
+    task: Some(crate::check::cluster::on_node),
+};
+
 /// Runs the command line; returns the process exit code.
 pub fn run(args: Vec<String>) -> u8 {
-    // mctree's runs rebuild their problem from the C file's loops, which only mctree reads.
-    crate::run::dir::register(crate::mctree::problem_of_run);
-    // A Slurm job of `check --update --executor slurm` records a baseline with check's code.
-    crate::run::slurm::worker::register(crate::check::cluster::on_node);
     let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
         Err(e) => {
@@ -179,10 +184,10 @@ pub fn run(args: Vec<String>) -> u8 {
 
 fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
     match cli.command {
-        Command::Run(a) => run_command(a, args),
-        Command::Mctree(a) => mctree_command(a, args),
-        Command::Importance { dir, json } => importance_command(&dir, json),
-        Command::Replay(a) => replay_command(a),
+        Command::Run(a) => run_command(a, args, &FRONT_ENDS),
+        Command::Mctree(a) => mctree_command(a, args, &FRONT_ENDS),
+        Command::Importance { dir, json } => importance_command(&dir, json, &FRONT_ENDS),
+        Command::Replay(a) => replay_command(a, &FRONT_ENDS),
         Command::Measure {
             problem,
             which,
@@ -196,7 +201,7 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
             json,
         } => show_command(&problem, &which, out.as_deref(), json),
         Command::Check(a) => check_command(a),
-        Command::Worker { dir, key } => crate::run::slurm::worker::work(&dir, &key),
+        Command::Worker { dir, key } => crate::run::slurm::worker::work(&dir, &key, &FRONT_ENDS),
         Command::Baseline {
             dirs,
             out,
@@ -223,13 +228,13 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
                     top,
                     rounds: rounds.into(),
                 };
-                let verified = crate::run::verify::verify_again(&dir, plan);
+                let verified = crate::run::verify::verify_again(&dir, plan, &FRONT_ENDS);
                 // The curve rings the verified best: draw it again.
-                leave_curve(&verified, |_| dir.clone(), Some(&dir));
+                leave_curve(&verified, |_| dir.clone(), Some(&dir), &FRONT_ENDS);
                 verified?;
             }
             best_command(&dir, json)
         }
-        Command::Report { dirs, out } => report_command(&dirs, out),
+        Command::Report { dirs, out } => report_command(&dirs, out, &FRONT_ENDS),
     }
 }

@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 use crate::cli::print::print_json;
 use crate::error::{exit, Error};
 use crate::report;
+use crate::run::front_ends::FrontEnds;
 use crate::search::{Acquisition, Learner};
 
 /// `moldtune importance`.
-pub(super) fn importance_command(dir: &Path, json: bool) -> Result<u8, Error> {
-    let report = report::importance(dir)?;
+pub(super) fn importance_command(dir: &Path, json: bool, fronts: &FrontEnds) -> Result<u8, Error> {
+    let report = report::importance(dir, fronts)?;
     if json {
         print_json(&report);
     } else {
@@ -118,7 +119,7 @@ pub struct ReplayArgs {
 }
 
 /// `moldtune replay`.
-pub(super) fn replay_command(a: ReplayArgs) -> Result<u8, Error> {
+pub(super) fn replay_command(a: ReplayArgs, fronts: &FrontEnds) -> Result<u8, Error> {
     use crate::report::replay;
     let protocol = replay::Protocol {
         seeds: a.seeds.into(),
@@ -131,7 +132,7 @@ pub(super) fn replay_command(a: ReplayArgs) -> Result<u8, Error> {
         )?,
     };
     let mut text = String::from("# Search quality: replayed tables\n\nProduced by `moldtune replay`. Lower is better; `best@k` is the best objective found within k evaluations.\n\n");
-    for (table, prior) in &replay_tables(&a)? {
+    for (table, prior) in &replay_tables(&a, fronts)? {
         let named = (prior.as_ref()).map(|(p, w)| (w.problem_name.as_str(), p));
         let variants = replay::variants(&a.learners, named);
         let reports = replay::replay_table(table, &variants, &protocol);
@@ -161,6 +162,7 @@ pub(super) fn replay_command(a: ReplayArgs) -> Result<u8, Error> {
 /// `--warm-start` gives one, then the synthetic ones.
 fn replay_tables(
     a: &ReplayArgs,
+    fronts: &FrontEnds,
 ) -> Result<Vec<(crate::report::replay::Table, Option<Warm>)>, Error> {
     use crate::report::replay;
     if a.dirs.is_empty() && !a.synthetic {
@@ -184,9 +186,15 @@ fn replay_tables(
     }
     let mut tables = Vec::new();
     for (k, d) in a.dirs.iter().enumerate() {
-        let table = report::table_of(d)?;
+        let table = report::table_of(d, fronts)?;
         let prior = match a.warm_start.get(k) {
-            Some(p) => Some(crate::run::warm::load(p, &table.space, table.goal, None)?),
+            Some(p) => Some(crate::run::warm::load(
+                p,
+                &table.space,
+                table.goal,
+                None,
+                fronts,
+            )?),
             None => None,
         };
         tables.push((table, prior));

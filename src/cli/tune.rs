@@ -7,12 +7,17 @@ use crate::error::{exit, Error};
 use crate::mctree::MctreeOptions;
 use crate::report;
 use crate::run::driver;
+use crate::run::front_ends::FrontEnds;
 use crate::run::settings::RunOptions;
 
 /// `moldtune report`.
-pub(super) fn report_command(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<u8, Error> {
+pub(super) fn report_command(
+    dirs: &[PathBuf],
+    out: Option<PathBuf>,
+    fronts: &FrontEnds,
+) -> Result<u8, Error> {
     let out = out.unwrap_or_else(|| report::page::default_out(dirs));
-    let w = report::page::report(dirs, &out)?;
+    let w = report::page::report(dirs, &out, fronts)?;
     println!("page: {}", w.html.display());
     println!("summary: {}", w.markdown.display());
     for f in &w.figures {
@@ -28,6 +33,7 @@ pub(super) fn leave_curve<T>(
     result: &Result<T, Error>,
     finished: impl Fn(&T) -> PathBuf,
     out: Option<&Path>,
+    fronts: &FrontEnds,
 ) {
     let dir = match result {
         Ok(t) => Some(finished(t)),
@@ -39,7 +45,7 @@ pub(super) fn leave_curve<T>(
         return;
     };
     // Even a bug in the plotting must not turn a finished run into a failed one.
-    let drawn = std::panic::catch_unwind(|| report::curve::write_curve(&dir));
+    let drawn = std::panic::catch_unwind(|| report::curve::write_curve(&dir, fronts));
     let why = match drawn {
         Ok(Ok(_)) => return,
         Ok(Err(e)) => e.to_string(),
@@ -50,11 +56,15 @@ pub(super) fn leave_curve<T>(
 }
 
 /// `moldtune run`.
-pub(super) fn run_command(mut a: RunOptions, args: Vec<String>) -> Result<u8, Error> {
+pub(super) fn run_command(
+    mut a: RunOptions,
+    args: Vec<String>,
+    fronts: &FrontEnds,
+) -> Result<u8, Error> {
     a.shared.command_line = args;
     let (json, out_dir) = (a.shared.json, a.shared.run_dir());
-    let result = driver::run(a);
-    leave_curve(&result, |s| s.dir.clone(), out_dir.as_deref());
+    let result = driver::run(a, fronts);
+    leave_curve(&result, |s| s.dir.clone(), out_dir.as_deref(), fronts);
     let s = result?;
     if json {
         print_json(&Printed::of(&s, false));
@@ -65,7 +75,11 @@ pub(super) fn run_command(mut a: RunOptions, args: Vec<String>) -> Result<u8, Er
 }
 
 /// `moldtune mctree`.
-pub(super) fn mctree_command(mut o: MctreeOptions, args: Vec<String>) -> Result<u8, Error> {
+pub(super) fn mctree_command(
+    mut o: MctreeOptions,
+    args: Vec<String>,
+    fronts: &FrontEnds,
+) -> Result<u8, Error> {
     o.shared.command_line = args;
     let (list, json, out_dir) = (o.list, o.shared.json, o.shared.run_dir());
     let result = crate::mctree::mctree(o);
@@ -74,7 +88,7 @@ pub(super) fn mctree_command(mut o: MctreeOptions, args: Vec<String>) -> Result<
             crate::mctree::Done::Tuned(t) => t.summary.dir.clone(),
             crate::mctree::Done::Listed(_) => PathBuf::new(),
         };
-        leave_curve(&result, dir, out_dir.as_deref());
+        leave_curve(&result, dir, out_dir.as_deref(), fronts);
     }
     match result? {
         crate::mctree::Done::Listed(tree) if json => print_json(&tree),

@@ -16,6 +16,7 @@ use super::plot::{self, Area, Drawn, Key, Shape, FONT};
 use crate::error::Error;
 use crate::evaluate::outcome::Status;
 use crate::run::dir::RunDir;
+use crate::run::front_ends::FrontEnds;
 use crate::run::log;
 use crate::run::meta;
 
@@ -32,8 +33,8 @@ const RIGHT_PX: u32 = 24;
 const BAND_ROW_PX: u32 = 20;
 
 /// Draws the convergence plot of the run in `dir` into `dir/curve.svg`.
-pub fn write_curve(dir: &Path) -> Result<PathBuf, Error> {
-    let run = RunDir::load(dir)?;
+pub fn write_curve(dir: &Path, fronts: &FrontEnds) -> Result<PathBuf, Error> {
+    let run = RunDir::load(dir, fronts)?;
     let path = dir.join(CURVE_SVG);
     meta::write_atomic(&path, curve_svg(&run)?.as_bytes())?;
     Ok(path)

@@ -29,6 +29,7 @@ use crate::evaluate::outcome::Status;
 use crate::problem::param::INACTIVE_FEATURE;
 use crate::problem::space::Space;
 use crate::problem::Problem;
+use crate::run::front_ends::FrontEnds;
 use crate::run::log;
 use crate::search::surrogate::{Forest, ForestParams, NodeSplit};
 
@@ -88,10 +89,10 @@ pub struct Share {
 }
 
 /// Parameter importance of the run in `dir`: see the module documentation.
-pub fn importance(dir: &Path) -> Result<Importance, Error> {
+pub fn importance(dir: &Path, fronts: &FrontEnds) -> Result<Importance, Error> {
     let crate::run::dir::RunDir {
         problem, records, ..
-    } = crate::run::dir::RunDir::open(dir)?;
+    } = crate::run::dir::RunDir::open(dir, fronts)?;
     Ok(importance_of(&problem, &records))
 }
 

@@ -18,6 +18,7 @@ use super::table::{self, Row};
 use super::{bars, curve, format, front, templates};
 use crate::error::Error;
 use crate::run::dir::RunDir;
+use crate::run::front_ends::FrontEnds;
 use crate::run::meta;
 
 /// The page's file name in the output directory.
@@ -44,7 +45,7 @@ pub fn default_out(dirs: &[PathBuf]) -> PathBuf {
 }
 
 /// Reads the runs in `dirs` and writes the page, the summary and its figures into `out`.
-pub fn report(dirs: &[PathBuf], out: &Path) -> Result<Written, Error> {
+pub fn report(dirs: &[PathBuf], out: &Path, fronts: &FrontEnds) -> Result<Written, Error> {
     if dirs.is_empty() {
         return Err(Error::usage(
             "no run directory to report on",
@@ -52,7 +53,7 @@ pub fn report(dirs: &[PathBuf], out: &Path) -> Result<Written, Error> {
         ));
     }
     let runs = (dirs.iter())
-        .map(|d| RunDir::load(d))
+        .map(|d| RunDir::load(d, fronts))
         .collect::<Result<Vec<_>, _>>()?;
     let sections = (runs.iter().enumerate())
         .map(|(i, r)| Section::of(i, r))

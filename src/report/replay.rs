@@ -519,10 +519,13 @@ fn table_row(r: &LearnerReport, cps: &[usize], budget: usize) -> String {
 }
 
 /// The run's outcomes as a replayable table.
-pub fn table_of(dir: &std::path::Path) -> Result<Table, crate::error::Error> {
+pub fn table_of(
+    dir: &std::path::Path,
+    fronts: &crate::run::front_ends::FrontEnds,
+) -> Result<Table, crate::error::Error> {
     let crate::run::dir::RunDir {
         problem, records, ..
-    } = crate::run::dir::RunDir::open(dir)?;
+    } = crate::run::dir::RunDir::open(dir, fronts)?;
     if !(records.iter()).any(|r| r.m.status == Status::Ok && r.m.objective.is_some()) {
         return Err(crate::error::Error::usage(
             format!(

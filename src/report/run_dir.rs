@@ -9,11 +9,12 @@ use crate::problem::{Goal, MetricKind};
 use crate::run::meta;
 
 use crate::run::dir::RunDir;
+use crate::run::front_ends::FrontEnds;
 
 impl RunDir {
     /// Reads the run in `dir`. A directory that is not a run, or whose files cannot be read
     /// as one, is a usage error naming it.
-    pub fn load(dir: &Path) -> Result<RunDir, Error> {
+    pub fn load(dir: &Path, fronts: &FrontEnds) -> Result<RunDir, Error> {
         if !dir.join(meta::RUN_JSON).is_file() {
             return Err(Error::usage(
                 format!(
@@ -28,7 +29,7 @@ impl RunDir {
             exit::USAGE => Error::usage(format!("run directory `{}`: {e}", dir.display()), None),
             _ => e,
         };
-        RunDir::open(dir).map_err(named)
+        RunDir::open(dir, fronts).map_err(named)
     }
 
     /// The search that made the run: the learner (`rf`), or `mctree` and its tree search.

@@ -3,27 +3,16 @@
 //! [`log::read_run_records`]'s one reader). Reports, warm starts and `best` open runs here.
 //!
 //! A front end whose problem is not a problem file — mctree's is the C file's loops, kept in
-//! the run directory's `mctree.json` — says how to rebuild it ([`register`], done once by the
-//! command line); `run/` knows no front end.
+//! the run directory's `mctree.json` — says how to rebuild it through the [`FrontEnds`] the
+//! command line hands down; `run/` knows no front end.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use crate::error::Error;
 use crate::problem::Problem;
+use crate::run::front_ends::FrontEnds;
 use crate::run::log::{self, Record};
 use crate::run::meta::{self, RunMeta};
-
-/// A front end's rebuilding of the problem of a run directory it wrote (`None`: not one of
-/// its runs).
-pub type Rebuild = fn(&Path, &RunMeta) -> Option<Result<Problem, Error>>;
-
-static FRONT_END: OnceLock<Rebuild> = OnceLock::new();
-
-/// Tells the door how a front end's runs rebuild their problem (later calls are ignored).
-pub fn register(rebuild: Rebuild) {
-    let _ = FRONT_END.set(rebuild);
-}
 
 /// A run directory, read.
 pub struct RunDir {
@@ -34,10 +23,11 @@ pub struct RunDir {
 }
 
 impl RunDir {
-    /// Reads the run in `dir`: run.json, its problem, its records.
-    pub fn open(dir: &Path) -> Result<RunDir, Error> {
+    /// Reads the run in `dir`: run.json, its problem (rebuilt by its front end when it is
+    /// not a problem file), its records.
+    pub fn open(dir: &Path, fronts: &FrontEnds) -> Result<RunDir, Error> {
         let meta = meta::read_run_json(dir)?;
-        let problem = problem_of(dir, &meta)?;
+        let problem = problem_of(dir, &meta, fronts)?;
         let records = log::read_run_records(dir, &problem)?;
         Ok(RunDir {
             dir: dir.to_path_buf(),
@@ -66,8 +56,8 @@ impl RunDir {
 
 /// The problem of the run in `dir` (run.json `meta`): the front end's rebuilding for one of
 /// its runs, else the problem file run.json names.
-pub fn problem_of(dir: &Path, meta: &RunMeta) -> Result<Problem, Error> {
-    let rebuilt = FRONT_END.get().and_then(|rebuild| rebuild(dir, meta));
+pub fn problem_of(dir: &Path, meta: &RunMeta, fronts: &FrontEnds) -> Result<Problem, Error> {
+    let rebuilt = fronts.rebuild.and_then(|rebuild| rebuild(dir, meta));
     match (rebuilt, &meta.mctree) {
         (Some(p), _) => p,
         (None, Some(_)) => Err(Error::Internal(format!(

@@ -18,6 +18,7 @@ use crate::problem::Problem;
 use crate::process;
 use crate::run::causes;
 use crate::run::executor::{Executor, Local};
+use crate::run::front_ends::FrontEnds;
 use crate::run::log::{self, Record};
 use crate::run::machine::now_rfc3339;
 use crate::run::meta;
@@ -84,7 +85,7 @@ pub struct Summary {
 }
 
 /// `moldtune run`: the problem file's search with a learner of [`crate::search`].
-pub fn run(opts: RunOptions) -> Result<Summary, Error> {
+pub fn run(opts: RunOptions, fronts: &FrontEnds) -> Result<Summary, Error> {
     let previous = settings::previous_run(&opts.shared)?;
     let prev = previous.as_ref();
     let problem = settings::load_problem(&opts, prev)?;
@@ -95,7 +96,7 @@ pub fn run(opts: RunOptions) -> Result<Summary, Error> {
     let mut searcher = Searcher::new(&problem.space, s.searcher_settings(&problem));
     let recorded = prev.and_then(|m| m.warm_start.as_ref());
     let given = opts.warm_start.as_deref();
-    let warm_start = match crate::run::warm::for_run(given, recorded, &problem)? {
+    let warm_start = match crate::run::warm::for_run(given, recorded, &problem, fronts)? {
         Some((prior, record)) => {
             searcher.warm_start(prior);
             Some(record)

@@ -207,7 +207,11 @@ fn decide(
 /// interleaved (as at the end of a run) with what an earlier verification re-measured,
 /// records the verdict in run.json and results.json and makes the winner the run's best
 /// (best.c).
-pub fn verify_again(dir: &Path, plan: Plan) -> Result<Option<Verification>, Error> {
+pub fn verify_again(
+    dir: &Path,
+    plan: Plan,
+    fronts: &crate::run::front_ends::FrontEnds,
+) -> Result<Option<Verification>, Error> {
     let _lock = log::lock(dir)?;
     // Builds run inside the directory: a relative one would be resolved twice.
     let dir = &std::fs::canonicalize(dir)
@@ -217,7 +221,7 @@ pub fn verify_again(dir: &Path, plan: Plan) -> Result<Option<Verification>, Erro
     let anchors: Vec<usize> = before.map(|c| c.eval_id).collect();
     let crate::run::dir::RunDir {
         problem, records, ..
-    } = crate::run::dir::RunDir::open(dir)?;
+    } = crate::run::dir::RunDir::open(dir, fronts)?;
     let mut evaluator = crate::evaluate::make_evaluator(meta.mock, false, 0);
     evaluator.prepare(&problem, dir)?;
     let v = verify(&problem, &records, evaluator.as_mut(), plan, &anchors)

@@ -8,6 +8,7 @@ use crate::error::Error;
 use crate::evaluate::outcome::Status;
 use crate::problem::space::{Config, Space};
 use crate::problem::{Goal, Problem};
+use crate::run::front_ends::FrontEnds;
 use crate::run::meta::WarmStart;
 use crate::search::prior::Prior;
 
@@ -45,12 +46,13 @@ pub fn for_run(
     given: Option<&Path>,
     recorded: Option<&WarmStart>,
     problem: &Problem,
+    fronts: &FrontEnds,
 ) -> Result<Option<(Prior, WarmStart)>, Error> {
     let (space, goal, this) = (&problem.space, problem.metric.goal, Some(problem));
     match (recorded, given) {
         (Some(w), given) if !w.prior.is_empty() => {
             if let Some(g) = given {
-                let (_, fresh) = load(g, space, goal, this)?;
+                let (_, fresh) = load(g, space, goal, this, fronts)?;
                 if !same_prior(&fresh.prior, &w.prior) {
                     return Err(Error::usage(
                         format!(
@@ -65,7 +67,7 @@ pub fn for_run(
             }
             Ok(Some((Prior::new(w.successes_of(), goal), w.clone())))
         }
-        (Some(w), None) => load(&w.from, space, goal, this).map(Some),
+        (Some(w), None) => load(&w.from, space, goal, this, fronts).map(Some),
         (Some(w), Some(g)) if w.from != g => Err(Error::usage(
             format!(
                 "this run was warm-started from `{}`, not `{}`",
@@ -74,7 +76,7 @@ pub fn for_run(
             ),
             Some("a resumed run keeps its prior: leave out `--warm-start`"),
         )),
-        (_, Some(g)) => load(g, space, goal, this).map(Some),
+        (_, Some(g)) => load(g, space, goal, this, fronts).map(Some),
         (None, None) => Ok(None),
     }
 }
@@ -106,6 +108,7 @@ pub fn load(
     space: &Space,
     goal: Goal,
     this: Option<&Problem>,
+    fronts: &FrontEnds,
 ) -> Result<(Prior, WarmStart), Error> {
     let refuse = |why: String, hint: &str| {
         Error::usage(
@@ -116,7 +119,7 @@ pub fn load(
     let same = "give a run of the same parameters and values (another dataset size or machine)";
     let not_a_run =
         "give the directory of a finished `moldtune run` (it holds run.json and results.csv)";
-    let (name, earlier_goal, records) = earlier(dir, space, this)
+    let (name, earlier_goal, records) = earlier(dir, space, this, fronts)
         .map_err(|(why, other_space)| refuse(why, if other_space { same } else { not_a_run }))?;
     if earlier_goal != goal {
         let why = format!(
@@ -150,8 +153,13 @@ pub fn load(
 /// The earlier run in `dir`, of `space` (read with `this` run's problem when it was copied
 /// without its own); the refusal says why, and whether the run is one of another space
 /// (`true`) or none at all.
-fn earlier(dir: &Path, space: &Space, this: Option<&Problem>) -> Result<Earlier, (String, bool)> {
-    match crate::run::dir::RunDir::open(dir) {
+fn earlier(
+    dir: &Path,
+    space: &Space,
+    this: Option<&Problem>,
+    fronts: &FrontEnds,
+) -> Result<Earlier, (String, bool)> {
+    match crate::run::dir::RunDir::open(dir, fronts) {
         Ok(run) => match space.first_difference(&run.problem.space) {
             Some(d) => Err((format!("its space differs: {d}"), true)),
             None => Ok((run.problem.name, run.problem.metric.goal, run.records)),

@@ -79,6 +79,31 @@ pub fn have_valgrind() -> bool {
     ok
 }
 
+/// The guard of every test that needs clang-22: returns from the test, saying it is skipped,
+/// when clang-22 is missing — unless `MOLDTUNE_REQUIRE_CLANG=1` (set by `scripts/test.sh`,
+/// which installs it), when a missing clang-22 fails the test instead of passing it unseen.
+macro_rules! require_clang {
+    () => {
+        if !$crate::common::clang_or_skip() {
+            return;
+        }
+    };
+}
+
+/// Whether clang-22 is there; see [`require_clang!`].
+pub fn clang_or_skip() -> bool {
+    if have_clang() {
+        return true;
+    }
+    let required = std::env::var("MOLDTUNE_REQUIRE_CLANG").is_ok_and(|v| v == "1");
+    assert!(
+        !required,
+        "clang-22 is not on PATH and MOLDTUNE_REQUIRE_CLANG=1"
+    );
+    eprintln!("SKIPPED: clang-22 not found (bash scripts/setup.sh --test installs it)");
+    false
+}
+
 pub fn have_clang() -> bool {
     std::process::Command::new("clang-22")
         .arg("--version")

@@ -32,7 +32,8 @@ pub enum Task {
     /// one node.
     Verify { plan: Plan, anchors: Vec<usize> },
     /// A front end's work outside a run (`moldtune check --update`: one baseline recorded
-    /// on one node), done by the handler it registered ([`crate::run::slurm::worker::register`]).
+    /// on one node), done by the front end's handler
+    /// ([`crate::run::front_ends::FrontEnds::task`]).
     FrontEnd {
         key: String,
         input: serde_json::Value,

@@ -3,8 +3,8 @@
 //! names it and its overrides), prepares the same evaluator a local run uses — the
 //! reference output, and the run's log so far replayed into it (adaptive timeouts, the
 //! incumbent, twins of earlier builds) — does the one task and writes the reply. A front
-//! end's task outside a run (`check --update`'s recording) goes to the handler it
-//! [`register`]ed instead. An interrupted worker (scancel, the time limit) writes none: the
+//! end's task outside a run (`check --update`'s recording) goes to the handler the command
+//! line hands down ([`FrontEnds`]) instead. An interrupted worker (scancel, the time limit) writes none: the
 //! driver asks Slurm why.
 
 use std::path::Path;
@@ -15,6 +15,7 @@ use crate::evaluate::outcome::{Measurement, Status, Stop};
 use crate::evaluate::{Evaluated, Evaluator};
 use crate::problem::Problem;
 use crate::process;
+use crate::run::front_ends::FrontEnds;
 use crate::run::log;
 use crate::run::machine::now_rfc3339;
 use crate::run::meta;
@@ -24,7 +25,7 @@ use crate::run::slurm::job::{this_node, Answer, JobDir, Reply, Task};
 use crate::run::verify;
 
 /// Does job `key` of the run in `run_dir`; the exit code (130 when interrupted).
-pub fn work(run_dir: &Path, key: &str) -> Result<u8, Error> {
+pub fn work(run_dir: &Path, key: &str, fronts: &FrontEnds) -> Result<u8, Error> {
     let jd = JobDir::of(run_dir, key);
     let request = jd.request().ok_or_else(|| {
         Error::usage(
@@ -38,11 +39,11 @@ pub fn work(run_dir: &Path, key: &str) -> Result<u8, Error> {
     process::track_children_in(&jd.0);
     let started_at = now_rfc3339();
     let answer = match request.task {
-        Task::FrontEnd { input, .. } => front_end(&input),
+        Task::FrontEnd { input, .. } => front_end(&input, fronts),
         task => {
             let meta = meta::read_run_json(run_dir)?;
-            match problem_of(run_dir, &meta) {
-                Ok(problem) => answer(&problem, run_dir, &meta, task),
+            match problem_of(run_dir, &meta, fronts) {
+                Ok(problem) => answer(&problem, run_dir, &meta, task, fronts),
                 Err(e) => Some(failed(e)),
             }
         }
@@ -60,19 +61,9 @@ pub fn work(run_dir: &Path, key: &str) -> Result<u8, Error> {
     Ok(exit::OK)
 }
 
-/// A front end's task handler: its input in, its output (or why not) out.
-pub type Handler = fn(&serde_json::Value) -> Result<serde_json::Value, Error>;
-
-static FRONT_END: std::sync::OnceLock<Handler> = std::sync::OnceLock::new();
-
-/// Tells the worker how to do a front end's [`Task::FrontEnd`] (later calls are ignored).
-pub fn register(handler: Handler) {
-    let _ = FRONT_END.set(handler);
-}
-
 /// A front end's task done by its handler; `None` when the worker was interrupted.
-fn front_end(input: &serde_json::Value) -> Option<Answer> {
-    let Some(handler) = FRONT_END.get() else {
+fn front_end(input: &serde_json::Value, fronts: &FrontEnds) -> Option<Answer> {
+    let Some(handler) = fronts.task else {
         let why = "this moldtune has no handler for a front end's task".to_string();
         return Some(failed(Error::Internal(why)));
     };
@@ -85,8 +76,8 @@ fn front_end(input: &serde_json::Value) -> Option<Answer> {
 
 /// The run's problem, through the door every reader of a run directory uses, with the
 /// repeats and timeouts its run.json recorded (as `--resume` has them).
-fn problem_of(run_dir: &Path, meta: &RunMeta) -> Result<Problem, Error> {
-    let mut problem = crate::run::dir::problem_of(run_dir, meta)?;
+fn problem_of(run_dir: &Path, meta: &RunMeta, fronts: &FrontEnds) -> Result<Problem, Error> {
+    let mut problem = crate::run::dir::problem_of(run_dir, meta, fronts)?;
     settings::Limits::recorded(meta).apply(&mut problem)?;
     Ok(problem)
 }
@@ -102,7 +93,13 @@ fn failed(e: Error) -> Answer {
 }
 
 /// The task's answer; `None` when the worker was interrupted.
-fn answer(problem: &Problem, run_dir: &Path, meta: &RunMeta, task: Task) -> Option<Answer> {
+fn answer(
+    problem: &Problem,
+    run_dir: &Path,
+    meta: &RunMeta,
+    task: Task,
+    fronts: &FrontEnds,
+) -> Option<Answer> {
     match task {
         Task::Reference => match make_evaluator(meta.mock, false, 0).prepare(problem, run_dir) {
             Ok(()) => Some(Answer::Reference),
@@ -133,7 +130,7 @@ fn answer(problem: &Problem, run_dir: &Path, meta: &RunMeta, task: Task) -> Opti
                 Evaluated::Stopped(stop) => stopped(stop),
             }
         }
-        Task::FrontEnd { input, .. } => front_end(&input),
+        Task::FrontEnd { input, .. } => front_end(&input, fronts),
         Task::Verify { plan, anchors } => {
             let records = match log::read_records_live(run_dir, problem) {
                 Ok(r) => r,
