@@ -89,13 +89,39 @@ pub(super) fn check_options(rounds: usize, mock: bool, quiet: bool) -> crate::ch
     }
 }
 
+/// `moldtune baseline`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct BaselineArgs {
+    /// Run directories of `moldtune run`.
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    /// Folder of the baseline files (one `<problem name>.json` per run).
+    #[arg(long, default_value = crate::check::DEFAULT_BASELINES)]
+    out: PathBuf,
+    /// Interleaved rounds to record; more (up to 4×) while the guards' speed-ups are
+    /// not known finely enough for `--threshold`.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u16).range(5..))]
+    rounds: u16,
+    /// The regression threshold the baseline is meant for (`10%` or `0.1`).
+    #[arg(long, default_value = "10%", value_parser = threshold)]
+    threshold: f64,
+    /// Refuse (exit 7, nothing written) a baseline too noisy for `--threshold`,
+    /// instead of writing it with a warning.
+    #[arg(long)]
+    strict: bool,
+    #[command(flatten)]
+    jobs: crate::run::settings::Jobs,
+    /// Testing: replace compile+run by a deterministic synthetic objective.
+    #[arg(long, hide = true)]
+    mock: bool,
+}
+
 /// `moldtune baseline`.
-pub(super) fn baseline_command(
-    dirs: &[PathBuf],
-    out: &Path,
-    opts: &crate::check::Options,
-) -> Result<u8, Error> {
-    for f in crate::check::record::from_runs(dirs, out, opts)? {
+pub(super) fn baseline_command(a: BaselineArgs) -> Result<u8, Error> {
+    let mut opts = check_options(a.rounds.into(), a.mock, false);
+    (opts.rule.threshold, opts.strict) = (a.threshold, a.strict);
+    opts.jobs = a.jobs.or(None);
+    for f in crate::check::record::from_runs(&a.dirs, &a.out, &opts)? {
         println!("wrote {}", f.display());
     }
     Ok(exit::OK)

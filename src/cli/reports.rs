@@ -3,13 +3,25 @@
 use std::path::{Path, PathBuf};
 
 use crate::cli::print::print_json;
+use crate::cli::tune::leave_curve;
 use crate::error::{exit, Error};
 use crate::report;
 use crate::run::front_ends::FrontEnds;
 use crate::search::{Acquisition, Learner};
 
+/// `moldtune importance`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ImportanceArgs {
+    /// The run directory.
+    dir: PathBuf,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
 /// `moldtune importance`.
-pub(super) fn importance_command(dir: &Path, json: bool, fronts: &FrontEnds) -> Result<u8, Error> {
+pub(super) fn importance_command(a: ImportanceArgs, fronts: &FrontEnds) -> Result<u8, Error> {
+    let (dir, json) = (a.dir.as_path(), a.json);
     let report = report::importance(dir, fronts)?;
     if json {
         print_json(&report);
@@ -208,15 +220,25 @@ fn replay_tables(
 
 type Warm = (crate::search::prior::Prior, crate::run::meta::WarmStart);
 
-/// `moldtune measure`.
-pub(super) fn measure_command(
-    problem: &Path,
-    which: &crate::report::pick::Which,
+/// `moldtune measure`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct MeasureArgs {
+    /// The problem file.
+    problem: PathBuf,
+    #[command(flatten)]
+    which: crate::report::pick::Which,
+    /// Timed runs.
+    #[arg(long, default_value_t = 5)]
     repeats: u32,
+    /// Machine-readable output.
+    #[arg(long)]
     json: bool,
-) -> Result<u8, Error> {
-    let r = report::measure(problem, which, repeats)?;
-    if json {
+}
+
+/// `moldtune measure`.
+pub(super) fn measure_command(a: MeasureArgs) -> Result<u8, Error> {
+    let r = report::measure(&a.problem, &a.which, a.repeats)?;
+    if a.json {
         print_json(&r);
     } else {
         println!("{}: {}", r.status, r.config);
@@ -237,14 +259,25 @@ pub(super) fn measure_command(
     })
 }
 
-/// `moldtune show`.
-pub(super) fn show_command(
-    problem: &Path,
-    which: &crate::report::pick::Which,
-    out: Option<&Path>,
+/// `moldtune show`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// The problem file.
+    problem: PathBuf,
+    #[command(flatten)]
+    which: crate::report::pick::Which,
+    /// Write the variant's source to this file instead of printing it.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Machine-readable output.
+    #[arg(long)]
     json: bool,
-) -> Result<u8, Error> {
-    let shown = report::show(problem, which)?;
+}
+
+/// `moldtune show`.
+pub(super) fn show_command(a: ShowArgs) -> Result<u8, Error> {
+    let (out, json) = (a.out.as_deref(), a.json);
+    let shown = report::show(&a.problem, &a.which)?;
     if let Some(p) = out {
         std::fs::write(p, &shown.source)
             .map_err(|e| Error::io(format!("cannot write `{}`", p.display()), e))?;
@@ -257,8 +290,39 @@ pub(super) fn show_command(
     Ok(exit::OK)
 }
 
+/// `moldtune best`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct BestArgs {
+    /// The run directory (holds results.csv and run.json).
+    dir: PathBuf,
+    /// Re-measure the default and the best few interleaved first, decide the winner
+    /// and its speed-up on those numbers, and record them in the run directory.
+    #[arg(long)]
+    verify: bool,
+    /// With `--verify`: how many of the best besides the default.
+    #[arg(long, default_value_t = 3, requires = "verify")]
+    top: usize,
+    /// With `--verify`: interleaved rounds.
+    #[arg(long, default_value_t = 10, requires = "verify", value_parser = clap::value_parser!(u16).range(2..))]
+    rounds: u16,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
 /// `moldtune best`.
-pub(super) fn best_command(dir: &Path, json: bool) -> Result<u8, Error> {
+pub(super) fn best_command(a: BestArgs, fronts: &FrontEnds) -> Result<u8, Error> {
+    let (dir, json) = (a.dir.as_path(), a.json);
+    if a.verify {
+        let plan = crate::run::verification::Plan {
+            top: a.top,
+            rounds: a.rounds.into(),
+        };
+        let verified = crate::run::verify::verify_again(dir, plan, fronts);
+        // The curve rings the verified best: draw it again.
+        leave_curve(&verified, |_| dir.to_path_buf(), Some(dir), fronts);
+        verified?;
+    }
     let b = report::best(dir)?;
     match (b, json) {
         (None, true) => println!("null"),

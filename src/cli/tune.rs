@@ -10,14 +10,21 @@ use crate::run::driver;
 use crate::run::front_ends::FrontEnds;
 use crate::run::settings::RunOptions;
 
-/// `moldtune report`.
-pub(super) fn report_command(
-    dirs: &[PathBuf],
+/// `moldtune report`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Run directories of `moldtune run` or `moldtune mctree`.
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    /// Output directory [default: DIR/report for one run directory, else ./moldtune-report].
+    #[arg(long)]
     out: Option<PathBuf>,
-    fronts: &FrontEnds,
-) -> Result<u8, Error> {
-    let out = out.unwrap_or_else(|| report::page::default_out(dirs));
-    let w = report::page::report(dirs, &out, fronts)?;
+}
+
+/// `moldtune report`.
+pub(super) fn report_command(a: ReportArgs, fronts: &FrontEnds) -> Result<u8, Error> {
+    let out = (a.out).unwrap_or_else(|| report::page::default_out(&a.dirs));
+    let w = report::page::report(&a.dirs, &out, fronts)?;
     println!("page: {}", w.html.display());
     println!("summary: {}", w.markdown.display());
     for f in &w.figures {
@@ -231,4 +238,18 @@ impl<'s> Printed<'s> {
             preferred: s.preferred.as_ref(),
         }
     }
+}
+
+/// `moldtune worker`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct WorkerArgs {
+    /// The run directory.
+    dir: PathBuf,
+    /// The job: `reference`, `eval-N` or `verify`.
+    key: String,
+}
+
+/// `moldtune worker` (a Slurm job; started by Slurm, not by hand).
+pub(super) fn worker_command(a: WorkerArgs, fronts: &FrontEnds) -> Result<u8, Error> {
+    crate::run::slurm::worker::work(&a.dir, &a.key, fronts)
 }
