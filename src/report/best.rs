@@ -43,34 +43,25 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
         t.column("eval_id")?,
         t.column("config_hash")?,
     );
-    let (mut n, mut ok) = (0, 0);
-    let mut best: Option<(f64, Row)> = None;
-    let mut winner: Option<(f64, Row)> = None;
-    let verified = meta.verification.as_ref().and_then(|v| v.winner_eval_id);
+    let mut n = 0;
+    let mut oks: Vec<(usize, f64, Row)> = Vec::new();
     for rec in t.complete_rows() {
         let rec = rec?;
         n += 1;
         if &rec[status] != "ok" {
             continue;
         }
-        ok += 1;
         let v = log::objective_of(meta.metric, rec[obj].parse::<f64>().ok())
             .map_err(|why| t.bad(format!("row {}: {why}", n + 1)))?;
-        let row = || Row {
-            cells: rec.iter().map(str::to_string).collect(),
-        };
-        if verified.is_some_and(|w| rec[id].parse() == Ok(w)) {
-            winner = Some((v, row()));
-        }
-        if best.as_ref().is_none_or(|b| meta.goal.better(v, b.0)) {
-            best = Some((v, row()));
-        }
+        let cells: Vec<String> = rec.iter().map(str::to_string).collect();
+        oks.push((cells[id].parse().unwrap_or(0), v, Row { cells }));
     }
-    // The verified winner is the claim; without a verification, the search's best.
-    let Some((objective, row)) = winner.or(best) else {
+    let winner = meta.verification.as_ref().and_then(|v| v.winner_eval_id);
+    let claim = log::claimed(&oks, meta.goal, winner, |(id, v, _)| Some((*id, *v)));
+    let Some((eval_id, objective, row)) = claim else {
         return Ok(None);
     };
-    let eval_id = row.cells[id].parse().unwrap_or(0);
+    let (eval_id, objective, ok) = (*eval_id, *objective, oks.len());
     let json = std::fs::read(dir.join(meta::RESULTS_JSON))
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());

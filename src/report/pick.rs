@@ -51,9 +51,9 @@ pub fn configuration(problem: &Problem, which: &Which) -> Result<Config, Error> 
             // A run's best is its verified winner when it has one (what `best` reports).
             let verified =
                 (meta::read_run_json(dir).ok()).and_then(|m| m.verification?.winner_eval_id);
-            let pick = match eval.or(verified) {
+            let pick = match eval {
                 Some(id) => records.iter().find(|r| r.eval_id == id),
-                None => log::best(&records, problem.metric.goal),
+                None => log::claimed(&records, problem.metric.goal, verified, log::succeeded),
             };
             pick.ok_or_else(|| {
                 Error::usage(

@@ -45,12 +45,8 @@ impl RunDir {
     /// The run's best as `moldtune best` reports it: the verified winner, else the search's
     /// best (the earliest of equals).
     pub fn best_record(&self) -> Option<&Record> {
-        let verified = self.meta.verification.as_ref();
-        let chosen = verified.and_then(|v| v.winner_eval_id);
-        chosen
-            .and_then(|id| self.records.iter().find(|r| r.eval_id == id))
-            .filter(|r| r.m.objective.is_some())
-            .or_else(|| log::best(&self.records, self.meta.goal))
+        let winner = (self.meta.verification.as_ref()).and_then(|v| v.winner_eval_id);
+        log::claimed(&self.records, self.meta.goal, winner, log::succeeded)
     }
 }
 

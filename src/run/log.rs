@@ -527,10 +527,62 @@ pub fn read_run_records(dir: &Path, problem: &Problem) -> Result<Vec<Record>, Er
 
 /// Best successful record for the goal (the earliest of equals).
 pub fn best(records: &[Record], goal: crate::problem::Goal) -> Option<&Record> {
-    let oks = records
-        .iter()
-        .filter(|r| r.m.status == Status::Ok && r.m.objective.is_some());
-    // The first of equally good ones: a later tie is not a new best.
-    let objective = |r: &Record| r.m.objective.unwrap_or(f64::NAN);
-    oks.min_by(|a, b| goal.order(objective(a), objective(b)))
+    claimed(records, goal, None, succeeded)
+}
+
+/// The run's best, by the one rule every reader of a run uses (`best`, `report`, `measure`
+/// and `show --from`, `baseline`): the winner the verification chose when there is one and it
+/// succeeded, else the search's best — the earliest of equals (a later tie is not a new
+/// best). `ok` gives a row's eval id and objective when it succeeded.
+pub fn claimed<T>(
+    rows: &[T],
+    goal: crate::problem::Goal,
+    winner: Option<usize>,
+    ok: impl Fn(&T) -> Option<(usize, f64)>,
+) -> Option<&T> {
+    let oks = || rows.iter().filter_map(|r| ok(r).map(|k| (r, k)));
+    let verified = winner.and_then(|w| oks().find(|(_, (id, _))| *id == w));
+    let searched = || oks().min_by(|a, b| goal.order(a.1 .1, b.1 .1));
+    verified.or_else(searched).map(|(r, _)| r)
+}
+
+/// A record's eval id and objective, when it succeeded (for [`claimed`]).
+pub fn succeeded(r: &Record) -> Option<(usize, f64)> {
+    (r.m.status == Status::Ok).then_some((r.eval_id, r.m.objective?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::claimed;
+    use crate::problem::Goal;
+
+    /// The verified winner is the claim when it succeeded; otherwise the search's best, the
+    /// earliest of equals, for either goal.
+    #[test]
+    fn the_claim_is_the_verified_winner_else_the_earliest_best() {
+        // (eval id, objective when it succeeded)
+        let rows = [
+            (0, Some(3.0)),
+            (1, Some(1.0)),
+            (2, None),
+            (3, Some(1.0)),
+            (4, Some(2.0)),
+        ];
+        let ok = |r: &(usize, Option<f64>)| Some((r.0, r.1?));
+        let id = |winner, goal| claimed(&rows, goal, winner, ok).map(|r| r.0);
+        assert_eq!(id(None, Goal::Minimize), Some(1), "the earliest of equals");
+        assert_eq!(id(None, Goal::Maximize), Some(0));
+        assert_eq!(id(Some(4), Goal::Minimize), Some(4), "the verified winner");
+        assert_eq!(
+            id(Some(2), Goal::Minimize),
+            Some(1),
+            "a failed winner is no claim"
+        );
+        assert_eq!(
+            id(Some(9), Goal::Minimize),
+            Some(1),
+            "nor one not in the log"
+        );
+        assert_eq!(claimed(&rows[2..3], Goal::Minimize, None, ok), None);
+    }
 }
