@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::check::baseline::{self, Baseline, Loaded};
 use crate::check::measure::{judged_and_saved, recorded};
-use crate::check::session::{progress, require_tools, Options, Scratch};
+use crate::check::session::{progress, require_tools, Builds, Options};
 use crate::error::Error;
 use crate::run::slurm::farm::Farm;
 use crate::run::slurm::job::{this_node, Answer, Task};
@@ -105,7 +105,7 @@ pub fn on_node(input: &serde_json::Value) -> Result<serde_json::Value, Error> {
         .map_err(|e| Error::Internal(format!("a recording job's input does not parse: {e}")))?;
     let l = baseline::load(&file)?;
     require_tools([&l.problem], &options)?;
-    let scratch = Scratch::new()?;
+    let scratch = Builds::new()?;
     let mut b = recorded(&l, &options, &scratch.dir(0), None)?;
     b.recorded.node = Some(this_node());
     serde_json::to_value(&b).map_err(|e| Error::Internal(e.to_string()))

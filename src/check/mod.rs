@@ -24,7 +24,7 @@ use crate::error::Error;
 use crate::problem::objective::Objective;
 use crate::run::machine;
 use baseline::Loaded;
-use session::{evaluator, load_all, progress, require_tools, Scratch};
+use session::{evaluator, load_all, progress, require_tools, Builds};
 
 pub use gate::Checked;
 pub use session::{problem_files, Options, Undecided, DEFAULT_BASELINES};
@@ -51,7 +51,7 @@ pub fn check(paths: &[PathBuf], opts: &Options) -> Result<Checked, Error> {
             );
         }
     }
-    let scratch = Scratch::new()?;
+    let scratch = Builds::new()?;
     let mut guarded = Vec::new();
     for (k, l) in loaded.iter().enumerate() {
         let notes = notes(l, opts);

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::check::baseline::{self, Baseline, Entry, Loaded, Recorded};
 use crate::check::cluster;
 use crate::check::measure::{judged_and_saved, plan, recorded, relative};
-use crate::check::session::{load_all, progress, require_tools, Options, Scratch};
+use crate::check::session::{load_all, progress, require_tools, Builds, Options};
 use crate::error::Error;
 use crate::problem::Problem;
 use crate::run::machine;
@@ -42,7 +42,7 @@ fn record_all(todo: Vec<(Loaded, Option<PathBuf>)>, opts: &Options) -> Result<Ve
         let todo = todo.into_iter().map(|(l, _)| l).collect();
         return cluster::record_all(todo, opts, settings.clone());
     }
-    let scratch = Scratch::new()?;
+    let scratch = Builds::new()?;
     let mut written = Vec::new();
     for (k, (l, dir)) in todo.into_iter().enumerate() {
         progress(

@@ -111,13 +111,13 @@ pub(crate) fn evaluator(mock: bool, jobs: usize) -> Box<dyn Evaluator> {
 }
 
 /// A scratch folder for the builds, removed at the end (also on an error).
-pub(crate) struct Scratch(crate::scratch::Scratch);
+pub(crate) struct Builds(crate::scratch::Scratch);
 
-impl Scratch {
-    pub(crate) fn new() -> Result<Scratch, Error> {
+impl Builds {
+    pub(crate) fn new() -> Result<Builds, Error> {
         let dir = crate::scratch::Scratch::new("check")
             .map_err(|e| Error::io("cannot create a scratch directory", e))?;
-        Ok(Scratch(dir))
+        Ok(Builds(dir))
     }
 
     pub(crate) fn dir(&self, k: usize) -> PathBuf {
@@ -136,7 +136,7 @@ mod tests {
         let victim = tempfile::tempdir().unwrap();
         let old = std::env::temp_dir().join(format!("moldtune-check-{}", std::process::id()));
         let planted = std::os::unix::fs::symlink(victim.path(), &old).is_ok();
-        let s = Scratch::new().unwrap();
+        let s = Builds::new().unwrap();
         std::fs::create_dir_all(s.dir(0)).unwrap();
         std::fs::write(s.dir(0).join("variant"), "built").unwrap();
         if planted {

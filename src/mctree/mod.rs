@@ -52,7 +52,7 @@ use crate::run::meta;
 use crate::run::meta::RunMeta;
 use crate::run::settings;
 use looptree::LoopTree;
-use search::{Kind, TreeSearch};
+use search::{TreeSearch, Walk};
 use setup::Recorded;
 use tree::Tree;
 
@@ -183,7 +183,7 @@ fn tune(
     if prev.is_none() && !o.shared.mock {
         preflight(&mut r, &mut problem, o.shared.quiet)?;
     }
-    let kind = Kind::parse(&r.strategy).unwrap_or(Kind::Rf);
+    let kind = Walk::parse(&r.strategy).unwrap_or(Walk::Rf);
     let s = resolved(&o, prev, kind)?;
     if !o.shared.quiet {
         announce(&r, &loops);

@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::error::Error;
 use crate::mctree::discover::read_source;
 use crate::mctree::options::MctreeOptions;
-use crate::mctree::search::Kind;
+use crate::mctree::search::Walk;
 use crate::mctree::setup::{self, ConfigFile, Recorded};
 use crate::mctree::transform;
 use crate::problem::{limits, CheckMode, MetricKind, Stream};
@@ -127,7 +127,7 @@ pub(super) fn check_settings(r: &mut Recorded, check: Option<&setup::ConfigCheck
 }
 
 pub(super) fn validate(r: &Recorded) -> Result<(), Error> {
-    if Kind::parse(&r.strategy).is_none() {
+    if Walk::parse(&r.strategy).is_none() {
         return Err(Error::usage(
             format!("unknown strategy `{}`", r.strategy),
             Some("use greedy, mcts or rf"),
@@ -156,7 +156,7 @@ pub(super) fn validate(r: &Recorded) -> Result<(), Error> {
 pub(super) fn resolved(
     o: &MctreeOptions,
     prev: Option<&RunMeta>,
-    kind: Kind,
+    kind: Walk,
 ) -> Result<Resolved, Error> {
     let c = settings::common(&o.shared, prev, 60, 0, (None, None))?;
     Ok(Resolved {

@@ -29,25 +29,26 @@ use crate::search::surrogate::{Forest, ForestParams};
 use crate::search::unseen::NoProposal;
 use crate::search::Strategy;
 
-/// How the tree is searched.
+/// How the tree is searched (`--strategy`): greedy descent, Monte Carlo tree search, or a
+/// random forest over the stacks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum Walk {
     Greedy,
     Mcts,
     Rf,
 }
 
-impl Kind {
+impl Walk {
     pub fn as_str(self) -> &'static str {
         match self {
-            Kind::Greedy => "greedy",
-            Kind::Mcts => "mcts",
-            Kind::Rf => "rf",
+            Walk::Greedy => "greedy",
+            Walk::Mcts => "mcts",
+            Walk::Rf => "rf",
         }
     }
 
-    pub fn parse(s: &str) -> Option<Kind> {
-        [Kind::Greedy, Kind::Mcts, Kind::Rf]
+    pub fn parse(s: &str) -> Option<Walk> {
+        [Walk::Greedy, Walk::Mcts, Walk::Rf]
             .into_iter()
             .find(|k| k.as_str() == s)
     }
@@ -71,7 +72,7 @@ const RF_MIN_FIT: usize = 4;
 
 pub struct TreeSearch {
     pub tree: Tree,
-    kind: Kind,
+    kind: Walk,
     seed: u64,
     /// The `transformations` parameter's values (coordinate = index).
     labels: OpenValues,
@@ -93,7 +94,7 @@ pub struct TreeSearch {
 }
 
 impl TreeSearch {
-    pub fn new(tree: Tree, kind: Kind, seed: u64, labels: OpenValues) -> TreeSearch {
+    pub fn new(tree: Tree, kind: Walk, seed: u64, labels: OpenValues) -> TreeSearch {
         TreeSearch {
             tree,
             kind,
@@ -408,9 +409,9 @@ impl Strategy for TreeSearch {
         } else {
             let mut rng = Rng::for_step(self.seed, STREAM_PICK, step as u64);
             let picked = match self.kind {
-                Kind::Greedy => self.greedy(&mut rng).map(|c| (c, Source::Tree)),
-                Kind::Mcts => self.mcts(&mut rng).map(|c| (c, Source::Tree)),
-                Kind::Rf => self.rf(step, &mut rng),
+                Walk::Greedy => self.greedy(&mut rng).map(|c| (c, Source::Tree)),
+                Walk::Mcts => self.mcts(&mut rng).map(|c| (c, Source::Tree)),
+                Walk::Rf => self.rf(step, &mut rng),
             };
             picked.ok_or(NoProposal::Exhausted)?
         };

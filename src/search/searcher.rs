@@ -29,14 +29,12 @@
 //!   ([`condemned`](crate::search::condemned)): not drawn again except as a deliberate,
 //!   labelled re-test (`Source::Explore`);
 //! * for the tree learners, failures also enter the regression with the worst successful
-//!   value, with or without the classifier. Fitted on successes only, a forest predicted the
+//!   value, with or without the classifier. Fitted on successes only, a forest predicts the
 //!   failure region from its successful edge, i.e. as good as the best configurations, and
-//!   sent proposal after proposal into it for the classifier to veto (on the replayed `tiles`
-//!   table rf needed 89 evaluations to come within 5% with the classifier, 40 without:
-//!   results/search/). A tree holds that cliff in one split; the GP's smooth model cannot
-//!   (on `tiles` it needed 53 evaluations instead of 36), so while the classifier vetoes the
-//!   GP is fitted on successes only, as in constrained Bayesian optimisation (Gelbart et al.
-//!   2014);
+//!   sends proposal after proposal into it for the classifier to veto. A tree holds that
+//!   cliff in one split; the GP's smooth model cannot, so while the classifier vetoes the GP
+//!   is fitted on successes only, as in constrained Bayesian optimisation (Gelbart et al.
+//!   2014). The replays that decided both are in results/search/ and the README;
 //! * a run that timed out is *censored*, not failed: it is known to be at least as slow as
 //!   the timeout, so it enters the regression with the larger of that bound and the worst
 //!   success.
