@@ -5,7 +5,7 @@
 //! the log, run.json) → prepare the evaluator (the reference output) → replay the log into
 //! the searcher → loop (ask → evaluate → append → tell) → write the summaries.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::error::Error;
@@ -23,6 +23,7 @@ use crate::run::log::{self, Record};
 use crate::run::machine::now_rfc3339;
 use crate::run::meta;
 use crate::run::meta::{RunMeta, Termination};
+use crate::run::observe::{BestSource, Observe, ResultsJson, Seen};
 use crate::run::parallel::Parallel;
 use crate::run::progress::Progress;
 use crate::run::settings::{self, Budget, Resolved, RunOptions, Shared, EXPERIMENT_CAP};
@@ -156,6 +157,7 @@ struct Session<'p> {
     log: log::Log,
     records: Vec<Record>,
     progress: Progress,
+    best_source: BestSource,
     best_id: Option<usize>,
 }
 
@@ -228,6 +230,7 @@ impl<'p> Session<'p> {
             log,
             records,
             progress,
+            best_source: BestSource::default(),
             best_id,
         })
     }
@@ -432,22 +435,33 @@ impl<'p> Session<'p> {
             ));
         }
         self.log.append(self.problem, &rec)?;
-        let describe = self.problem.space.describe(&rec.config);
         self.records.push(rec);
-        if let Some(w) = crate::run::prefer::missing_warning(self.problem, &self.records) {
-            self.progress.message(&w);
-        }
-        let new_best = log::best(&self.records, self.problem.metric.goal).map(|r| r.eval_id);
-        if new_best != self.best_id {
-            self.best_id = new_best;
-            self.write_best_c()?;
-        }
-        let spent = self.spent();
-        let last = self.records.last().expect("just pushed");
-        self.progress
-            .update(last, spent, self.best_objective(), &describe);
+        self.best_id = log::best(&self.records, self.problem.metric.goal).map(|r| r.eval_id);
         self.update_meta();
-        crate::run::results_json::write(&self.dir, self.problem, &self.meta, &self.records)
+        self.tell_observers(false)
+    }
+
+    /// Tells every observer of the loop what the run is now ([`crate::run::observe`]): after
+    /// an evaluation was logged, or at the end.
+    fn tell_observers(&mut self, end: bool) -> Result<(), Error> {
+        let spent = self.spent();
+        let seen = Seen {
+            problem: self.problem,
+            dir: &self.dir,
+            meta: &self.meta,
+            records: &self.records,
+            best: self.best_id,
+            spent,
+        };
+        let observers: [&mut dyn Observe; 3] =
+            [&mut self.progress, &mut self.best_source, &mut ResultsJson];
+        for o in observers {
+            match end {
+                false => o.logged(&seen)?,
+                true => o.finished(&seen)?,
+            }
+        }
+        Ok(())
     }
 
     /// The machine failed: nothing is recorded for the evaluation in progress; run.json says
@@ -478,13 +492,6 @@ impl<'p> Session<'p> {
         self.meta.evaluations = self.records.len();
         self.meta.best_eval_id = self.best_id;
         self.meta.best_objective = self.best_objective();
-    }
-
-    fn write_best_c(&self) -> Result<(), Error> {
-        let Some(b) = self.best_id else { return Ok(()) };
-        let source = (self.problem.mold).render(&self.problem.space, &self.records[b].config);
-        let best = self.dir.join(self.problem.mold.best_file());
-        meta::write_atomic(&best, source.as_bytes())
     }
 
     /// After a search that ran to its end: re-measure the default and the best few
@@ -531,8 +538,7 @@ impl<'p> Session<'p> {
         self.meta.updated_at = now_rfc3339();
         self.update_meta();
         meta::write_run_json(&self.dir, &self.meta)?;
-        crate::run::results_json::write(&self.dir, self.problem, &self.meta, &self.records)?;
-        self.write_best_c()?;
+        self.tell_observers(true)?;
         if termination == Termination::Interrupted {
             return Err(Error::Interrupted(self.dir));
         }
@@ -583,15 +589,6 @@ impl<'p> Session<'p> {
     }
 }
 
-/// The run directory was deleted (or emptied) under the run, while `what`: nothing is left to
-/// resume. A variant that removes files outside its build directory does this.
-fn run_dir_gone(dir: &Path, what: &str) -> Error {
-    Error::usage(
-        format!("the run directory `{}` was deleted (or emptied) while {what}: its results are lost", dir.display()),
-        Some("a variant that removes files outside its own build directory does this; fix it, and start a new run with another `--out`"),
-    )
-}
-
 mod start;
 pub use start::default_out;
-use start::{budget_warning, claim_dir, new_meta, opening_line, pruning_warning};
+use start::{budget_warning, claim_dir, new_meta, opening_line, pruning_warning, run_dir_gone};

@@ -11,6 +11,7 @@ pub mod front_ends;
 pub mod log;
 pub mod machine;
 pub mod meta;
+pub mod observe;
 pub mod parallel;
 pub mod prefer;
 pub mod progress;

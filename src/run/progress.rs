@@ -6,14 +6,33 @@ use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::error::Error;
 use crate::evaluate::outcome::Status;
 use crate::run::log::Record;
+use crate::run::observe::{Observe, Seen};
 
 pub struct Progress {
     bar: Option<ProgressBar>,
     total: usize,
     counts: BTreeMap<&'static str, usize>,
     quiet: bool,
+}
+
+/// The terminal's view: a line (or the bar's message) per evaluation, and the warning when a
+/// success lacks a quantity the problem records.
+impl Observe for Progress {
+    fn logged(&mut self, seen: &Seen) -> Result<(), Error> {
+        if let Some(w) = crate::run::prefer::missing_warning(seen.problem, seen.records) {
+            self.message(&w);
+        }
+        let Some(last) = seen.records.last() else {
+            return Ok(());
+        };
+        let best = seen.best.and_then(|i| seen.records[i].m.objective);
+        let describe = seen.problem.space.describe(&last.config);
+        self.update(last, seen.spent, best, &describe);
+        Ok(())
+    }
 }
 
 impl Progress {

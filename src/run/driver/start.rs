@@ -188,3 +188,12 @@ pub(super) fn new_meta(
         warm_start: None,
     }
 }
+
+/// The run directory was deleted (or emptied) under the run, while `what`: nothing is left to
+/// resume. A variant that removes files outside its build directory does this.
+pub(super) fn run_dir_gone(dir: &Path, what: &str) -> Error {
+    Error::usage(
+        format!("the run directory `{}` was deleted (or emptied) while {what}: its results are lost", dir.display()),
+        Some("a variant that removes files outside its own build directory does this; fix it, and start a new run with another `--out`"),
+    )
+}
