@@ -138,10 +138,7 @@ pub(super) fn replay_command(a: ReplayArgs, fronts: &FrontEnds) -> Result<u8, Er
         budget: a.budget as usize,
         initial: a.initial,
         acquisition: a.acquisition,
-        kappa: crate::run::settings::flag(
-            "--kappa",
-            crate::problem::limits::non_negative(a.kappa),
-        )?,
+        kappa: crate::run::limits::flag("--kappa", crate::problem::limits::non_negative(a.kappa))?,
     };
     let mut text = String::from("# Search quality: replayed tables\n\nProduced by `moldtune replay`. Lower is better; `best@k` is the best objective found within k evaluations.\n\n");
     for (table, prior) in &replay_tables(&a, fronts)? {

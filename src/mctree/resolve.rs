@@ -11,8 +11,9 @@ use crate::mctree::search::Walk;
 use crate::mctree::setup::{self, ConfigFile, Recorded};
 use crate::mctree::transform;
 use crate::problem::{limits, CheckMode, MetricKind, Stream};
+use crate::run::limits::flag;
 use crate::run::meta::RunMeta;
-use crate::run::settings::{self, flag, Budget, Resolved};
+use crate::run::settings::{self, Budget, Resolved};
 use crate::search::{Acquisition, Design, Learner};
 
 /// The settings of an mctree run directory; its C file is run.json's `problem` (written

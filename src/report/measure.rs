@@ -25,7 +25,7 @@ pub struct Measured {
 pub fn measure(problem_path: &Path, which: &pick::Which, repeats: u32) -> Result<Measured, Error> {
     use crate::evaluate::Evaluated;
     let mut problem = crate::problem::Problem::load(problem_path)?;
-    problem.repeats = crate::run::settings::flag("--repeats", limits::repeats(repeats.into()))?;
+    problem.repeats = crate::run::limits::flag("--repeats", limits::repeats(repeats.into()))?;
     let config = pick::configuration(&problem, which)?;
     let dir = crate::scratch::Scratch::new("measure")
         .map_err(|e| Error::io("cannot create a scratch directory", e))?;

@@ -50,6 +50,15 @@ impl RunDir {
     }
 }
 
+/// The problem of the run in `dir` as the run ran it: [`problem_of`] with the repeats and
+/// timeouts its run.json recorded (as `--resume` has them) — what re-measuring one of its
+/// configurations needs (`best --verify`, a Slurm job).
+pub fn problem_as_run(dir: &Path, meta: &RunMeta, fronts: &FrontEnds) -> Result<Problem, Error> {
+    let mut problem = problem_of(dir, meta, fronts)?;
+    crate::run::limits::Limits::recorded(meta).apply(&mut problem)?;
+    Ok(problem)
+}
+
 /// The problem of the run in `dir` (run.json `meta`): the front end's rebuilding for one of
 /// its runs, else the problem file run.json names.
 pub fn problem_of(dir: &Path, meta: &RunMeta, fronts: &FrontEnds) -> Result<Problem, Error> {

@@ -8,6 +8,7 @@ pub mod dir;
 pub mod driver;
 pub mod executor;
 pub mod front_ends;
+pub mod limits;
 pub mod log;
 pub mod machine;
 pub mod meta;

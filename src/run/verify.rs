@@ -219,9 +219,8 @@ pub fn verify_again(
     let mut meta = meta::read_run_json(dir)?;
     let before = meta.verification.iter().flat_map(|v| &v.candidates);
     let anchors: Vec<usize> = before.map(|c| c.eval_id).collect();
-    let crate::run::dir::RunDir {
-        problem, records, ..
-    } = crate::run::dir::RunDir::open(dir, fronts)?;
+    let problem = crate::run::dir::problem_as_run(dir, &meta, fronts)?;
+    let records = crate::run::log::read_run_records(dir, &problem)?;
     let mut evaluator = crate::evaluate::make_evaluator(meta.mock, false, 0);
     evaluator.prepare(&problem, dir)?;
     let v = verify(&problem, &records, evaluator.as_mut(), plan, &anchors)

@@ -20,7 +20,6 @@ use crate::run::log;
 use crate::run::machine::now_rfc3339;
 use crate::run::meta;
 use crate::run::meta::RunMeta;
-use crate::run::settings;
 use crate::run::slurm::job::{this_node, Answer, JobDir, Reply, Task};
 use crate::run::verify;
 
@@ -42,7 +41,7 @@ pub fn work(run_dir: &Path, key: &str, fronts: &FrontEnds) -> Result<u8, Error> 
         Task::FrontEnd { input, .. } => front_end(&input, fronts),
         task => {
             let meta = meta::read_run_json(run_dir)?;
-            match problem_of(run_dir, &meta, fronts) {
+            match crate::run::dir::problem_as_run(run_dir, &meta, fronts) {
                 Ok(problem) => answer(&problem, run_dir, &meta, task, fronts),
                 Err(e) => Some(failed(e)),
             }
@@ -72,14 +71,6 @@ fn front_end(input: &serde_json::Value, fronts: &FrontEnds) -> Option<Answer> {
         Err(Error::Interrupted(_)) => None,
         Err(e) => Some(failed(e)),
     }
-}
-
-/// The run's problem, through the door every reader of a run directory uses, with the
-/// repeats and timeouts its run.json recorded (as `--resume` has them).
-fn problem_of(run_dir: &Path, meta: &RunMeta, fronts: &FrontEnds) -> Result<Problem, Error> {
-    let mut problem = crate::run::dir::problem_of(run_dir, meta, fronts)?;
-    settings::Limits::recorded(meta).apply(&mut problem)?;
-    Ok(problem)
 }
 
 fn failed(e: Error) -> Answer {
