@@ -41,7 +41,7 @@ fn importance_text(dir: &Path, r: &report::Importance) -> String {
     );
     let Some(ranking) = &r.ranking else {
         let why = r.reason.as_deref().unwrap_or_default();
-        let front = crate::run::meta::read_run_json(dir).map_or("run", |m| {
+        let front = crate::run::dir::read_meta(dir).map_or("run", |m| {
             if m.mctree.is_some() {
                 "mctree"
             } else {

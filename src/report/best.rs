@@ -35,7 +35,7 @@ struct Row {
 }
 
 pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
-    let meta = meta::read_run_json(dir)?;
+    let meta = crate::run::dir::read_meta(dir)?;
     let t = log::read_table(dir, false)?;
     let (obj, status, id, hash) = (
         t.column("objective")?,

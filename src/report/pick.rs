@@ -9,7 +9,6 @@ use crate::problem::overrides;
 use crate::problem::space::Config;
 use crate::problem::Problem;
 use crate::run::log;
-use crate::run::meta;
 
 /// The flags that choose the configuration, declared once for `measure` and `show`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -50,7 +49,7 @@ pub fn configuration(problem: &Problem, which: &Which) -> Result<Config, Error> 
             let records = log::read_run_records(dir, problem)?;
             // A run's best is its verified winner when it has one (what `best` reports).
             let verified =
-                (meta::read_run_json(dir).ok()).and_then(|m| m.verification?.winner_eval_id);
+                (crate::run::dir::read_meta(dir).ok()).and_then(|m| m.verification?.winner_eval_id);
             let pick = match eval {
                 Some(id) => records.iter().find(|r| r.eval_id == id),
                 None => log::claimed(&records, problem.metric.goal, verified, log::succeeded),

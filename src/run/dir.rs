@@ -26,7 +26,7 @@ impl RunDir {
     /// Reads the run in `dir`: run.json, its problem (rebuilt by its front end when it is
     /// not a problem file), its records.
     pub fn open(dir: &Path, fronts: &FrontEnds) -> Result<RunDir, Error> {
-        let meta = meta::read_run_json(dir)?;
+        let meta = read_meta(dir)?;
         let problem = problem_of(dir, &meta, fronts)?;
         let records = log::read_run_records(dir, &problem)?;
         Ok(RunDir {
@@ -48,6 +48,35 @@ impl RunDir {
         let winner = (self.meta.verification.as_ref()).and_then(|v| v.winner_eval_id);
         log::claimed(&self.records, self.meta.goal, winner, log::succeeded)
     }
+}
+
+/// run.json of the run in `dir`, read here only: its problem path made absolute (written
+/// relative to the directory), a directory that holds none told what it is.
+pub fn read_meta(dir: &Path) -> Result<RunMeta, Error> {
+    let path = dir.join(meta::RUN_JSON);
+    let bytes = std::fs::read(&path).map_err(|e| {
+        // mctree keeps what it found (mctree.json) before the run's first record: a run
+        // stopped in between has nothing to resume, and is started again.
+        if dir.join(meta::MCTREE_JSON).is_file() && !dir.join(meta::RESULTS_CSV).exists() {
+            return Error::usage(
+                format!("`{}` was stopped before its run started: it holds what mctree found but no run.json, nothing to resume", dir.display()),
+                Some("start it again: the same command without `--resume`, with `--out` naming this directory"),
+            );
+        }
+        Error::usage(
+            format!("`{}` is not a moldtune run directory: {e}", dir.display()),
+            Some("give the directory a `moldtune run` or `moldtune mctree` wrote (it holds run.json)"),
+        )
+    })?;
+    let mut meta: RunMeta = serde_json::from_slice(&bytes).map_err(|e| Error::ConfigFile {
+        file: path,
+        message: format!("unreadable run.json: {e}"),
+        hint: None,
+    })?;
+    // A relative problem path is relative to the run directory (made absolute: the current
+    // directory may change meaning for whoever writes run.json next).
+    meta.problem = meta::absolute(&dir.join(&meta.problem));
+    Ok(meta)
 }
 
 /// The problem of the run in `dir` as the run ran it: [`problem_of`] with the repeats and

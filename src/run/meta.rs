@@ -217,34 +217,7 @@ pub(crate) fn relative_to(path: &Path, dir: &Path) -> Option<PathBuf> {
     pathdiff::diff_paths(&path, &dir)
 }
 
-pub fn read_run_json(dir: &Path) -> Result<RunMeta, Error> {
-    let path = dir.join(RUN_JSON);
-    let bytes = std::fs::read(&path).map_err(|e| {
-        // mctree keeps what it found (mctree.json) before the run's first record: a run
-        // stopped in between has nothing to resume, and is started again.
-        if dir.join(MCTREE_JSON).is_file() && !dir.join(RESULTS_CSV).exists() {
-            return Error::usage(
-                format!("`{}` was stopped before its run started: it holds what mctree found but no run.json, nothing to resume", dir.display()),
-                Some("start it again: the same command without `--resume`, with `--out` naming this directory"),
-            );
-        }
-        Error::usage(
-            format!("`{}` is not a moldtune run directory: {e}", dir.display()),
-            Some("give the directory a `moldtune run` or `moldtune mctree` wrote (it holds run.json)"),
-        )
-    })?;
-    let mut meta: RunMeta = serde_json::from_slice(&bytes).map_err(|e| Error::ConfigFile {
-        file: path,
-        message: format!("unreadable run.json: {e}"),
-        hint: None,
-    })?;
-    // A relative problem path is relative to the run directory (made absolute: the current
-    // directory may change meaning for whoever writes run.json next).
-    meta.problem = absolute(&dir.join(&meta.problem));
-    Ok(meta)
-}
-
 /// `path` made absolute against the current directory (unchanged if that cannot be had).
-fn absolute(path: &Path) -> PathBuf {
+pub(crate) fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }

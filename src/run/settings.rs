@@ -273,7 +273,7 @@ impl Budget {
 /// The run.json of the run being resumed, if any.
 pub fn previous_run(opts: &Shared) -> Result<Option<RunMeta>, Error> {
     match (opts.resuming(), opts.run_dir()) {
-        (true, Some(dir)) => Ok(Some(crate::run::meta::read_run_json(&dir)?)),
+        (true, Some(dir)) => Ok(Some(crate::run::dir::read_meta(&dir)?)),
         (true, None) => Err(Error::usage(
             "`--resume` needs the run directory",
             Some("`moldtune run --resume DIR` or `--out DIR --resume`"),

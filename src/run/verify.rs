@@ -216,7 +216,7 @@ pub fn verify_again(
     // Builds run inside the directory: a relative one would be resolved twice.
     let dir = &std::fs::canonicalize(dir)
         .map_err(|e| Error::usage(format!("cannot use `{}`: {e}", dir.display()), None))?;
-    let mut meta = meta::read_run_json(dir)?;
+    let mut meta = crate::run::dir::read_meta(dir)?;
     let before = meta.verification.iter().flat_map(|v| &v.candidates);
     let anchors: Vec<usize> = before.map(|c| c.eval_id).collect();
     let problem = crate::run::dir::problem_as_run(dir, &meta, fronts)?;

@@ -87,7 +87,7 @@ type Earlier = (String, Goal, Vec<crate::run::log::Record>);
 /// A run directory whose problem file is not where run.json says (copied alone), read with
 /// `this` run's problem: its name, goal and records (`None`: not such a run).
 fn alone(dir: &Path, this: Option<&Problem>) -> Option<Result<Earlier, Error>> {
-    let meta = crate::run::meta::read_run_json(dir).ok()?;
+    let meta = crate::run::dir::read_meta(dir).ok()?;
     let this = this.filter(|_| meta.mctree.is_none() && !meta.problem.exists())?;
     eprintln!(
         "warning: `{}`'s problem file `{}` is not there: its results.csv is read with this run's parameters",

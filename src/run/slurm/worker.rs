@@ -18,7 +18,6 @@ use crate::process;
 use crate::run::front_ends::FrontEnds;
 use crate::run::log;
 use crate::run::machine::now_rfc3339;
-use crate::run::meta;
 use crate::run::meta::RunMeta;
 use crate::run::slurm::job::{this_node, Answer, JobDir, Reply, Task};
 use crate::run::verify;
@@ -40,7 +39,7 @@ pub fn work(run_dir: &Path, key: &str, fronts: &FrontEnds) -> Result<u8, Error> 
     let answer = match request.task {
         Task::FrontEnd { input, .. } => front_end(&input, fronts),
         task => {
-            let meta = meta::read_run_json(run_dir)?;
+            let meta = crate::run::dir::read_meta(run_dir)?;
             match crate::run::dir::problem_as_run(run_dir, &meta, fronts) {
                 Ok(problem) => answer(&problem, run_dir, &meta, task, fronts),
                 Err(e) => Some(failed(e)),
