@@ -34,15 +34,11 @@ pub trait Evaluator {
     fn evaluate(&mut self, problem: &Problem, config: &Config, eval_id: usize) -> Evaluated;
     /// Learns from an evaluation recorded earlier (a resumed run replays its log).
     fn remember(&mut self, _m: &Measurement, _eval_id: usize) {}
-    /// Lets up to `jobs` builds run at once ahead of their evaluation's turn
-    /// ([`Evaluator::ahead`]); false when this evaluator builds nothing (the mock).
-    fn build_ahead(&mut self, _problem: &Problem, _jobs: usize) -> bool {
-        false
+    /// Its builds ahead of their evaluation's turn, when it builds anything (not the mock):
+    /// the executor decides when to start them ([`crate::evaluate::ahead`]).
+    fn builds_ahead(&mut self) -> Option<&mut dyn BuildsAhead> {
+        None
     }
-    /// Starts evaluation `eval_id`'s builds ahead of its turn (see [`crate::evaluate::ahead`]).
-    fn ahead(&mut self, _problem: &Problem, _config: &Config, _eval_id: usize) {}
-    /// Waits for the builds still ahead (proposals that will not be evaluated) and drops them.
-    fn cancel_ahead(&mut self) {}
     /// Re-measures `configs` interleaved until `rounds` says enough (see [`interleave`]).
     fn remeasure(
         &mut self,
@@ -53,6 +49,17 @@ pub trait Evaluator {
     /// Watches timed runs with `pruner` from now on (a search's evaluations; never the
     /// verification's re-measurements). An evaluator that runs nothing ignores it.
     fn prune_with(&mut self, _pruner: Pruner) {}
+}
+
+/// Builds started ahead of their evaluation's turn (`--jobs`), which
+/// [`Evaluator::evaluate`] then takes instead of building.
+pub trait BuildsAhead {
+    /// Lets up to `jobs` builds run at once.
+    fn share(&mut self, problem: &Problem, jobs: usize);
+    /// Starts evaluation `eval_id`'s builds.
+    fn start(&mut self, problem: &Problem, config: &Config, eval_id: usize);
+    /// Waits for the builds still ahead (proposals that will not be evaluated) and drops them.
+    fn cancel(&mut self);
 }
 
 #[derive(Default)]
@@ -207,25 +214,8 @@ impl Evaluator for RealEvaluator {
         Evaluated::Done(m)
     }
 
-    fn build_ahead(&mut self, problem: &Problem, jobs: usize) -> bool {
-        self.slots.share(problem, jobs);
-        self.jobs = jobs;
-        true
-    }
-
-    fn ahead(&mut self, problem: &Problem, config: &Config, eval_id: usize) {
-        // A template that does not render, or a twin of an evaluation already made, is left
-        // to `evaluate`, which records it without a build.
-        let Ok(v) = self.rendered(problem, config, eval_id) else {
-            return;
-        };
-        if self.reuse.by_build(&v.build_key).is_none() {
-            self.slots.start(eval_id, v.r);
-        }
-    }
-
-    fn cancel_ahead(&mut self) {
-        self.slots.cancel();
+    fn builds_ahead(&mut self) -> Option<&mut dyn BuildsAhead> {
+        Some(self)
     }
 
     fn remeasure(
@@ -263,6 +253,28 @@ impl Evaluator for RealEvaluator {
 
     fn prune_with(&mut self, pruner: Pruner) {
         self.pruner = Some(pruner);
+    }
+}
+
+impl BuildsAhead for RealEvaluator {
+    fn share(&mut self, problem: &Problem, jobs: usize) {
+        self.slots.share(problem, jobs);
+        self.jobs = jobs;
+    }
+
+    fn start(&mut self, problem: &Problem, config: &Config, eval_id: usize) {
+        // A template that does not render, or a twin of an evaluation already made, is left
+        // to `evaluate`, which records it without a build.
+        let Ok(v) = self.rendered(problem, config, eval_id) else {
+            return;
+        };
+        if self.reuse.by_build(&v.build_key).is_none() {
+            self.slots.start(eval_id, v.r);
+        }
+    }
+
+    fn cancel(&mut self) {
+        self.slots.cancel();
     }
 }
 

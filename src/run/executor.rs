@@ -87,7 +87,13 @@ impl Local {
 impl Executor for Local {
     fn prepare(&mut self, problem: &Problem, dir: &Path) -> Result<(), Error> {
         self.evaluator.prepare(problem, dir)?;
-        let ahead = self.jobs > 1 && self.evaluator.build_ahead(problem, self.jobs);
+        let ahead = match self.evaluator.builds_ahead() {
+            Some(b) if self.jobs > 1 => {
+                b.share(problem, self.jobs);
+                true
+            }
+            _ => false,
+        };
         self.depth = if ahead { self.jobs + 1 } else { 1 };
         Ok(())
     }
@@ -111,8 +117,11 @@ impl Executor for Local {
         config: &Config,
         source: Source,
     ) -> Result<(), Error> {
-        if self.depth > 1 {
-            self.evaluator.ahead(problem, config, eval_id);
+        if let Some(b) = (self.depth > 1)
+            .then(|| self.evaluator.builds_ahead())
+            .flatten()
+        {
+            b.start(problem, config, eval_id);
         }
         self.queue.push_back((eval_id, config.clone(), source));
         Ok(())
@@ -141,6 +150,8 @@ impl Executor for Local {
 
     fn cancel(&mut self) {
         self.queue.clear();
-        self.evaluator.cancel_ahead();
+        if let Some(b) = self.evaluator.builds_ahead() {
+            b.cancel();
+        }
     }
 }
