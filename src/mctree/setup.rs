@@ -23,7 +23,7 @@ use crate::problem::param::{Kind, OpenValues, Param};
 use crate::problem::space::{Config, Space};
 use crate::problem::template::Template;
 use crate::problem::{
-    limits, Check, CheckMode, CodeIdentity, Goal, Metric, MetricKind, Problem, Reduce, Stream,
+    limits, CheckMode, CodeIdentity, Goal, Metric, MetricKind, OutputCheck, Problem, Reduce, Stream,
 };
 
 /// The optional `--config` file: the same settings as the flags (flags win).
@@ -375,7 +375,7 @@ pub fn problem(
             disassembler: disassembler(&r.compiler),
             functions: r.kernel_functions(),
         }),
-        check: Check {
+        check: OutputCheck {
             mode: r.check_mode,
             stream: r.check_stream,
             env: r.check_env.clone(),

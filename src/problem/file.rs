@@ -40,7 +40,7 @@ pub struct Metric {
 }
 
 #[derive(Debug, Clone)]
-pub struct Check {
+pub struct OutputCheck {
     pub mode: CheckMode,
     pub stream: Stream,
     pub env: Vec<(String, String)>,
@@ -127,7 +127,7 @@ pub struct Problem {
     /// When set, programs are identified by one function's machine code instead of their
     /// whole bytes (mctree: the kernel). Not settable in a problem file.
     pub code_identity: Option<CodeIdentity>,
-    pub check: Check,
+    pub check: OutputCheck,
     pub search: SearchDefaults,
     /// Quantities read from each timed run beside the metric (`record:`, then the two of
     /// `progress:`).
@@ -310,7 +310,7 @@ impl Ctx<'_> {
         (raw_mold, raw_run): (&Spanned<String>, &Spanned<RawCommand>),
         mold: &Mold,
         run: &Template,
-        check: &Check,
+        check: &OutputCheck,
         abs: &Path,
     ) -> Result<(), Error> {
         if !check.compile_extra.is_empty() {
@@ -509,7 +509,7 @@ impl Ctx<'_> {
     }
 
     /// The output check: its reference source, when given, exists.
-    fn check(&self, c: RawCheck) -> Result<Check, Error> {
+    fn check(&self, c: RawCheck) -> Result<OutputCheck, Error> {
         let reference = c
             .reference
             .as_ref()
@@ -519,7 +519,7 @@ impl Ctx<'_> {
             Some(v) => self.valid(v, key, |&x| limits::non_negative(x)),
             None => Ok(default),
         };
-        Ok(Check {
+        Ok(OutputCheck {
             mode: c.mode,
             stream: c.stream,
             env: c.env.into_iter().collect(),

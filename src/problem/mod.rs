@@ -25,6 +25,6 @@ pub mod space;
 pub mod template;
 pub mod vocabulary;
 
-pub use file::{Check, CodeIdentity, Metric, Problem, SearchDefaults};
+pub use file::{CodeIdentity, Metric, OutputCheck, Problem, SearchDefaults};
 pub use raw::from_yaml;
 pub use vocabulary::{CheckMode, Goal, MetricKind, Reduce, Stream};

@@ -69,7 +69,7 @@ impl Draw {
 
 /// A check that becomes exact once every parameter it reads is drawn.
 #[derive(Debug, Clone, Copy)]
-enum Check {
+enum Rule {
     Forbidden(usize),
     Constraint(usize),
 }
@@ -98,7 +98,7 @@ pub struct Sampler<'s> {
     /// Position of each parameter in `space.order`.
     pos: Vec<usize>,
     /// Per position, the checks whose last parameter is drawn there.
-    exact: Vec<Vec<Check>>,
+    exact: Vec<Vec<Rule>>,
     /// Per position, the constraints that read the parameter drawn there and a later one.
     early: Vec<Vec<usize>>,
     /// Per position, for constraints whose first parameter is drawn there (and whose others
@@ -152,7 +152,7 @@ impl<'s> Sampler<'s> {
         }
         for (k, combo) in self.space.forbidden.iter().enumerate() {
             let last = combo.iter().map(|&(i, _)| self.pos[i]).max().unwrap_or(0);
-            self.exact[last].push(Check::Forbidden(k));
+            self.exact[last].push(Rule::Forbidden(k));
         }
         for (k, c) in self.space.constraints.iter().enumerate() {
             let mut reads = Vec::new();
@@ -161,7 +161,7 @@ impl<'s> Sampler<'s> {
             at.sort_unstable();
             at.dedup();
             let last = at.last().copied().unwrap_or(0);
-            self.exact[last].push(Check::Constraint(k));
+            self.exact[last].push(Rule::Constraint(k));
             for &p in at.iter().filter(|&&p| p < last) {
                 match self.tabulate(k, p, &reads) {
                     Some(table) if p == at[0] => self.unary[p].push(table),
@@ -351,8 +351,8 @@ impl<'s> Sampler<'s> {
             }
         };
         let exact = self.exact[k].iter().filter_map(|ch| match *ch {
-            Check::Constraint(j) => Some(j),
-            Check::Forbidden(_) => None,
+            Rule::Constraint(j) => Some(j),
+            Rule::Forbidden(_) => None,
         });
         exact
             .chain(self.early[k].iter().copied())
@@ -374,8 +374,8 @@ impl<'s> Sampler<'s> {
             }
         }
         let exact = self.exact[k].iter().all(|ch| match *ch {
-            Check::Forbidden(j) => !self.space.forbids(j, c),
-            Check::Constraint(j) => self.space.satisfies(j, c),
+            Rule::Forbidden(j) => !self.space.forbids(j, c),
+            Rule::Constraint(j) => self.space.satisfies(j, c),
         });
         exact
             && self.early[k].iter().all(|&j| {
