@@ -11,8 +11,11 @@ are left out of the import graph. Then it reports:
     top-level folder may use which);
   - a circle anywhere in the crate (strongly connected components of the file graph, across
     folders and depths, `mod.rs` files included);
-  - `use super::*` outside a test module, and a re-export (`pub use`) outside a `mod.rs`/`lib.rs`
-    or of something outside its own folder (one name, one address);
+  - `use super::*` outside a test module, and a re-export (`pub use`) outside a folder's module
+    file or of something outside its own folder (one name, one address);
+  - process-wide state (a `static` holding a lock or a `OnceLock`, `thread_local!`; a `LazyLock`
+    of a constant — a compiled regex or template — is not state) outside
+    `process/`, whose signal handling needs it: front ends and settings are passed as values;
   - files over 600 lines and functions over 60 (tests included).
 Exits 1 when a rule is broken: scripts/test.sh runs it; scripts/test_layering.py plants an
 import of each kind and checks it is caught.
@@ -42,6 +45,9 @@ STAGES = {
     # the front door: everything
     "cli": {"problem", "evaluate", "search", "run", "report", "mctree", "check", "process"},
 }
+# The folders whose files may hold process-wide state.
+GLOBAL_STATE = {"process"}
+STATE = re.compile(r"\bstatic\s+\w+\s*:[^=;]*\b(?:Mutex|RwLock|OnceLock|OnceCell)\b|\bthread_local!")
 MAX_LINES = 600
 MAX_FN_LINES = 60
 KEYWORDS = {"crate", "super", "self", "Self"}
@@ -281,6 +287,10 @@ class Crate:
                     deps.setdefault(target, body.count("\n", 0, pm.start()) + 1)
             deps.pop(mod, None)
             graph[mod] = deps
+            if mod[:1] and mod[0] not in GLOBAL_STATE:
+                for sm in STATE.finditer(m.code):
+                    line = m.code.count("\n", 0, sm.start()) + 1
+                    findings.append(f"{m.file.relative_to(self.src.parent)}:{line}: process-wide state outside process/")
         return graph, findings
 
 

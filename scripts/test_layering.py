@@ -47,6 +47,8 @@ CASES = [
      "circle: report/best <-> report/sub/deep"),
     ("a circle between folders", {"run/log.rs": "use crate::run::driver::drive;\n"}, "circle: run/driver <-> run/log"),
     ("a glob of the parent", {"run/log.rs": "use super::*;\n"}, "`use super::*` outside a test module"),
+    ("a process-wide registry", {"run/log.rs": "static FRONT: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();\n"},
+     "process-wide state outside process/"),
     ("a long function", {"error.rs": "fn long() {\n" + "    let _ = 1;\n" * 61 + "}\n"}, "fn long has 63 lines"),
 ]
 
