@@ -1,6 +1,7 @@
 //! `moldtune mctree FILE.c`: tuning without a mold — the second front end onto the run's
-//! evaluation. [`ast`] discovers the kernel's loops from clang-22's JSON AST into a
-//! [`looptree`]; [`transform`] says which directive stacks clang-22 accepts; [`tree`] holds
+//! evaluation. [`discover`] finds the kernel's loops and their dependences (clang-22's JSON
+//! AST, then Polly as a second prover) into a [`looptree`]; [`transform`] says which
+//! directive stacks clang-22 accepts; [`tree`] holds
 //! the explored nodes and [`search`] chooses the next (greedy, mcts, rf); [`setup`] turns
 //! the file and settings into the [`Problem`] that the run's driver evaluates, logs and
 //! resumes like any other; [`emit`] writes the best node back as a mold for `moldtune run`.
