@@ -1,7 +1,9 @@
-//! Discovery end to end, in the order it works: the C file read ([`read_source`]) and parsed
-//! with the user's flags on a thread of its own ([`kernel_loops`]), the translation unit ([`unit`]: the file's
-//! functions, the kernel's body), the kernel and its loops ([`ast`]), the memory its names
-//! reach ([`memory`]), its dependences ([`deps`]), and which loops carry one ([`legality`]).
+//! Discovery end to end, in the order it works: the C file read ([`read_source`]) and
+//! parsed with the user's flags on a thread of its own ([`kernel_loops`]), the translation
+//! unit ([`unit`](crate::mctree::unit): the file's functions, the kernel's body), the kernel
+//! and its loops ([`ast`]), the memory its names reach ([`memory`](crate::mctree::memory)),
+//! its dependences ([`deps`]), which loops carry one ([`legality`]), and Polly's view of them
+//! ([`second`]).
 
 use std::path::{Path, PathBuf};
 
