@@ -16,6 +16,8 @@ are left out of the import graph. Then it reports:
   - process-wide state (a `static` holding a lock or a `OnceLock`, `thread_local!`; a `LazyLock`
     of a constant — a compiled regex or template — is not state) outside
     `process/`, whose signal handling needs it: front ends and settings are passed as values;
+  - run.json read anywhere but the door, `run/dir.rs` (a statement that names `RUN_JSON` and
+    reads or opens it; `run/meta.rs` writes it);
   - files over 600 lines and functions over 60 (tests included).
 Exits 1 when a rule is broken: scripts/test.sh runs it; scripts/test_layering.py plants an
 import of each kind and checks it is caught.
@@ -48,6 +50,9 @@ STAGES = {
 # The folders whose files may hold process-wide state.
 GLOBAL_STATE = {"process"}
 STATE = re.compile(r"\bstatic\s+\w+\s*:[^=;]*\b(?:Mutex|RwLock|OnceLock|OnceCell)\b|\bthread_local!")
+# The one reader of run.json, and its writer.
+RUN_JSON_DOOR = {("run", "dir"), ("run", "meta")}
+READS = re.compile(r"\b(?:read|read_to_string|open|from_reader|from_slice)\b")
 MAX_LINES = 600
 MAX_FN_LINES = 60
 KEYWORDS = {"crate", "super", "self", "Self"}
@@ -287,6 +292,13 @@ class Crate:
                     deps.setdefault(target, body.count("\n", 0, pm.start()) + 1)
             deps.pop(mod, None)
             graph[mod] = deps
+            if mod not in RUN_JSON_DOOR:
+                for rm in re.finditer(r"\bRUN_JSON\b", m.code):
+                    start = max(m.code.rfind(c, 0, rm.start()) for c in ";{}") + 1
+                    end = m.code.find(";", rm.end())
+                    if READS.search(m.code[start:end if end >= 0 else len(m.code)]):
+                        line = m.code.count("\n", 0, rm.start()) + 1
+                        findings.append(f"{m.file.relative_to(self.src.parent)}:{line}: run.json read outside run/dir.rs")
             if mod[:1] and mod[0] not in GLOBAL_STATE:
                 for sm in STATE.finditer(m.code):
                     line = m.code.count("\n", 0, sm.start()) + 1

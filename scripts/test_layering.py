@@ -19,7 +19,9 @@ CLEAN = {
     "error.rs": "pub struct Error;\n",
     "problem/mod.rs": "pub mod space;\npub use space::Space;\n",
     "problem/space.rs": "pub struct Space;\n",
-    "run/mod.rs": "pub mod driver;\npub mod log;\npub struct Limits;\n",
+    "run/mod.rs": "pub mod dir;\npub mod driver;\npub mod log;\npub mod meta;\npub struct Limits;\n",
+    "run/meta.rs": "pub const RUN_JSON: &str = \"run.json\";\n",
+    "run/dir.rs": "use crate::run::meta::RUN_JSON;\npub fn read(d: &std::path::Path) { let _ = std::fs::read(d.join(RUN_JSON)); }\n",
     "run/driver.rs": "use super::log::Log;\nuse crate::problem::Space;\npub fn drive(_: Space, _: Log) {}\n",
     "run/log.rs": "pub struct Log;\n#[cfg(test)]\nmod tests {\n    use super::*;\n    use crate::report::best;\n}\n",
     "report/mod.rs": "pub mod best;\npub mod sub;\n",
@@ -49,6 +51,8 @@ CASES = [
     ("a glob of the parent", {"run/log.rs": "use super::*;\n"}, "`use super::*` outside a test module"),
     ("a process-wide registry", {"run/log.rs": "static FRONT: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();\n"},
      "process-wide state outside process/"),
+    ("run.json read past the door", {"report/best.rs": "fn meta(d: &std::path::Path) { let _ = std::fs::read_to_string(d.join(crate::run::meta::RUN_JSON)); }\n"},
+     "run.json read outside run/dir.rs"),
     ("a long function", {"error.rs": "fn long() {\n" + "    let _ = 1;\n" * 61 + "}\n"}, "fn long has 63 lines"),
 ]
 
