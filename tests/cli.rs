@@ -6,10 +6,10 @@
 //! makes a real run with a fake compiler written in sh, to check that parameter values never
 //! reach a shell.
 
+use crate::common::fake::write_executable;
 use crate::common::*;
 
 use std::collections::HashSet;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
@@ -733,11 +733,6 @@ fn existing_results_need_resume() {
 // ---------------------------------------------------------------------------------------------
 // No shell: parameter values with metacharacters stay arguments (a real, non-mock run)
 // ---------------------------------------------------------------------------------------------
-
-fn write_executable(path: &Path, body: &str) {
-    std::fs::write(path, body).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
 
 #[test]
 fn shell_metacharacters_in_values_are_not_interpreted() {

@@ -4,7 +4,7 @@
 //! extra source, and `--emit-mold` under `moldtune run`. (floyd-warshall's tiles on random
 //! input are in `mctree_check.rs`: that test evaluates in-process, which reaps children.)
 
-use crate::common::fake::BIN;
+use crate::common::fake::{write_executable, BIN};
 use crate::common::mctree::{loop_tree, recorded};
 use crate::common::{assert_code, describe, have_clang, read_json, Csv};
 
@@ -33,6 +33,16 @@ fn fixture(name: &str) -> PathBuf {
 
 fn moldtune(args: &[&str]) -> std::process::Output {
     Command::new(BIN).args(args).output().unwrap()
+}
+
+/// An mctree config file in `dir` whose compiler is `script`, written there as the
+/// executable `name` (a compiler that hangs, floods its stderr or leaves a child behind).
+fn config_with_compiler(dir: &Path, name: &str, script: &str) -> PathBuf {
+    let cc = dir.join(name);
+    write_executable(&cc, script);
+    let cfg = dir.join("mctree.yaml");
+    std::fs::write(&cfg, format!("compiler: {}\n", cc.display())).unwrap();
+    cfg
 }
 
 fn list(file: &Path, extra: &[&str]) -> serde_json::Value {
@@ -937,12 +947,7 @@ fn a_deep_nest_and_a_long_expression_are_read() {
 #[test]
 fn a_compiler_that_hangs_on_the_ast_dump_is_stopped_at_the_compile_timeout() {
     let tmp = tempfile::tempdir().unwrap();
-    let cc = tmp.path().join("hang-cc");
-    std::fs::write(&cc, "#!/bin/sh\nsleep 30\n").unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let cfg = tmp.path().join("mctree.yaml");
-    std::fs::write(&cfg, format!("compiler: {}\n", cc.display())).unwrap();
+    let cfg = config_with_compiler(tmp.path(), "hang-cc", "#!/bin/sh\nsleep 30\n");
     let t0 = std::time::Instant::now();
     let f = fixture("noscop.c");
     let o = moldtune(&[
@@ -1037,13 +1042,8 @@ fn resuming_by_a_relative_directory_keeps_the_run_resumable() {
 fn builds_ahead_that_the_budget_leaves_unused_are_killed() {
     require_clang!();
     let tmp = tempfile::tempdir().unwrap();
-    let cc = tmp.path().join("slow-cc");
     let script = "#!/bin/sh\ncase \"$*\" in *\"/work/eval-\"[2-9]*) sleep 600.0911 ;; esac\nexec clang-22 \"$@\"\n";
-    std::fs::write(&cc, script).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let cfg = tmp.path().join("mctree.yaml");
-    std::fs::write(&cfg, format!("compiler: {}\n", cc.display())).unwrap();
+    let cfg = config_with_compiler(tmp.path(), "slow-cc", script);
     let (f, out) = (kernel("gemm"), tmp.path().join("run"));
     let t0 = std::time::Instant::now();
     let o = moldtune(&[
@@ -1277,14 +1277,9 @@ fn a_huge_global_table_is_read_in_bounded_memory() {
 #[test]
 fn a_compiler_leaving_a_child_on_its_output_does_not_hold_list() {
     require_clang!();
-    use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::tempdir().unwrap();
-    let cc = tmp.path().join("cc.sh");
     let wrapper = "#!/bin/sh\nclang-22 \"$@\"\ns=$?\nsetsid sleep 40.0417 &\nexit $s\n";
-    std::fs::write(&cc, wrapper).unwrap();
-    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let cfg = tmp.path().join("mctree.yaml");
-    std::fs::write(&cfg, format!("compiler: {}\n", cc.display())).unwrap();
+    let cfg = config_with_compiler(tmp.path(), "cc.sh", wrapper);
     let t0 = std::time::Instant::now();
     let o = moldtune(&[
         "mctree",
@@ -1393,15 +1388,14 @@ fn an_unusable_tmpdir_is_named() {
 #[test]
 fn an_interrupted_list_leaves_nothing_behind() {
     require_clang!();
-    use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::tempdir().unwrap();
     let scratch = tmp.path().join("tmp");
     std::fs::create_dir(&scratch).unwrap();
-    let cc = tmp.path().join("slowcc.sh");
-    std::fs::write(&cc, "#!/bin/sh\nsleep 30.0419\nexec clang-22 \"$@\"\n").unwrap();
-    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let cfg = tmp.path().join("mctree.yaml");
-    std::fs::write(&cfg, format!("compiler: {}\n", cc.display())).unwrap();
+    let cfg = config_with_compiler(
+        tmp.path(),
+        "slowcc.sh",
+        "#!/bin/sh\nsleep 30.0419\nexec clang-22 \"$@\"\n",
+    );
     let child = Command::new(BIN)
         .args(["mctree", kernel("gemm").to_str().unwrap(), "--list"])
         .args(["--config", cfg.to_str().unwrap()])
@@ -1428,13 +1422,12 @@ fn an_interrupted_list_leaves_nothing_behind() {
 /// the given flags"; issue 42 item 4).
 #[test]
 fn a_compiler_stopped_for_its_output_size_says_so() {
-    use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::tempdir().unwrap();
-    let cc = tmp.path().join("loud.sh");
-    std::fs::write(&cc, "#!/bin/sh\nexec head -c 3000000 /dev/zero >&2\n").unwrap();
-    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let cfg = tmp.path().join("mctree.yaml");
-    std::fs::write(&cfg, format!("compiler: {}\n", cc.display())).unwrap();
+    let cfg = config_with_compiler(
+        tmp.path(),
+        "loud.sh",
+        "#!/bin/sh\nexec head -c 3000000 /dev/zero >&2\n",
+    );
     let o = moldtune(&[
         "mctree",
         kernel("gemm").to_str().unwrap(),

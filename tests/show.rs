@@ -3,9 +3,9 @@
 //! usage errors for configurations the search could not propose, misspelt template names
 //! refused at load, and (real clang-22) paths and values with spaces kept as one argument.
 
+use crate::common::fake::write_executable;
 use crate::common::*;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -17,11 +17,6 @@ fn moldtune(dir: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .unwrap()
-}
-
-fn write_executable(path: &Path, body: &str) {
-    std::fs::write(path, body).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// A problem in `dir` built by a fake compiler: it logs its directory and arguments (one
