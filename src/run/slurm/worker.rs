@@ -41,7 +41,7 @@ pub fn work(run_dir: &Path, key: &str, fronts: &FrontEnds) -> Result<u8, Error> 
         task => {
             let meta = crate::run::dir::read_meta(run_dir)?;
             match crate::run::dir::problem_as_run(run_dir, &meta, fronts) {
-                Ok(problem) => answer(&problem, run_dir, &meta, task, fronts),
+                Ok(problem) => answer(&problem, run_dir, &meta, task),
                 Err(e) => Some(failed(e)),
             }
         }
@@ -83,13 +83,7 @@ fn failed(e: Error) -> Answer {
 }
 
 /// The task's answer; `None` when the worker was interrupted.
-fn answer(
-    problem: &Problem,
-    run_dir: &Path,
-    meta: &RunMeta,
-    task: Task,
-    fronts: &FrontEnds,
-) -> Option<Answer> {
+fn answer(problem: &Problem, run_dir: &Path, meta: &RunMeta, task: Task) -> Option<Answer> {
     match task {
         Task::Reference => match make_evaluator(meta.mock, false, 0).prepare(problem, run_dir) {
             Ok(()) => Some(Answer::Reference),
@@ -120,7 +114,10 @@ fn answer(
                 Evaluated::Stopped(stop) => stopped(stop),
             }
         }
-        Task::FrontEnd { input, .. } => front_end(&input, fronts),
+        // Done by `work` before any run is read: a front end's task has no run.
+        Task::FrontEnd { .. } => Some(failed(Error::Internal(
+            "a front end's task reached the run's worker".into(),
+        ))),
         Task::Verify { plan, anchors } => {
             let records = match log::read_records_live(run_dir, problem) {
                 Ok(r) => r,
