@@ -55,7 +55,7 @@ RUN_JSON_DOOR = {("run", "dir"), ("run", "meta")}
 READS = re.compile(r"\b(?:read|read_to_string|open|from_reader|from_slice)\b")
 MAX_LINES = 600
 MAX_FN_LINES = 60
-KEYWORDS = {"crate", "super", "self", "Self"}
+KEYWORDS = {"crate", "super", "self"}
 ITEM = re.compile(r"\b(?:fn|struct|enum|trait|type|const|static|union|mod|macro_rules!)\s+(\w+)")
 
 
@@ -157,16 +157,14 @@ def use_tree(text):
 class Module:
     def __init__(self, path, file, text):
         self.path, self.file = path, file
-        self.lines = text.count("\n") + 1
         full = self.raw = strip(text)
         self.code = without_tests(full)
         self.children = set(re.findall(r"\bmod\s+(\w+)\s*;", full))
         self.items = set(ITEM.findall(self.code)) | self.children
         self.uses = []  # (segments, alias, glob, public, line)
         for m in re.finditer(r"\b(pub(?:\([^)]*\))?\s+)?use\s+([^;]+);", self.code):
-            line = self.code.count("\n", 0, m.start()) + 1
             for segs, alias, glob in use_tree(m.group(2)):
-                self.uses.append((segs, alias, glob, bool(m.group(1)), line))
+                self.uses.append((segs, alias, glob, bool(m.group(1)), line_of(self.code, m.start())))
         self.is_mod = file.name in ("mod.rs", "lib.rs", "main.rs") or file.with_suffix("").is_dir()
 
 
@@ -174,6 +172,7 @@ class Crate:
     def __init__(self, src):
         self.src = src
         self.modules = {}
+        self.alias_cache = {}
         self.files = sorted(src.rglob("*.rs"))
         for f in self.files:
             parts = list(f.relative_to(src).with_suffix("").parts)
@@ -216,7 +215,7 @@ class Crate:
         base, rest = self.start(mod, segs, aliases)
         if base is None or base not in self.modules:
             return None, False
-        for k, seg in enumerate(rest):
+        for seg in rest:
             if base + (seg,) in self.modules:
                 base = base + (seg,)
                 continue
@@ -238,19 +237,22 @@ class Crate:
         for segs, alias, glob, public, _ in m.uses:
             if public and glob:
                 target, is_mod = self.resolve(mod, segs, self.aliases(mod), seen)
-                if target is not None and is_mod and name in self.defined(target, seen):
+                if target is not None and is_mod and name in self.exported(target):
                     return self.item(target, name, seen)
         return mod
 
-    def defined(self, mod, seen):
+    def exported(self, mod):
+        """The names module `mod` defines or re-exports (what a glob of it brings in)."""
         m = self.modules[mod]
         names = set(m.items)
         names |= {alias or segs[-1] for segs, alias, glob, public, _ in m.uses if public and not glob and segs}
         return names
 
     def aliases(self, mod):
-        """Names the module's `use`s bring in that are modules of this crate."""
-        out = {}
+        """Names the module's `use`s bring in that are modules of this crate (worked out once)."""
+        if mod in self.alias_cache:
+            return self.alias_cache[mod]
+        out = self.alias_cache[mod] = {}
         for segs, alias, glob, public, _ in self.modules[mod].uses:
             if glob or not segs:
                 continue
@@ -266,44 +268,68 @@ class Crate:
         """module -> {imported module: first line}; plus the findings about `use` forms."""
         graph, findings = {}, []
         for mod, m in self.modules.items():
-            aliases, deps = self.aliases(mod), {}
-            for segs, alias, glob, public, line in m.uses:
-                where = f"{m.file.relative_to(self.src.parent)}:{line}"
-                if glob and segs == ["super"]:
-                    findings.append(f"{where}: `use super::*` outside a test module")
-                if public and not m.is_mod:
-                    findings.append(f"{where}: re-export `pub use {'::'.join(segs)}` outside a folder's module")
-                target, is_mod = self.resolve(mod, segs, aliases)
-                if target is None:
-                    continue
-                if public and m.is_mod and target[: len(mod)] != mod:
-                    findings.append(f"{where}: re-export of {'/'.join(target)} from outside {'/'.join(mod) or 'src'}/"
-                                    " (one name, one address)")
-                if public or (is_mod and not glob):
-                    continue  # a re-export is followed where it is used; a module name by its paths
+            aliases = self.aliases(mod)
+            deps = self.use_edges(mod, aliases, findings)
+            for target, line in self.path_edges(mod, aliases).items():
                 deps.setdefault(target, line)
-            body = re.sub(r"\b(pub(?:\([^)]*\))?\s+)?use\s+[^;]+;", lambda u: "\n" * u.group(0).count("\n"), m.code)
-            for pm in re.finditer(r"\b((?:crate|super|self|[a-z_]\w*)(?:::\w+)+)", body):
-                segs = pm.group(1).split("::")
-                if segs[0] not in KEYWORDS and segs[0] not in m.children and segs[0] not in aliases:
-                    continue
-                target, _ = self.resolve(mod, segs, aliases)
-                if target is not None:
-                    deps.setdefault(target, body.count("\n", 0, pm.start()) + 1)
             deps.pop(mod, None)
             graph[mod] = deps
-            if mod not in RUN_JSON_DOOR:
-                for rm in re.finditer(r"\bRUN_JSON\b", m.code):
-                    start = max(m.code.rfind(c, 0, rm.start()) for c in ";{}") + 1
-                    end = m.code.find(";", rm.end())
-                    if READS.search(m.code[start:end if end >= 0 else len(m.code)]):
-                        line = m.code.count("\n", 0, rm.start()) + 1
-                        findings.append(f"{m.file.relative_to(self.src.parent)}:{line}: run.json read outside run/dir.rs")
-            if mod[:1] and mod[0] not in GLOBAL_STATE:
-                for sm in STATE.finditer(m.code):
-                    line = m.code.count("\n", 0, sm.start()) + 1
-                    findings.append(f"{m.file.relative_to(self.src.parent)}:{line}: process-wide state outside process/")
         return graph, findings
+
+    def use_edges(self, mod, aliases, findings):
+        """What the module's `use` lines import; the findings about their forms."""
+        m, deps = self.modules[mod], {}
+        for segs, alias, glob, public, line in m.uses:
+            where = f"{m.file.relative_to(self.src.parent)}:{line}"
+            if glob and segs == ["super"]:
+                findings.append(f"{where}: `use super::*` outside a test module")
+            if public and not m.is_mod:
+                findings.append(f"{where}: re-export `pub use {'::'.join(segs)}` outside a folder's module")
+            target, is_mod = self.resolve(mod, segs, aliases)
+            if target is None:
+                continue
+            if public and m.is_mod and target[: len(mod)] != mod:
+                findings.append(f"{where}: re-export of {'/'.join(target)} from outside {'/'.join(mod) or 'src'}/"
+                                " (one name, one address)")
+            if public or (is_mod and not glob):
+                continue  # a re-export is followed where it is used; a module name by its paths
+            deps.setdefault(target, line)
+        return deps
+
+    def path_edges(self, mod, aliases):
+        """What the module's code names by a path (`crate::a::f()`, `kept::read()`), `use`
+        lines left out."""
+        m, deps = self.modules[mod], {}
+        body = re.sub(r"\b(pub(?:\([^)]*\))?\s+)?use\s+[^;]+;", lambda u: "\n" * u.group(0).count("\n"), m.code)
+        for pm in re.finditer(r"\b((?:crate|super|self|[a-z_]\w*)(?:::\w+)+)", body):
+            segs = pm.group(1).split("::")
+            if segs[0] not in KEYWORDS and segs[0] not in m.children and segs[0] not in aliases:
+                continue
+            target, _ = self.resolve(mod, segs, aliases)
+            if target is not None:
+                deps.setdefault(target, line_of(body, pm.start()))
+        return deps
+
+
+def line_of(text, k):
+    """The line (1-based) of offset `k` in `text`."""
+    return text.count("\n", 0, k) + 1
+
+
+def content_findings(crate):
+    """run.json read past the door; process-wide state outside process/."""
+    out = []
+    for mod, m in crate.modules.items():
+        where = lambda k: f"{m.file.relative_to(crate.src.parent)}:{line_of(m.code, k)}"
+        if mod not in RUN_JSON_DOOR:
+            for rm in re.finditer(r"\bRUN_JSON\b", m.code):
+                start = max(m.code.rfind(c, 0, rm.start()) for c in ";{}") + 1
+                end = m.code.find(";", rm.end())
+                if READS.search(m.code[start:end if end >= 0 else len(m.code)]):
+                    out.append(f"{where(rm.start())}: run.json read outside run/dir.rs")
+        if mod[:1] and mod[0] not in GLOBAL_STATE:
+            out += [f"{where(sm.start())}: process-wide state outside process/" for sm in STATE.finditer(m.code)]
+    return out
 
 
 def sccs(graph):
@@ -378,7 +404,7 @@ def long_functions(files):
 def findings(src):
     crate = Crate(src)
     graph, out = crate.edges()
-    out += stage_findings(crate, graph)
+    out += stage_findings(crate, graph) + content_findings(crate)
     for comp in sccs({m: set(d) for m, d in graph.items()}):
         out.append("circle: " + " <-> ".join("/".join(m) or "lib" for m in comp))
     for n, f in sorted(((len(f.read_text().splitlines()), f) for f in crate.files), reverse=True):
