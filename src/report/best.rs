@@ -56,7 +56,7 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
         let cells: Vec<String> = rec.iter().map(str::to_string).collect();
         oks.push((cells[id].parse().unwrap_or(0), v, Row { cells }));
     }
-    let winner = meta.verification.as_ref().and_then(|v| v.winner_eval_id);
+    let winner = meta.winner();
     let claim = log::claimed(&oks, meta.goal, winner, |(id, v, _)| Some((*id, *v)));
     let Some((eval_id, objective, row)) = claim else {
         return Ok(None);

@@ -97,7 +97,7 @@ impl Curve {
                 .map(|r| r.eval_id as f64)
                 .collect()
         };
-        let verified = (run.meta.verification.as_ref()).and_then(|v| v.winner_eval_id);
+        let verified = run.meta.winner();
         Curve {
             title: run.title(),
             y_label: run.metric_label(),

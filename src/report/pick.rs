@@ -47,12 +47,13 @@ pub fn configuration(problem: &Problem, which: &Which) -> Result<Config, Error> 
         Some(dir) if which.preferred => preferred(problem, dir)?,
         Some(dir) => {
             let records = log::read_run_records(dir, problem)?;
-            // A run's best is its verified winner when it has one (what `best` reports).
-            let verified =
-                (crate::run::dir::read_meta(dir).ok()).and_then(|m| m.verification?.winner_eval_id);
             let pick = match eval {
                 Some(id) => records.iter().find(|r| r.eval_id == id),
-                None => log::claimed(&records, problem.metric.goal, verified, log::succeeded),
+                None => {
+                    // A run's best is its verified winner when it has one (what `best` reports).
+                    let winner = (crate::run::dir::read_meta(dir).ok()).and_then(|m| m.winner());
+                    log::claimed(&records, problem.metric.goal, winner, log::succeeded)
+                }
             };
             pick.ok_or_else(|| {
                 Error::usage(

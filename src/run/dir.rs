@@ -45,8 +45,12 @@ impl RunDir {
     /// The run's best as `moldtune best` reports it: the verified winner, else the search's
     /// best (the earliest of equals).
     pub fn best_record(&self) -> Option<&Record> {
-        let winner = (self.meta.verification.as_ref()).and_then(|v| v.winner_eval_id);
-        log::claimed(&self.records, self.meta.goal, winner, log::succeeded)
+        log::claimed(
+            &self.records,
+            self.meta.goal,
+            self.meta.winner(),
+            log::succeeded,
+        )
     }
 }
 

@@ -456,9 +456,10 @@ impl<'p> Session<'p> {
         let observers: [&mut dyn Observe; 3] =
             [&mut self.progress, &mut self.best_source, &mut ResultsJson];
         for o in observers {
-            match end {
-                false => o.logged(&seen)?,
-                true => o.finished(&seen)?,
+            if end {
+                o.finished(&seen)?;
+            } else {
+                o.logged(&seen)?;
             }
         }
         Ok(())

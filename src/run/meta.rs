@@ -83,6 +83,13 @@ pub struct RunMeta {
     pub warm_start: Option<WarmStart>,
 }
 
+impl RunMeta {
+    /// The configuration the run's verification chose (its eval id), when it chose one.
+    pub fn winner(&self) -> Option<usize> {
+        self.verification.as_ref()?.winner_eval_id
+    }
+}
+
 /// Why a run ended (run.json's `termination`; `running` while it runs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

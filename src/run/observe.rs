@@ -51,10 +51,10 @@ impl BestSource {
 
 impl Observe for BestSource {
     fn logged(&mut self, seen: &Seen) -> Result<(), Error> {
-        match seen.best != self.written {
-            true => self.write(seen),
-            false => Ok(()),
+        if seen.best == self.written {
+            return Ok(());
         }
+        self.write(seen)
     }
 
     fn finished(&mut self, seen: &Seen) -> Result<(), Error> {
