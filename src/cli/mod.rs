@@ -75,7 +75,7 @@ pub enum Command {
 /// What the front ends tell the run layer: mctree's runs rebuild their problem from the C
 /// file's loops, which only mctree reads; a Slurm job of `check --update --executor slurm`
 /// records a baseline with check's code.
-pub const FRONT_ENDS: FrontEnds = FrontEnds {
+const FRONT_ENDS: FrontEnds = FrontEnds {
     rebuild: Some(crate::mctree::problem_of_run),
     task: Some(crate::check::cluster::on_node),
 };

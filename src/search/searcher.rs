@@ -54,7 +54,7 @@ use crate::search::surrogate::{Forest, ForestParams};
 use crate::search::unseen::NoProposal;
 use crate::search::unseen::Unseen;
 use history::Observation;
-use model::Model;
+use model::{Feasible, Model};
 use streams::{STREAM_EXPLORE, STREAM_FEASIBLE, STREAM_INITIAL, STREAM_LHS, STREAM_PRIOR};
 
 pub struct Searcher<'s> {
@@ -314,7 +314,8 @@ impl<'s> Searcher<'s> {
     fn screened_random(&self, rng: &mut Rng, step: usize) -> Result<Config, NoProposal> {
         let first = self.unseen.random(rng)?;
         let plain = self.s.learner == Learner::Random;
-        if plain || (!self.condemned.vetoes(&first) && !self.model().learns_failures()) {
+        let model = self.model();
+        if plain || (!self.condemned.vetoes(&first) && !model.learns_failures()) {
             return Ok(first);
         }
         let mut clean: Vec<Config> = std::iter::once(first.clone())
@@ -324,13 +325,11 @@ impl<'s> Searcher<'s> {
         if clean.is_empty() {
             return Ok(first);
         }
-        let pick = match self.model().learns_failures() {
+        let pick = match model.learns_failures() {
             true => {
                 let mut feasible_rng = Rng::for_step(self.s.seed, STREAM_FEASIBLE, step as u64);
-                let p = self
-                    .model()
-                    .feasibility(&self.model().tree_features(&clean), &mut feasible_rng);
-                model::Feasible(p).first_likely(clean.len())
+                let p = model.feasibility(&model.tree_features(&clean), &mut feasible_rng);
+                Feasible(p).first_likely(clean.len())
             }
             false => 0,
         };
