@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use moldtune::evaluate::output_check::compare;
+use moldtune::mctree::directive::Op;
 use moldtune::mctree::legality::Legality;
 use moldtune::mctree::second;
 use moldtune::mctree::setup;
@@ -34,7 +35,7 @@ use moldtune::rng::Rng;
 const SEEDS: [u32; 3] = [1, 2, 3];
 
 /// The kernels of `tests/mctree/adversarial/`.
-const ADVERSARIAL: [&str; 16] = [
+const ADVERSARIAL: [&str; 18] = [
     "down.c",
     "strided.c",
     "pview.c",
@@ -51,6 +52,8 @@ const ADVERSARIAL: [&str; 16] = [
     "skips.c",
     "directives.c",
     "trips.c",
+    "temporaries.c",
+    "rows.c",
 ];
 
 /// One input of a program: extra compile flags (a dataset) and environment (a seed).
@@ -338,6 +341,9 @@ const ILLEGAL: &[(&str, &str, bool)] = &[
     ("directives.c", "L6: reverse", true),
     ("trips.c", "L1: reverse", true),
     ("trips.c", "L1: tile sizes(4)", true),
+    ("rows.c", "L0: tile sizes(4,4)", true),
+    ("temporaries.c", "L2: reverse", true),
+    ("temporaries.c", "L4: reverse", true),
 ];
 
 #[test]
@@ -693,11 +699,7 @@ fn polly_finds_no_dependence_on_a_loop_proved_independent() {
     let (mut compared, mut carried) = (0, 0);
     let mut wrong = vec![];
     let polybench = crate::common::KERNELS.map(|k| root().join(format!("polybench/{k}/{k}.c")));
-    // owners.c's `r` loop holds a loop whose comma increment carries `prev`: Polly reports a
-    // dependence across `r` although `prev` and `j` are declared in its body (the run-based
-    // oracle builds its `parallel for` and finds the output kept); not compared.
-    let kept = ADVERSARIAL.iter().filter(|f| **f != "owners.c");
-    let files = (kept.map(|f| (adversarial(f), vec![])))
+    let files = (ADVERSARIAL.iter().map(|f| (adversarial(f), vec![])))
         .chain(polybench.into_iter().map(|f| (f, vec!["-DMINI_DATASET"])));
     for (file, flags) in files {
         let (n, c, w) = polly_disagreements(&file, &flags);
@@ -901,23 +903,59 @@ fn generated_kernels_keep_the_output_of_every_proved_stack() {
     );
 }
 
-/// Polly is a second prover inside mctree: on owners.c it finds a dependence carried by the
-/// `r` loop that mctree's own test does not (the comma increment's `prev`), so `reverse` and
-/// `parallel for` of that loop are not proved, and `--list` says so.
+/// Polly is a second prover inside mctree: discovery asks it (`--list` reports the loops
+/// compared), and a loop mctree's test finds independent that Polly marks carrying a
+/// dependence loses the proof of `reverse` and `parallel for`. Shown on temporaries.c's s235
+/// nest with Polly's view as its AST alone marks it (before its own temporaries were left
+/// out): the `i` loop, proved by mctree, is vetoed.
 #[test]
 fn polly_is_a_second_prover_in_mctree() {
     require_clang!();
+    let file = adversarial("temporaries.c");
     let o = Command::new(env!("CARGO_BIN_EXE_moldtune"))
         .args(["mctree", "--list"])
-        .arg(adversarial("owners.c"))
+        .arg(&file)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", describe(&o));
     let out = crate::common::text(&o.stdout);
     assert!(
-        out.contains("Polly, the second prover: 4 loops compared, 1 disagreement(s)"),
+        out.contains("Polly, the second prover: 5 loops compared, 0 disagreement(s)"),
         "{out}"
     );
-    let r = out.lines().find(|l| l.contains("at 24:3")).unwrap();
-    assert!(r.contains("reverse, parallel for unproved"), "{r}");
+    let r = recorded(&file, "", &[]);
+    let (_, mut t) = loop_tree(&r);
+    let i = t.loops.iter().position(|l| l.line == 13).unwrap();
+    let parallel = |t: &moldtune::mctree::looptree::LoopTree| {
+        moldtune::mctree::legality::directive(t, i, &[Op::Parallel], 0)
+    };
+    assert!(parallel(&t).is_ok());
+    let mut view = polly_view(&file, &r.parse_flags(), &t.kernel);
+    view.asts
+        .iter_mut()
+        .flatten()
+        .for_each(|l| l.carries = true);
+    assert_eq!(second::apply(&mut t, &view), 5);
+    let why = parallel(&t).unwrap_err().0;
+    assert!(why.contains("Polly finds one"), "{why}");
+}
+
+/// Polly's view keeps a mark only where the program carries a dependence: s235's `i` (only
+/// Polly's own temporary, the forwarded `a[i]`, is rewritten in every iteration) is left
+/// unmarked, while `t` read after its loop and `prev` passed from one `i` to the next keep
+/// theirs. Polly's AST alone marks all three.
+#[test]
+fn polly_leaves_out_its_own_temporaries() {
+    require_clang!();
+    let file = adversarial("temporaries.c");
+    let r = recorded(&file, "", &[]);
+    let (_, t) = loop_tree(&r);
+    let view = polly_view(&file, &r.parse_flags(), &t.kernel);
+    let carries: Vec<(u32, bool)> = (second::matched(&t, &view).into_iter())
+        .map(|(id, c)| (t.loops[id].line, c))
+        .collect();
+    assert_eq!(
+        carries,
+        [(13, false), (15, true), (19, true), (21, false), (26, true)]
+    );
 }

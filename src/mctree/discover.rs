@@ -12,7 +12,7 @@ use crate::mctree::looptree::LoopTree;
 use crate::mctree::memory::Memory;
 use crate::mctree::setup::Recorded;
 use crate::mctree::unit::{choose, Unit};
-use crate::mctree::{ast, deps, legality, second, trips, unit, unmodelled};
+use crate::mctree::{ast, deps, extents, legality, second, trips, unit, unmodelled};
 use crate::problem::mold;
 
 /// The loop tree of the kernel (`wanted`, or the one [`choose`] finds) in the translation
@@ -33,6 +33,7 @@ pub fn kernel_tree(
     t.deps = deps::analyse(k, &memory, text, &t.positions());
     unmodelled::check(k, &mut t, text);
     trips::check(unit, k, &mut t, whole_program);
+    extents::check(unit, k, &mut t, text, whole_program);
     for id in 0..t.loops.len() {
         let scalars = t.deps.private.get(&id).cloned().unwrap_or_default();
         t.loops[id].private.extend(scalars);

@@ -27,8 +27,11 @@
 //!   taken anywhere in the kernel, or that the kernel declares `static` or `extern`, is not
 //!   modelled in a loop (a pointer may reach it; its value outlives the kernel); only the
 //!   kernel's own variables may be private to a loop ([`own_variables`]).
+//! - **Subscripts**: the test compares subscripts dimension by dimension, so a subscript of an
+//!   inner dimension (`j` in `A[i][j]`) is modelled only where its values are known to lie in
+//!   the size its type gives ([`super::extents`]): `A[i][j + 1]` at `j = N - 1` is `A[i + 1][0]`.
 //!
-//! [`super::unmodelled`] applies this description to a kernel. Loops are named by their
+//! [`super::unmodelled`] and [`super::extents`] apply this description to a kernel. Loops are named by their
 //! source position ([`super::looptree::LoopTree::id_at`]), the same
 //! key the dependence test and the transformation use.
 

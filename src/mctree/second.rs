@@ -6,7 +6,10 @@
 //! `-Rpass-analysis=polly-scops`), a loop mctree's own test finds independent but Polly finds
 //! carrying a dependence is a disagreement: `reverse` and `parallel for` of it — the two
 //! verdicts this comparison speaks to — are then not proved ([`super::legality`]), and
-//! `--list` prints it. Tiles and interchanges rest on direction vectors Polly's AST does not
+//! `--list` prints it. A mark stands only where Polly's reference-wise dependences back it
+//! with a dependence of the program, not merely the reuse of Polly's own temporaries
+//! ([`super::carried`]); operand forwarding and simplification are off so that the
+//! dependences printed are those of the AST's statements. Tiles and interchanges rest on direction vectors Polly's AST does not
 //! show; they stay with mctree's test alone. A loop whose scalars mctree privatises is not
 //! compared (Polly does not privatise), nor one holding a bound fixed only at run time
 //! ([`symbolic`]: Polly does not assume subscripts stay in their dimension). Where Polly models nothing, or its compile fails or
@@ -14,6 +17,9 @@
 
 use std::path::Path;
 
+use std::collections::HashMap;
+
+use crate::mctree::carried::{loops_carrying, parse, Clause, Kind, Placement, Temporaries};
 use crate::mctree::looptree::{Bound, Loop, LoopTree};
 use crate::mctree::setup::Recorded;
 use crate::process::{helper, Exit};
@@ -48,7 +54,7 @@ pub const FLAGS: [&str; 4] = [
 ];
 
 /// The `-mllvm` options of that compile.
-pub const MLLVM: [&str; 8] = [
+pub const MLLVM: [&str; 13] = [
     "-polly",
     "-polly-position=early",
     "-polly-reschedule=0",
@@ -57,6 +63,11 @@ pub const MLLVM: [&str; 8] = [
     "-polly-process-unprofitable",
     "-polly-print-ast",
     "-polly-ast-detect-parallel",
+    "-polly-print-scops",
+    "-polly-print-deps",
+    "-polly-dependences-analysis-level=reference-wise",
+    "-polly-enable-optree=false",
+    "-polly-enable-simplify=false",
 ];
 
 /// Reads Polly's remarks (`stderr`) and printed ASTs (`stdout`) for `function` in `file`.
@@ -77,26 +88,166 @@ pub fn read(file: &Path, stderr: &str, stdout: &str, function: &str) -> View {
             begin = None;
         }
     }
-    let (mut carries, mut ours) = (false, false);
-    for l in stdout.lines() {
-        let t = l.trim_start();
-        if t.starts_with("Printing analysis") {
-            ours = t.ends_with(&format!("in function '{function}':"));
-            if ours {
-                v.asts.push(vec![]);
+    v.asts = Reader::new(function).read(stdout);
+    v
+}
+
+/// One printed AST of the kernel's function, as it is read.
+#[derive(Default)]
+struct Ast {
+    loops: Vec<PollyLoop>,
+    /// The enclosing loops of the line being read: (indent, index in `loops`, counter).
+    open: Vec<(usize, usize, String)>,
+    /// Where each statement runs; `None` once one is not placed with certainty.
+    placement: Option<Placement>,
+    clauses: Option<Vec<Clause>>,
+    temporaries: Temporaries,
+}
+
+impl Ast {
+    fn line(&mut self, indent: usize, t: &str, carries: bool) {
+        self.open.retain(|&(i, _, _)| i < indent);
+        if let Some(head) = t.strip_prefix("for (int ") {
+            let counter = head.split(' ').next().unwrap_or_default().to_string();
+            self.open.push((indent, self.loops.len(), counter));
+            self.loops.push(PollyLoop { indent, carries });
+        } else if let Some((stmt, args)) = t.strip_suffix(");").and_then(|c| c.split_once('(')) {
+            let dims: Option<Vec<usize>> = (args.split(", ").filter(|a| !a.is_empty()))
+                .map(|a| self.open.iter().find(|o| o.2 == a).map(|o| o.1))
+                .collect();
+            let placed = dims.filter(|d| d.iter().eq(self.open.iter().map(|o| &o.1)));
+            let inserted = match (self.placement.as_mut(), placed) {
+                (Some(p), Some(d)) => p.insert(stmt.to_string(), d).is_none(),
+                _ => false,
+            };
+            if !inserted {
+                self.placement = None;
             }
-        } else if t.starts_with("#pragma minimal dependence distance") {
-            carries = true;
-        } else if t.starts_with("for (") {
-            // A pragma belongs to the `for` after it, in whichever function.
-            let indent = l.len() - t.len();
-            if let (true, Some(ast)) = (ours, v.asts.last_mut()) {
-                ast.push(PollyLoop { indent, carries });
-            }
-            carries = false;
         }
     }
-    v
+
+    /// The loops, each mark kept only where a dependence on the program's memory backs it.
+    fn finish(mut self) -> Vec<PollyLoop> {
+        let n = self.loops.len();
+        let backed = (self.clauses.as_ref())
+            .zip(self.placement.as_ref())
+            .and_then(|(c, p)| loops_carrying(c, &self.temporaries, p, n));
+        for (l, b) in self.loops.iter_mut().zip(backed.unwrap_or(vec![true; n])) {
+            l.carries &= b;
+        }
+        self.loops
+    }
+}
+
+/// Reads Polly's printed SCoPs, reference-wise dependences and ASTs for one function.
+struct Reader<'a> {
+    function: &'a str,
+    /// The temporaries of each SCoP of the function, by region.
+    temporaries: HashMap<String, Temporaries>,
+    /// The region of the SCoP being printed, when it is the function's.
+    scop: Option<String>,
+    scalar_next: bool,
+    /// The dependences printed last (they precede their AST), and the kind of the next map.
+    clauses: Option<Vec<Clause>>,
+    kind: Option<Kind>,
+    ast: Option<Ast>,
+    carries: bool,
+    asts: Vec<Vec<PollyLoop>>,
+}
+
+impl<'a> Reader<'a> {
+    fn new(function: &'a str) -> Self {
+        Reader {
+            function,
+            temporaries: HashMap::new(),
+            scop: None,
+            scalar_next: false,
+            clauses: None,
+            kind: None,
+            ast: None,
+            carries: false,
+            asts: vec![],
+        }
+    }
+
+    fn read(mut self, stdout: &str) -> Vec<Vec<PollyLoop>> {
+        for l in stdout.lines() {
+            let t = l.trim_start();
+            if t.starts_with("Printing analysis") {
+                self.header(t);
+            } else if let Some(kind) = self.kind.take() {
+                self.clauses = self.clauses.take().and_then(|mut c| {
+                    c.extend(parse(kind, t)?);
+                    Some(c)
+                });
+            } else if std::mem::take(&mut self.scalar_next) {
+                self.temporary(t);
+            } else {
+                self.line(l.len() - t.len(), t);
+            }
+        }
+        self.end_ast();
+        self.asts
+    }
+
+    fn header(&mut self, t: &str) {
+        self.end_ast();
+        let ours = t.ends_with(&format!("in function '{}':", self.function));
+        let region = t.split('\'').nth(if t.contains("(isl)") { 2 } else { 3 });
+        if t.contains("polyhedral description of Scops") {
+            self.scop = region.filter(|_| ours).map(str::to_string);
+        } else if t.contains("Generate an AST") && ours {
+            let temporaries = (region.and_then(|r| self.temporaries.remove(r))).unwrap_or_default();
+            self.ast = Some(Ast {
+                placement: Some(Placement::new()),
+                clauses: self.clauses.take(),
+                temporaries,
+                ..Ast::default()
+            });
+        }
+        self.clauses = None;
+    }
+
+    fn line(&mut self, indent: usize, t: &str) {
+        let kinds = [("RAW", Kind::Raw), ("WAR", Kind::War), ("WAW", Kind::Waw)];
+        if let Some(&(name, kind)) = kinds
+            .iter()
+            .find(|(n, _)| t.starts_with(&format!("{n} dependences:")))
+        {
+            if name == "RAW" {
+                self.clauses = Some(vec![]);
+            }
+            self.kind = Some(kind);
+        } else if t.starts_with("ReadAccess") && t.contains("[Scalar: 1]") {
+            self.scalar_next = true;
+        } else if t.starts_with("#pragma minimal dependence distance") {
+            self.carries = true;
+        } else if t.starts_with("for (") || t.starts_with("Stmt") {
+            // A pragma belongs to the `for` after it, in whichever function.
+            if let Some(ast) = self.ast.as_mut() {
+                ast.line(indent, t, self.carries);
+            }
+            self.carries &= !t.starts_with("for (");
+        }
+    }
+
+    /// Records a read of a temporary: `{ Stmt1[i0, i1] -> MemRef3[] };`.
+    fn temporary(&mut self, t: &str) {
+        let map = t
+            .split_once('{')
+            .map(|(_, m)| m.split(" -> ").collect::<Vec<_>>());
+        let name = |s: &str| s.split('[').next().unwrap_or_default().trim().to_string();
+        if let (Some(region), Some([stmt, array])) = (&self.scop, map.as_deref()) {
+            let scop = self.temporaries.entry(region.clone()).or_default();
+            scop.entry(name(array)).or_default().insert(name(stmt));
+        }
+    }
+
+    fn end_ast(&mut self) {
+        if let Some(ast) = self.ast.take() {
+            self.asts.push(ast.finish());
+        }
+    }
 }
 
 /// Per loop of `tree` that a SCoP of `view` matches, whether Polly finds it carrying a
@@ -187,11 +338,11 @@ mod tests {
         let stderr = "/k/a.c:3:3: remark: SCoP begins here. [-Rpass-analysis=polly-scops]\n\
                       /k/a.c:6:1: remark: SCoP ends here. [-Rpass-analysis=polly-scops]\n";
         let stdout =
-            "Printing analysis 'Polly - Print AST' for region: 'x' in function 'kernel_a':\n\
+            "Printing analysis 'Polly - Generate an AST of the SCoP (isl)'x' in function 'kernel_a':\n\
                       #pragma minimal dependence distance: 1\n\
                       for (int c0 = 0; c0 <= 9; c0 += 1)\n\
                       \x20 for (int c1 = 0; c1 <= 9; c1 += 1)\n\
-                      Printing analysis 'Polly - Print AST' for region: 'y' in function 'main':\n\
+                      Printing analysis 'Polly - Generate an AST of the SCoP (isl)'y' in function 'main':\n\
                       for (int c0 = 0; c0 <= 9; c0 += 1)\n";
         let v = read(Path::new("/k/a.c"), stderr, stdout, "kernel_a");
         assert_eq!(v.ranges, vec![(3, 6)]);

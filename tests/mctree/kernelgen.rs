@@ -13,7 +13,8 @@
 //! expression macro holding a loop; and the source's own directives (`omp simd`,
 //! `omp parallel for`, `clang loop`, `unroll`). Values are multiples of 1/8 combined by `+`,
 //! `-` and halving or doubling, so that only a reordering of a recurrence, not rounding,
-//! changes the output. Every subscript stays in bounds for any `n` in `[N/2, N]`.
+//! changes the output. Every subscript stays inside its array for any `n` in `[N/2, N]`; a few
+//! of the 2-D ones run past their row into the next.
 
 use std::collections::BTreeSet;
 
@@ -216,7 +217,7 @@ impl Gen {
         }
     }
 
-    /// Subscripts of a 2-D array (`[0, N + 4)` each).
+    /// Subscripts of a 2-D array (`[0, N + 4)` each, but the second now and then past its row).
     fn sub2(&mut self, ivs: &[String]) -> String {
         let one = |g: &mut Gen| {
             let i = ivs[g.rng.below(ivs.len())].clone();
@@ -226,7 +227,12 @@ impl Gen {
                 _ => i,
             }
         };
-        let (a, b) = (one(self), one(self));
+        let (a, mut b) = (one(self), one(self));
+        if self.chance(10) {
+            // Past its row (up to N + 11 in a row of N + 4), still inside the array.
+            self.feature("subscript past its row");
+            b = format!("{b} + 10");
+        }
         format!("[{a}][{b}]")
     }
 
