@@ -447,6 +447,12 @@ fn what_the_model_does_not_cover_is_named_with_its_position() {
         ("skips.c", 10, "a `goto`", 12),
         ("skips.c", 10, "a label", 14),
         ("directives.c", 28, "a GNU statement expression", 29),
+        (
+            "rows.c",
+            14,
+            "`A[i][j + 1]`: the subscript `j + 1` (values 1..24) may leave its dimension of 24",
+            16,
+        ),
     ];
     for &(f, loop_line, what, line) in cases {
         let r = recorded(&adversarial(f), "", &[]);
@@ -511,6 +517,11 @@ fn what_the_model_does_not_cover_is_named_with_its_position() {
     let why = t.loops[1].trip_unknown.as_deref().unwrap_or("");
     assert!(why.contains("values 0..15 against 11..11"), "{why}");
     assert!(t.loops[0].trip_unknown.is_none());
+    // A subscript past its row counts only in loops that write its array: rows.c's second
+    // nest reads `B[i][j + 1]` and writes `R`, and stays proved.
+    let r = recorded(&adversarial("rows.c"), "", &[]);
+    let (_, t) = loop_tree(&r);
+    assert!((t.loops.iter().filter(|l| l.line >= 17)).all(|l| l.outside.is_empty()));
     // An `extern` declared in the kernel is not its own: not private, so L0 carries it.
     let r = recorded(&adversarial("owners.c"), "", &[]);
     let (_, t) = loop_tree(&r);

@@ -320,8 +320,9 @@ pub fn apply(tree: &mut LoopTree, view: &View) -> usize {
 
 /// Whether loop `id` or a loop inside it has a bound fixed only at run time (`j < nj`): Polly
 /// cannot then rule out that a subscript runs past its dimension (`C[i][j]` over
-/// `double C[NI][NJ]` reaching row `i + 1`), which C's subscript rule excludes and mctree's
-/// test assumes — measured: it marks the outer loop of PolyBench/C 4.2.1's gemm carried.
+/// `double C[NI][NJ]` reaching row `i + 1`), which mctree rules out from the values every call
+/// passes ([`super::extents`]) — measured: Polly marks the outer loop of PolyBench/C 4.2.1's
+/// gemm carried.
 fn symbolic(tree: &LoopTree, id: usize) -> bool {
     let l = &tree.loops[id];
     let run_time = |b: &Bound| matches!(b, Bound::Invariant { .. });
@@ -349,5 +350,53 @@ mod tests {
         let carries: Vec<bool> = v.asts[0].iter().map(|p| p.carries).collect();
         assert_eq!(carries, vec![true, false]);
         assert_eq!(v.asts.len(), 1);
+    }
+
+    /// Two SCoPs of one function, printed as clang-22 prints them: both SCoPs first, then each
+    /// one's dependences before its AST (the same loops in both). `MemRef3` is a temporary of
+    /// the second SCoP only.
+    fn two_scops() -> String {
+        let scop = |region: &str, array: &str| {
+            format!(
+                "Printing analysis 'Polly - Create polyhedral description of Scops' for region: \
+                 '{region}' in function 'kernel':\n\
+                 \x20           ReadAccess :=\t[Reduction Type: NONE] [Scalar: 1]\n\
+                 \x20               {{ Stmt1[i0, i1] -> {array}[] }};\n"
+            )
+        };
+        let ast = |region: &str| {
+            format!(
+                "\tRAW dependences:\n\t\t{{  }}\n\tWAR dependences:\n\
+                 \t\t{{ [Stmt1[i0, i1] -> MemRef3[]] -> [Stmt0[1 + i0] -> MemRef3[]] : 0 <= i0 <= 254 }}\n\
+                 \tWAW dependences:\n\t\t{{  }}\n\tReduction dependences:\n\t\t{{  }}\n\
+                 Printing analysis 'Polly - Generate an AST of the SCoP (isl)'{region}' in function 'kernel':\n\
+                 \x20   #pragma minimal dependence distance: 1\n\
+                 \x20   for (int c0 = 0; c0 <= 254; c0 += 1) {{\n\
+                 \x20     Stmt0(c0);\n\
+                 \x20     #pragma minimal dependence distance: 1\n\
+                 \x20     for (int c1 = 0; c1 <= 255; c1 += 1)\n\
+                 \x20       Stmt1(c0, c1);\n\
+                 \x20   }}\n"
+            )
+        };
+        let (first, second) = ("%28 => %47", "%1 => %27");
+        [
+            scop(first, "MemRef1"),
+            scop(second, "MemRef3"),
+            ast(first),
+            ast(second),
+        ]
+        .concat()
+    }
+
+    #[test]
+    fn a_mark_is_kept_unless_only_its_own_scops_temporaries_back_it() {
+        let v = read(Path::new("/k/a.c"), "", &two_scops(), "kernel");
+        let carries: Vec<Vec<bool>> = (v.asts.iter())
+            .map(|a| a.iter().map(|p| p.carries).collect())
+            .collect();
+        // The first SCoP's MemRef3 is an array: its reuse across `c0` counts. In the second
+        // it is a temporary read only inside `c0`. Neither backs the inner loop's mark.
+        assert_eq!(carries, vec![vec![true, false], vec![false, false]]);
     }
 }
