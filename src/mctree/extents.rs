@@ -2,15 +2,15 @@
 //! compares subscripts dimension by dimension, which is right only if `A[i][j]`'s `j` never
 //! leaves its row: C's subscript rule says it does not, but a program that reads `A[i][j + 1]`
 //! at `j = N - 1` reaches `A[i + 1][0]`, and the test then misses the dependence that crosses
-//! rows (measured on `tests/mctree/adversarial/rows.c`: 49 of 80 stacks built changed the
-//! output). So a subscript of an inner dimension (one whose array is itself an element of an
-//! array, the size of the dimension written in its type) counts as modelled only where its
-//! values ([`super::ranges`]) are known to lie in the dimension; any other makes the loops
-//! around it unproved, and `--list` names it — each loop around it that may write the array
-//! (an assignment to it, or any write through a pointer or call of a function not known to be
-//! pure: those may write every array); an array a loop only reads has no dependence in it
-//! for a subscript to hide. The outermost dimension is the object's own bound: leaving it is
-//! leaving the array, which the test assumes of no access.
+//! rows (measured on the first nest of `tests/mctree/adversarial/rows.c`: 49 of 80 stacks
+//! built changed the output). So a subscript of an inner dimension (one whose array is itself
+//! an element of an array, the size of the dimension written in its type) counts as modelled
+//! only where its values ([`super::ranges`]) are known to lie in the dimension. Any other makes
+//! unproved each loop around it that may write the array (an assignment to it, or any write
+//! through a pointer or call of a function not known to be pure: those may write every array),
+//! and `--list` names it; an array a loop only reads has no dependence in it for a subscript
+//! to hide. The outermost dimension is the object's own bound: leaving it is leaving the
+//! array, which the test assumes of no access.
 
 use std::collections::{HashMap, HashSet};
 
@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::mctree::header::is_write;
 use crate::mctree::looptree::{LoopTree, Outside};
-use crate::mctree::model::PURE;
+use crate::mctree::model::{array_of, effect_of_call};
 use crate::mctree::node::{bare, decl_ref, inner, kind, offset, text_of};
 use crate::mctree::ranges::{kernel_env, range, walk, Env, Visitor};
 use crate::mctree::unit::{Function, Unit};
@@ -57,26 +57,13 @@ pub fn check(unit: &Unit, kernel: &Function, tree: &mut LoopTree, text: &str, wh
     }
 }
 
-/// The declared array an lvalue or subscript is an element of (`A` of `A[i][j]`), when it is
-/// one and not reached through a pointer.
-fn array_of(v: &Value) -> Option<&str> {
-    let v = bare(v);
-    if kind(v) == "ArraySubscriptExpr" {
-        return array_of(inner(v).first()?);
-    }
-    let (id, _, ty) = decl_ref(v)?;
-    (ty.contains('[') && !ty.contains('*')).then_some(id)
-}
-
 /// What each loop may write: `None` for every array (a write through a pointer, a call).
 struct Written(HashMap<usize, Option<HashSet<String>>>);
 
 impl Visitor for Written {
     fn node(&mut self, v: &Value, _env: &Env, loops: &[usize]) {
-        let call = kind(v) == "CallExpr"
-            && !(inner(v).first().and_then(decl_ref)).is_some_and(|(_, n, _)| PURE.contains(&n));
         let target = inner(v).first().filter(|_| is_write(v));
-        if !call && target.is_none_or(|t| decl_ref(t).is_some()) {
+        if !effect_of_call(v) && target.is_none_or(|t| decl_ref(t).is_some()) {
             return; // nothing written, or a scalar
         }
         let array = target.and_then(array_of).map(str::to_string);
@@ -119,11 +106,14 @@ impl Visitor for Subscripts<'_> {
             return;
         };
         let row = bare(base);
+        if kind(row) != "ArraySubscriptExpr" {
+            return;
+        }
         let array = array_of(v);
-        let mut at: Vec<usize> = (loops.iter().copied())
+        let at: Vec<usize> = (loops.iter().copied())
             .filter(|&l| self.writes(l, array))
             .collect();
-        if kind(row) != "ArraySubscriptExpr" || at.is_empty() {
+        if at.is_empty() {
             return;
         }
         let Some(why) = leaves(index, extent(row), env, self.text) else {
@@ -139,7 +129,7 @@ impl Visitor for Subscripts<'_> {
             col,
             keeps_order: false,
         };
-        self.found.extend(at.drain(..).map(|l| (l, o.clone())));
+        self.found.extend(at.into_iter().map(|l| (l, o.clone())));
     }
 }
 

@@ -167,18 +167,22 @@ pub(crate) fn changes_memory(v: &Value) -> bool {
 
 /// Whether an lvalue is a variable or an element of a declared array (not through a pointer).
 fn named(t: &Value) -> bool {
-    let t = bare(t);
-    match kind(t) {
-        "ArraySubscriptExpr" => inner(t).first().is_some_and(|b| {
-            let b = bare(b);
-            kind(b) == "ArraySubscriptExpr" && named(b)
-                || decl_ref(b).is_some_and(|(_, _, ty)| ty.contains('[') && !ty.contains('*'))
-        }),
-        _ => decl_ref(t).is_some(),
-    }
+    decl_ref(t).is_some() || array_of(t).is_some()
 }
 
-fn effect_of_call(v: &Value) -> bool {
+/// The declared array an lvalue or subscript is an element of (`A` of `A[i][j]`), when it is
+/// one and not reached through a pointer.
+pub(crate) fn array_of(v: &Value) -> Option<&str> {
+    let v = bare(v);
+    if kind(v) == "ArraySubscriptExpr" {
+        return array_of(inner(v).first()?);
+    }
+    let (id, _, ty) = decl_ref(v)?;
+    (ty.contains('[') && !ty.contains('*')).then_some(id)
+}
+
+/// Whether `v` is a call of a function not known to be pure.
+pub(crate) fn effect_of_call(v: &Value) -> bool {
     kind(v) == "CallExpr"
         && !(inner(v).first().and_then(decl_ref)).is_some_and(|(_, n, _)| PURE.contains(&n))
 }

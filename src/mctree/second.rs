@@ -107,7 +107,8 @@ struct Ast {
 impl Ast {
     fn line(&mut self, indent: usize, t: &str, carries: bool) {
         self.open.retain(|&(i, _, _)| i < indent);
-        if let Some(head) = t.strip_prefix("for (int ") {
+        if let Some(head) = t.strip_prefix("for (") {
+            let head = head.strip_prefix("int ").unwrap_or(head);
             let counter = head.split(' ').next().unwrap_or_default().to_string();
             self.open.push((indent, self.loops.len(), counter));
             self.loops.push(PollyLoop { indent, carries });
@@ -140,6 +141,7 @@ impl Ast {
 }
 
 /// Reads Polly's printed SCoPs, reference-wise dependences and ASTs for one function.
+#[derive(Default)]
 struct Reader<'a> {
     function: &'a str,
     /// The temporaries of each SCoP of the function, by region.
@@ -159,14 +161,7 @@ impl<'a> Reader<'a> {
     fn new(function: &'a str) -> Self {
         Reader {
             function,
-            temporaries: HashMap::new(),
-            scop: None,
-            scalar_next: false,
-            clauses: None,
-            kind: None,
-            ast: None,
-            carries: false,
-            asts: vec![],
+            ..Reader::default()
         }
     }
 

@@ -117,11 +117,10 @@ impl Executor for Local {
         config: &Config,
         source: Source,
     ) -> Result<(), Error> {
-        if let Some(b) = (self.depth > 1)
-            .then(|| self.evaluator.builds_ahead())
-            .flatten()
-        {
-            b.start(problem, config, eval_id);
+        if self.depth > 1 {
+            if let Some(b) = self.evaluator.builds_ahead() {
+                b.start(problem, config, eval_id);
+            }
         }
         self.queue.push_back((eval_id, config.clone(), source));
         Ok(())
