@@ -74,7 +74,7 @@ fn matmul() -> PathBuf {
 }
 
 /// A problem whose every run naps 0.4–1.1 s: jobs run long enough to be cancelled or to
-/// lose their node.
+/// lose their node. While `DIR/hold` exists its runs wait (see [`held_eval_job`]).
 fn write_nap(dir: &Path) -> PathBuf {
     let yaml = r#"name: nap
 mold: nap.c
@@ -95,10 +95,35 @@ timeouts: {compile_s: 60, run_s: 30}
 check: {mode: output, stream: stdout}
 search: {initial: 3}
 "#;
-    let mold = "#include <stdio.h>\n#include <unistd.h>\n/* #Q */\nint main(void) { usleep(300000 + 100000 * #P0); puts(\"done\"); return 0; }\n";
-    std::fs::write(dir.join("nap.c"), mold).unwrap();
+    std::fs::write(dir.join("nap.c"), nap_mold(dir)).unwrap();
     std::fs::write(dir.join("nap.yaml"), yaml).unwrap();
     dir.join("nap.yaml")
+}
+
+/// The nap: first, while `DIR/hold` exists (60 s at most), it waits, having written
+/// `DIR/held-<its Slurm job id>`.
+fn nap_mold(dir: &Path) -> String {
+    let hold = dir.join("hold").display().to_string();
+    let held = dir.join("held-").display().to_string();
+    format!(
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+/* #Q */
+int main(void) {{
+  if (access("{hold}", F_OK) == 0) {{
+    const char *job = getenv("SLURM_JOB_ID");
+    char path[4096];
+    snprintf(path, sizeof path, "{held}%s", job ? job : "none");
+    fclose(fopen(path, "w"));
+    for (int i = 0; i < 3000 && access("{hold}", F_OK) == 0; i++) usleep(20000);
+  }}
+  usleep(300000 + 100000 * #P0);
+  puts("done");
+  return 0;
+}}
+"#
+    )
 }
 
 fn run_args(problem: &Path, out: &Path, evals: usize) -> Vec<String> {
@@ -153,6 +178,40 @@ fn squeue(part: &str) -> Vec<[String; 4]> {
         }
     }
     jobs
+}
+
+/// An evaluation job of the nap run in `dir`, caught inside its program: its squeue line and
+/// the guard that lets it go on. A job merely listed as running may already have replied (the
+/// listing lags); this one cannot reply before the guard is dropped.
+fn held_eval_job(dir: &Path) -> ([String; 4], Release) {
+    running_eval_job();
+    std::fs::write(dir.join("hold"), "").unwrap();
+    let release = Release(dir.join("hold"));
+    let t0 = Instant::now();
+    loop {
+        let held = std::fs::read_dir(dir).unwrap().flatten().find_map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            name.strip_prefix("held-").map(str::to_string)
+        });
+        if let Some(id) = held {
+            let job = squeue("-eval-").into_iter().find(|j| j[0] == id);
+            return (job.expect("the held job is in the queue"), release);
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(180),
+            "no evaluation job was held"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Removes the hold file when dropped: the nap's runs go on.
+struct Release(PathBuf);
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 /// Waits (up to 3 minutes) for a running evaluation job of any run.
@@ -303,9 +362,10 @@ fn a_cancelled_job_is_recorded_as_lost_and_the_run_goes_on() {
         return;
     };
     let child = spawn(tmp.path(), &run_args(&write_nap(tmp.path()), &out, 5));
-    let job = running_eval_job();
+    let (job, release) = held_eval_job(tmp.path());
     let cancelled = Command::new("scancel").arg(&job[0]).status().unwrap();
     assert!(cancelled.success());
+    drop(release);
     let o = child.wait_with_output().unwrap();
     assert_code(&o, 0);
     let csv = Csv::read(&out);
@@ -352,7 +412,7 @@ fn a_node_that_goes_down_loses_its_job_not_the_run() {
         return;
     };
     let child = spawn(tmp.path(), &run_args(&write_nap(tmp.path()), &out, 5));
-    let job = running_eval_job();
+    let (job, release) = held_eval_job(tmp.path());
     let node = job[3].clone();
     let _resume = Resume(node.clone());
     let down = Command::new("scontrol")
@@ -365,6 +425,7 @@ fn a_node_that_goes_down_loses_its_job_not_the_run() {
         .status()
         .unwrap();
     assert!(down.success());
+    drop(release);
     let o = child.wait_with_output().unwrap();
     assert_code(&o, 0);
     let csv = Csv::read(&out);
