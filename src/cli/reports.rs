@@ -117,6 +117,11 @@ pub struct ReplayArgs {
     /// LCB exploration weight.
     #[arg(long, default_value_t = 1.96)]
     kappa: f64,
+    /// How proposals meet the table: `nearest` (the whole space searched, a proposal that is
+    /// not a row answered by the nearest row: the rules every peer in scripts/peers gets) or
+    /// `rows` (the learner chooses among the rows only).
+    #[arg(long, value_enum, default_value_t = crate::report::replay::Rules::Nearest)]
+    rules: crate::report::replay::Rules,
     /// Write the report (Markdown) here as well as to stdout.
     #[arg(long)]
     report: Option<PathBuf>,
@@ -139,6 +144,7 @@ pub(super) fn replay_command(a: ReplayArgs, fronts: &FrontEnds) -> Result<u8, Er
         initial: a.initial,
         acquisition: a.acquisition,
         kappa: crate::run::limits::flag("--kappa", crate::problem::limits::non_negative(a.kappa))?,
+        rules: a.rules,
     };
     let mut text = String::from("# Search quality: replayed tables\n\nProduced by `moldtune replay`. Lower is better; `best@k` is the best objective found within k evaluations.\n\n");
     for (table, prior) in &replay_tables(&a, fronts)? {

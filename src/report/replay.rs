@@ -3,8 +3,11 @@
 //! many seeds, and report best-so-far curves and the evaluations needed to come within 5%
 //! of the table's optimum.
 //!
-//! Each simulated evaluation looks the proposed configuration up in the table (the searcher
-//! is restricted to the table's rows, so every proposal has a recorded outcome).
+//! Each simulated evaluation is answered from the table by one of two [`Rules`]: under
+//! `nearest` (the default, the rules `scripts/peers` holds every other optimiser to) the
+//! learner searches the problem's whole space and a proposal that is not a row gets the
+//! outcome of the nearest row, a row answering twice charged twice; under `rows` the
+//! learner chooses among the table's rows only, so every proposal has its own outcome.
 
 use std::collections::HashMap;
 
@@ -14,6 +17,56 @@ use crate::problem::space::{Config, Space};
 use crate::problem::Goal;
 use crate::search::prior::Prior;
 use crate::search::{Learner, Searcher, Settings};
+
+/// How a proposal meets the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Rules {
+    /// The learner searches the whole space; a proposal that is not a row is answered by
+    /// the nearest row (fewest differing coordinates, the first on ties), and a row that
+    /// answers again is charged again: the peers' rules.
+    Nearest,
+    /// The learner chooses among the table's rows only (every proposal has its own outcome):
+    /// rules no peer is held to.
+    Rows,
+}
+
+impl Rules {
+    /// How the report says it.
+    fn describe(self) -> &'static str {
+        match self {
+            Rules::Nearest => "rules `nearest` (the peers' rules): every learner searches the problem's whole space; a proposal that is not a row of the table is answered with the nearest row (fewest differing coordinates, the first on ties), a row answering twice is charged twice",
+            Rules::Rows => "rules `rows` (restricted, not the peers' rules): every learner chooses among the table's rows only, so every proposal has its own outcome",
+        }
+    }
+}
+
+/// The row answering each proposal: its own, or the nearest one.
+struct Answers {
+    exact: HashMap<Vec<u64>, usize>,
+    keys: Vec<Vec<u64>>,
+}
+
+impl Answers {
+    fn new(table: &Table) -> Answers {
+        let keys: Vec<Vec<u64>> = table.rows.iter().map(|(c, _)| c.key()).collect();
+        let exact = (keys.iter().enumerate()).map(|(i, k)| (k.clone(), i)).rev();
+        Answers {
+            exact: exact.collect(),
+            keys,
+        }
+    }
+
+    /// The answering row, and whether it is the proposal itself.
+    fn row(&self, c: &Config) -> (usize, bool) {
+        let key = c.key();
+        if let Some(&i) = self.exact.get(&key) {
+            return (i, true);
+        }
+        let differing = |k: &Vec<u64>| k.iter().zip(&key).filter(|(a, b)| a != b).count();
+        let nearest = (self.keys.iter().enumerate()).min_by_key(|(_, k)| differing(k));
+        (nearest.map_or(0, |(i, _)| i), false)
+    }
+}
 
 /// A table of outcomes: the configurations to search over and their measurements.
 pub struct Table {
@@ -54,6 +107,10 @@ pub struct Trace {
     pub best: Vec<f64>,
     pub failures: usize,
     pub seconds: Vec<f64>,
+    /// Proposals answered by another row (always 0 under [`Rules::Rows`]).
+    pub outside: usize,
+    /// Evaluations answered by a row that had answered before.
+    pub repeats: usize,
 }
 
 /// One way of searching a table: a learner, with or without the feasibility model, cold or
@@ -111,23 +168,32 @@ pub fn variants<'p>(learners: &[Learner], prior: Option<(&'p str, &'p Prior)>) -
     v
 }
 
-pub fn simulate(table: &Table, settings: Settings, budget: usize, prior: Option<&Prior>) -> Trace {
-    let lookup: HashMap<Vec<u64>, &Measurement> =
-        table.rows.iter().map(|(c, m)| (c.key(), m)).collect();
-    let candidates: Vec<Config> = table.rows.iter().map(|r| r.0.clone()).collect();
-    let mut s = Searcher::with_candidates(&table.space, settings, Some(candidates));
+/// One simulated search of `table` under `rules`, from `settings` (and `prior`).
+pub fn simulate(
+    table: &Table,
+    settings: Settings,
+    (budget, rules): (usize, Rules),
+    prior: Option<&Prior>,
+) -> Trace {
+    let answers = Answers::new(table);
+    let rows = (table.rows.iter()).map(|r| r.0.clone()).collect();
+    let candidates = (rules == Rules::Rows).then_some(rows);
+    let mut s = Searcher::with_candidates(&table.space, settings, candidates);
     if let Some(p) = prior {
         s.warm_start(p.clone());
     }
     let mut best = Vec::with_capacity(budget);
     let mut seconds = Vec::with_capacity(budget);
-    let mut cur = f64::NAN;
-    let mut failures = 0;
-    let mut spent = 0.0;
+    let mut answered = std::collections::HashSet::new();
+    let (mut cur, mut spent) = (f64::NAN, 0.0);
+    let (mut failures, mut outside, mut repeats) = (0, 0, 0);
     for step in 0..budget {
         let t0 = std::time::Instant::now();
         let Ok((c, src)) = s.ask(step) else { break };
-        let m = lookup[&c.key()];
+        let (row, exact) = answers.row(&c);
+        outside += usize::from(!exact);
+        repeats += usize::from(!answered.insert(row));
+        let m = &table.rows[row].1;
         if m.status == Status::Ok {
             let v = m.objective.unwrap_or(f64::NAN);
             cur = match table.goal {
@@ -147,6 +213,8 @@ pub fn simulate(table: &Table, settings: Settings, budget: usize, prior: Option<
         best,
         failures,
         seconds,
+        outside,
+        repeats,
     }
 }
 
@@ -171,6 +239,9 @@ pub struct LearnerReport {
     pub seconds_to_5pct: f64,
     pub reached: usize,
     pub failures_median: f64,
+    /// Median proposals answered by another row, and evaluations answered by a row again.
+    pub outside_median: f64,
+    pub repeats_median: f64,
     pub seeds: usize,
     /// Each seed's evaluations to 5% (`budget + 1` when never) and failed evaluations, in
     /// seed order (for paired comparisons).
@@ -185,6 +256,7 @@ pub struct Protocol {
     pub initial: usize,
     pub acquisition: crate::search::Acquisition,
     pub kappa: f64,
+    pub rules: Rules,
 }
 
 /// Simulates `pr.seeds` searches of variant `v` on `table` (seeds 0, 1, ...) and summarises
@@ -201,6 +273,8 @@ pub fn evaluate_learner(table: &Table, v: Variant, pr: &Protocol) -> LearnerRepo
         .collect();
     let reached = hits.iter().filter(|&&h| h <= pr.budget as f64).count();
     let mut fails: Vec<f64> = traces.iter().map(|t| t.failures as f64).collect();
+    let mut outside: Vec<f64> = traces.iter().map(|t| t.outside as f64).collect();
+    let mut repeats: Vec<f64> = traces.iter().map(|t| t.repeats as f64).collect();
     let per_seed = hits.iter().copied().zip(fails.iter().copied()).collect();
     let interval = crate::stats::median_interval(&hits, 0).map(|r| (r.low, r.high));
     LearnerReport {
@@ -211,6 +285,8 @@ pub fn evaluate_learner(table: &Table, v: Variant, pr: &Protocol) -> LearnerRepo
         seconds_to_5pct: quantile(&mut secs, 0.5),
         reached,
         failures_median: quantile(&mut fails, 0.5),
+        outside_median: quantile(&mut outside, 0.5),
+        repeats_median: quantile(&mut repeats, 0.5),
         seeds: pr.seeds,
         per_seed,
     }
@@ -227,7 +303,7 @@ fn simulate_seeds(table: &Table, v: Variant, pr: &Protocol) -> Vec<Trace> {
                 kappa: pr.kappa,
                 ..Settings::new(v.learner, seed as u64, table.goal)
             };
-            simulate(table, s, pr.budget, v.prior.map(|p| p.1))
+            simulate(table, s, (pr.budget, pr.rules), v.prior.map(|p| p.1))
         })
         .collect()
 }
@@ -426,9 +502,10 @@ pub fn report_table(table: &Table, reports: &[LearnerReport], pr: &Protocol) -> 
     let (seeds, budget) = (pr.seeds, pr.budget);
     let checkpoints = [10, 25, 50, 100, 200];
     let mut out = format!(
-        "## {}\n\n{}; {seeds} seeds, budget {budget} evaluations (the default configuration, {} random initial points, then the learner; acquisition {:?}, kappa {}). Simulated seconds: each evaluation's recorded compile_s + run_s (a failure what it cost) plus the learner's own ask and tell, timed in this replay (a synthetic table records no cost: there they are the learner's alone). The last column is the seed-to-seed spread: a 95% bootstrap interval of the median evaluations to 5% (a difference of medians inside it is not told apart by these seeds).\n\n",
+        "## {}\n\n{}; {}; {seeds} seeds, budget {budget} evaluations (the default configuration, {} random initial points, then the learner; acquisition {:?}, kappa {}). Simulated seconds: each evaluation's recorded compile_s + run_s (a failure what it cost) plus the learner's own ask and tell, timed in this replay (a synthetic table records no cost: there they are the learner's alone). The last column is the seed-to-seed spread: a 95% bootstrap interval of the median evaluations to 5% (a difference of medians inside it is not told apart by these seeds).\n\n",
         table.name,
         describe(table),
+        pr.rules.describe(),
         pr.initial,
         pr.acquisition,
         pr.kappa
@@ -485,11 +562,11 @@ fn table_header(cps: &[usize]) -> String {
     for k in cps {
         out.push_str(&format!(" best@{k} median [q25, q75] |"));
     }
-    out.push_str(" evals to within 5% of optimum (median) | simulated s to 5% (median) | seeds within 5% | failed evals (median) | evals to 5%: 95% interval of the median |\n|---|");
+    out.push_str(" evals to within 5% of optimum (median) | simulated s to 5% (median) | seeds within 5% | failed evals (median) | evals to 5%: 95% interval of the median | answered by another row (median) | repeated rows (median) |\n|---|");
     for _ in cps {
         out.push_str("---|");
     }
-    out.push_str("---|---|---|---|---|\n");
+    out.push_str("---|---|---|---|---|---|---|\n");
     out
 }
 
@@ -512,8 +589,8 @@ fn table_row(r: &LearnerReport, cps: &[usize], budget: usize) -> String {
         false => "–".into(),
     };
     out.push_str(&format!(
-        " {to} | {secs} | {}/{} | {:.0} | {interval} |\n",
-        r.reached, r.seeds, r.failures_median
+        " {to} | {secs} | {}/{} | {:.0} | {interval} | {:.0} | {:.0} |\n",
+        r.reached, r.seeds, r.failures_median, r.outside_median, r.repeats_median
     ));
     out
 }
@@ -553,6 +630,38 @@ pub fn table_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every third row of branin's grid: a sampled table, as 3mm-medium's 500 rows are.
+    fn sampled() -> Table {
+        let mut t = branin();
+        t.rows = t.rows.into_iter().step_by(3).collect();
+        t
+    }
+
+    #[test]
+    fn a_proposal_off_the_table_gets_the_nearest_row_and_the_first_on_ties() {
+        let t = sampled();
+        let a = Answers::new(&t);
+        let row = |i: usize| t.rows[i].0.clone();
+        assert_eq!(a.row(&row(5)), (5, true));
+        // (0, 1) is not a row (rows are every third cell in X1-fastest order): (0, 0) and
+        // (0, 3) differ from it in one coordinate each; the first of them answers.
+        let off = Config(vec![0.0, 1.0]);
+        assert!(!t.rows.iter().any(|(c, _)| c == &off));
+        assert_eq!(a.row(&off), (0, false));
+    }
+
+    #[test]
+    fn under_the_peers_rules_proposals_leave_the_table_and_repeats_are_charged() {
+        let t = sampled();
+        let settings = Settings::new(Learner::Random, 3, t.goal);
+        let whole = simulate(&t, settings.clone(), (200, Rules::Nearest), None);
+        assert_eq!(whole.best.len(), 200);
+        assert!(whole.outside > 50, "{} of 200 off the table", whole.outside);
+        assert!(whole.repeats > 0);
+        let rows = simulate(&t, settings, (200, Rules::Rows), None);
+        assert_eq!((rows.outside, rows.repeats), (0, 0));
+    }
 
     #[test]
     fn a_synthetic_table_costs_nothing_but_the_learner_s_time() {
