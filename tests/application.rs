@@ -8,10 +8,6 @@ use crate::common::*;
 
 use std::path::Path;
 
-fn moldtune(dir: &Path, args: &[&str]) -> std::process::Output {
-    moldtune_in(dir, args)
-}
-
 /// A "training" script: accuracy 0.95 when A ≥ 2 (else 0.90), training seconds A × B —
 /// so (A, B) = (2, 1) is the cheapest of the equally accurate ones, and (1, 1) the cheapest
 /// of all.
@@ -34,11 +30,15 @@ fn write_trainer(dir: &Path, prefer: &str) {
 
 /// All six configurations evaluated (random search over the whole space), in `dir/run`.
 fn tune_all(dir: &Path) -> serde_json::Value {
-    let run = ["run", "p.yaml", "--learner", "random", "--max-evals", "6"];
-    let o = moldtune(
-        dir,
-        &[&run[..], &["--out", "run", "--quiet", "--json"]].concat(),
-    );
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .learner("random")
+        .max_evals(6)
+        .out("run")
+        .quiet()
+        .json()
+        .cwd(dir)
+        .output();
     assert_code(&o, 0);
     serde_json::from_str(&text(&o.stdout)).unwrap()
 }
@@ -81,7 +81,7 @@ fn the_tie_rule_prefers_the_cheaper_of_equal_objectives_everywhere() {
     // The front: no other evaluation is better on both (best accuracy first).
     assert_eq!(results["front"], serde_json::json!([cheap, cheapest]));
     assert_eq!(summary["preferred"]["eval_id"], cheap, "{summary}");
-    let o = moldtune(d, &["best", "run"]);
+    let o = moldtune("best").arg("run").cwd(d).output();
     assert_code(&o, 0);
     let out = text(&o.stdout);
     assert!(
@@ -89,7 +89,7 @@ fn the_tie_rule_prefers_the_cheaper_of_equal_objectives_everywhere() {
             && out.contains("A=2 B=1"),
         "{out}"
     );
-    let o = moldtune(d, &["report", "run", "--out", "rep"]);
+    let o = moldtune("report").arg("run").out("rep").cwd(d).output();
     assert_code(&o, 0);
     let md = std::fs::read_to_string(d.join("rep/report.md")).unwrap();
     assert!(
@@ -144,7 +144,7 @@ fn a_bad_record_or_tie_rule_is_refused_at_its_position() {
         ),
     ] {
         write_trainer(d, prefer);
-        let o = moldtune(d, &["show", "p.yaml"]);
+        let o = moldtune("show").arg("p.yaml").cwd(d).output();
         assert_code(&o, 2);
         let err = text(&o.stderr);
         assert!(
@@ -159,7 +159,7 @@ fn a_bad_record_or_tie_rule_is_refused_at_its_position() {
         yaml.replace("name: train_s", "name: status"),
     )
     .unwrap();
-    let o = moldtune(d, &["show", "p.yaml"]);
+    let o = moldtune("show").arg("p.yaml").cwd(d).output();
     assert_code(&o, 2);
     assert!(
         text(&o.stderr).contains("`record` name `status` is already a column"),
@@ -177,40 +177,34 @@ fn measure_report_and_check_work_on_a_script_mold() {
     let yaml = "name: script\nmold: m.mold.sh\nparams:\n  - {name: P0, type: ordinal, values: [3, 1, 2], default: 3}\n\
                 run: \"sh {{ source }}\"\nmetric: {kind: kernel_time}\nrepeats: 1\ncheck: {mode: none}\n";
     std::fs::write(d.join("p.yaml"), yaml).unwrap();
-    let run = [
-        "run",
-        "p.yaml",
-        "--learner",
-        "random",
-        "--max-evals",
-        "3",
-        "--out",
-        "run",
-        "--quiet",
-    ];
-    assert_code(&moldtune(d, &run), 0);
-    let o = moldtune(
-        d,
-        &[
-            "measure",
-            "p.yaml",
-            "--from",
-            "run",
-            "--repeats",
-            "2",
-            "--json",
-        ],
-    );
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .learner("random")
+        .max_evals(3)
+        .out("run")
+        .quiet()
+        .cwd(d)
+        .output();
+    assert_code(&o, 0);
+    let o = moldtune("measure")
+        .args(["p.yaml", "--from", "run", "--repeats", "2"])
+        .json()
+        .cwd(d)
+        .output();
     assert_code(&o, 0);
     assert!(text(&o.stdout).contains("0.1"), "{}", describe(&o));
-    assert_code(&moldtune(d, &["report", "run", "--out", "rep"]), 0);
-    let b = ["baseline", "run", "--out", "b", "--rounds", "5"];
-    let o = moldtune(d, &b);
+    assert_code(&moldtune("report").arg("run").out("rep").cwd(d).output(), 0);
+    let o = moldtune("baseline")
+        .arg("run")
+        .out("b")
+        .rounds(5)
+        .cwd(d)
+        .output();
     assert_code(&o, 0);
-    let o = moldtune(
-        d,
-        &["check", "b", "--min-rounds", "5", "--max-rounds", "10"],
-    );
+    let o = moldtune("check")
+        .args(["b", "--min-rounds", "5", "--max-rounds", "10"])
+        .cwd(d)
+        .output();
     assert_code(&o, 0);
     assert!(text(&o.stdout).contains("script"), "{}", describe(&o));
 }
@@ -221,10 +215,11 @@ fn example() -> std::path::PathBuf {
 
 #[test]
 fn the_mlp_example_loads() {
-    let o = moldtune(
-        Path::new("."),
-        &["show", example().to_str().unwrap(), "--set", "SOLVER=lbfgs"],
-    );
+    let o = moldtune("show")
+        .arg(example())
+        .args(["--set", "SOLVER=lbfgs"])
+        .cwd(".")
+        .output();
     assert_code(&o, 0);
     let out = text(&o.stdout);
     assert!(
@@ -258,17 +253,13 @@ fn ten_evaluations_of_the_mlp_example() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let file = example();
-    let args = [
-        "run",
-        file.to_str().unwrap(),
-        "--max-evals",
-        "10",
-        "--out",
-        "run",
-        "--quiet",
-    ];
-    let o = moldtune(tmp.path(), &args);
+    let o = moldtune("run")
+        .arg(example())
+        .max_evals(10)
+        .out("run")
+        .quiet()
+        .cwd(tmp.path())
+        .output();
     assert_code(&o, 0);
     let results = read_json(&tmp.path().join("run/results.json"));
     let evals = results["evaluations"].as_array().unwrap();
@@ -308,11 +299,14 @@ fn write_sleeper(dir: &Path, metric: &str, timeouts: &str) {
 /// Both configurations evaluated; their statuses by T.
 fn statuses(dir: &Path) -> Vec<(String, String)> {
     let _ = std::fs::remove_dir_all(dir.join("run"));
-    let run = ["run", "p.yaml", "--learner", "random", "--max-evals", "2"];
-    let o = moldtune(
-        dir,
-        &[&run[..], &["--verify", "0", "--out", "run"]].concat(),
-    );
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .learner("random")
+        .max_evals(2)
+        .args(["--verify", "0"])
+        .out("run")
+        .cwd(dir)
+        .output();
     assert_code(&o, 0);
     let j = read_json(&dir.join("run/results.json"));
     let evals = j["evaluations"].as_array().unwrap();
@@ -359,17 +353,13 @@ fn a_run_whose_evaluations_all_fail_alike_stops_early_with_the_cause() {
                 run: \"sh {{ source }}\"\nmetric: {kind: regex, regex: 'score: (\\S+)'}\n\
                 repeats: 1\ncheck: {mode: none}\n";
     std::fs::write(d.join("p.yaml"), yaml).unwrap();
-    let run = [
-        "run",
-        "p.yaml",
-        "--max-evals",
-        "40",
-        "--out",
-        "run",
-        "--jobs",
-        "1",
-    ];
-    let o = moldtune(d, &run);
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .max_evals(40)
+        .out("run")
+        .args(["--jobs", "1"])
+        .cwd(d)
+        .output();
     assert_code(&o, 3);
     let err = text(&o.stderr);
     let lines = err
@@ -398,7 +388,7 @@ fn regexes_need_one_capture_group_and_within_takes_a_percentage() {
         let yaml = std::fs::read_to_string(d.join("p.yaml")).unwrap();
         assert!(yaml.contains(from), "{yaml}");
         std::fs::write(d.join("p.yaml"), yaml.replace(from, to)).unwrap();
-        let o = moldtune(d, &["show", "p.yaml"]);
+        let o = moldtune("show").arg("p.yaml").cwd(d).output();
         assert_code(&o, 2);
         let err = text(&o.stderr);
         assert!(err.contains(says) && err.contains("p.yaml:"), "{to}: {err}");
@@ -419,10 +409,12 @@ fn regexes_need_one_capture_group_and_within_takes_a_percentage() {
         "`prefer.within` is `5 percent`",
     );
     write_trainer(d, "prefer: {within: 5%, min: train_s}");
-    let o = moldtune(
-        d,
-        &["run", "p.yaml", "--learner", "random", "--max-evals", "6"],
-    );
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .learner("random")
+        .max_evals(6)
+        .cwd(d)
+        .output();
     assert_code(&o, 0);
     let out = text(&o.stdout);
     // 5% of 0.95: 0.90 is not within it, so (2, 1) is preferred as with 0.0.
@@ -442,10 +434,12 @@ fn a_recorded_quantity_missing_from_the_output_is_warned() {
         yaml.replace("'train_s: ", "'train seconds: "),
     )
     .unwrap();
-    let o = moldtune(
-        d,
-        &["run", "p.yaml", "--learner", "random", "--max-evals", "3"],
-    );
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .learner("random")
+        .max_evals(3)
+        .cwd(d)
+        .output();
     assert_code(&o, 0);
     let err = text(&o.stderr);
     assert_eq!(
@@ -470,7 +464,7 @@ fn a_mold_that_cannot_run_as_rendered_is_refused_without_a_compile_step() {
             "name: s\nmold: {mold}\nparams:\n  - {{name: A, type: ordinal, values: [1, 2]}}\nrun: \"{run}\"\nmetric: {{regex: 'v: ([0-9]+)'}}\ncheck: {{mode: none}}\n"
         );
         std::fs::write(d.join("p.yaml"), yaml).unwrap();
-        moldtune(d, &["show", "p.yaml"])
+        moldtune("show").arg("p.yaml").cwd(d).output()
     };
     let o = attempt("k.c", "int a = #A;\n", "{{ exe }}");
     assert_code(&o, 2);
@@ -507,7 +501,7 @@ fn a_marker_like_token_without_a_parameter_is_warned() {
     std::fs::write(d.join("k.c"), mold).unwrap();
     let yaml = "name: k\nmold: k.c\nparams:\n  - {name: A, type: ordinal, values: [1, 2]}\ncompile: \"cc {{ source }} -o {{ exe }}\"\nrun: \"{{ exe }}\"\n";
     std::fs::write(d.join("p.yaml"), yaml).unwrap();
-    let o = moldtune(d, &["show", "p.yaml"]);
+    let o = moldtune("show").arg("p.yaml").cwd(d).output();
     assert_code(&o, 0);
     let err = text(&o.stderr);
     assert!(err.contains("k.c:4:9: `#XX` looks like a marker"), "{err}");
@@ -528,20 +522,15 @@ fn parallel_trials_run_at_once_for_a_score_and_are_refused_for_a_time() {
                 run: \"sh {{ source }} {{ problem_dir }}/live\"\nmetric: {regex: 'v: ([0-9]+)', goal: maximize}\n\
                 repeats: 1\ncheck: {mode: none}\n";
     std::fs::write(d.join("p.yaml"), yaml).unwrap();
-    let run = [
-        "run",
-        "p.yaml",
-        "--learner",
-        "random",
-        "--max-evals",
-        "8",
-        "--verify",
-        "0",
-    ];
-    let o = moldtune(
-        d,
-        &[&run[..], &["--parallel", "2", "--out", "run"]].concat(),
-    );
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .learner("random")
+        .max_evals(8)
+        .args(["--verify", "0"])
+        .args(["--parallel", "2"])
+        .out("run")
+        .cwd(d)
+        .output();
     assert_code(&o, 0);
     let j = read_json(&d.join("run/results.json"));
     let evals = j["evaluations"].as_array().unwrap();
@@ -566,7 +555,11 @@ fn parallel_trials_run_at_once_for_a_score_and_are_refused_for_a_time() {
         "metric: {kind: wall_time}",
     );
     std::fs::write(d.join("p.yaml"), timed).unwrap();
-    let o = moldtune(d, &["run", "p.yaml", "--parallel", "2", "--out", "run2"]);
+    let o = moldtune("run")
+        .args(["p.yaml", "--parallel", "2"])
+        .out("run2")
+        .cwd(d)
+        .output();
     assert_code(&o, 2);
     assert!(
         text(&o.stderr).contains("the metric is a time"),
@@ -587,24 +580,15 @@ fn an_interrupted_parallel_run_resumes_with_nothing_lost_or_repeated() {
                 run: \"sh {{ source }}\"\nmetric: {regex: 'v: ([0-9]+)', goal: maximize}\n\
                 repeats: 1\ncheck: {mode: none}\n";
     std::fs::write(d.join("p.yaml"), yaml).unwrap();
-    let args = [
-        "run",
-        "p.yaml",
-        "--learner",
-        "random",
-        "--max-evals",
-        "12",
-        "--verify",
-        "0",
-    ];
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_moldtune"))
-        .current_dir(d)
-        .args(args)
-        .args(["--parallel", "2", "--out", "run", "--quiet"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = moldtune("run")
+        .arg("p.yaml")
+        .learner("random")
+        .max_evals(12)
+        .args(["--verify", "0", "--parallel", "2"])
+        .out("run")
+        .quiet()
+        .cwd(d)
+        .spawn();
     let rows =
         || std::fs::read_to_string(d.join("run/results.csv")).map_or(0, |t| t.lines().count());
     let t0 = std::time::Instant::now();
@@ -622,7 +606,11 @@ fn an_interrupted_parallel_run_resumes_with_nothing_lost_or_repeated() {
     };
     let n = ids(&read_json(&d.join("run/results.json"))).len() as u64;
     assert!((3..12).contains(&n), "{n} rows before the interrupt");
-    let o = moldtune(d, &["run", "--resume", "run", "--quiet"]);
+    let o = moldtune("run")
+        .args(["--resume", "run"])
+        .quiet()
+        .cwd(d)
+        .output();
     assert_code(&o, 0);
     let j = read_json(&d.join("run/results.json"));
     assert_eq!(ids(&j), (0..12).collect::<Vec<u64>>());
@@ -638,27 +626,24 @@ fn measure_and_show_take_the_preferred_configuration_and_print_recorded_quantiti
     let d = tmp.path();
     write_trainer(d, "prefer: {within: 0.0, min: train_s}");
     tune_all(d);
-    let o = moldtune(
-        d,
-        &[
-            "measure",
-            "p.yaml",
-            "--from",
-            "run",
-            "--preferred",
-            "--repeats",
-            "1",
-        ],
-    );
+    let o = moldtune("measure")
+        .args(["p.yaml", "--from", "run", "--preferred"])
+        .args(["--repeats", "1"])
+        .cwd(d)
+        .output();
     assert_code(&o, 0);
     let out = text(&o.stdout);
     // (A, B) = (2, 1): accuracy 0.95, train_s 2.
     assert!(out.contains("A=2 B=1"), "{out}");
     assert!(out.contains("train_s 2"), "{out}");
-    let o = moldtune(d, &["show", "p.yaml", "--from", "run", "--preferred"]);
+    let show = moldtune("show").args(["p.yaml", "--from", "run", "--preferred"]);
+    let o = show.cwd(d).output();
     assert_code(&o, 0);
     assert!(text(&o.stdout).contains("a=2\nb=1"), "{}", describe(&o));
-    let o = moldtune(d, &["show", "p.yaml", "--preferred"]);
+    let o = moldtune("show")
+        .args(["p.yaml", "--preferred"])
+        .cwd(d)
+        .output();
     assert_code(&o, 2);
 }
 
@@ -708,25 +693,17 @@ fn a_run_worse_than_the_median_at_a_step_is_pruned_and_resume_keeps_the_curves()
         d,
         "progress: {regex: 'epoch (\\d+) val (\\d+)', startup: 3}",
     );
-    let run = [
-        "run",
-        "p.yaml",
-        "--learner",
-        "random",
-        "--seed",
-        "3",
-        "--verify",
-        "0",
-    ];
-    let o = moldtune(
-        d,
-        &[&run[..], &["--max-evals", "6", "--out", "run"]].concat(),
-    );
+    let run = || {
+        moldtune("run")
+            .arg("p.yaml")
+            .learner("random")
+            .seed(3)
+            .args(["--verify", "0"])
+            .cwd(d)
+    };
+    let o = run().max_evals(6).out("run").output();
     assert_code(&o, 0);
-    let o = moldtune(
-        d,
-        &[&run[..], &["--max-evals", "10", "--resume", "run"]].concat(),
-    );
+    let o = run().max_evals(10).args(["--resume", "run"]).output();
     assert_code(&o, 0);
     let csv = Csv::read(&d.join("run"));
     let (status, step) = (csv.column("status"), csv.column("progress_step"));
@@ -780,7 +757,11 @@ fn a_run_worse_than_the_median_at_a_step_is_pruned_and_resume_keeps_the_curves()
 fn a_progress_regex_is_checked_at_load_and_a_silent_one_told() {
     let tmp = tempfile::tempdir().unwrap();
     write_epochs(tmp.path(), "progress: {regex: 'val (\\d+)'}");
-    let o = moldtune(tmp.path(), &["run", "p.yaml", "--max-evals", "2"]);
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .max_evals(2)
+        .cwd(tmp.path())
+        .output();
     assert_code(&o, 2);
     let err = text(&o.stderr);
     assert!(
@@ -788,17 +769,13 @@ fn a_progress_regex_is_checked_at_load_and_a_silent_one_told() {
         "{err}"
     );
     write_epochs(tmp.path(), "progress: {regex: 'round (\\d+) loss (\\d+)'}");
-    let run = [
-        "run",
-        "p.yaml",
-        "--max-evals",
-        "2",
-        "--verify",
-        "0",
-        "--out",
-        "r",
-    ];
-    let o = moldtune(tmp.path(), &run);
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .max_evals(2)
+        .args(["--verify", "0"])
+        .out("r")
+        .cwd(tmp.path())
+        .output();
     assert_code(&o, 0);
     let out = text(&o.stdout);
     assert!(out.contains("nothing could be pruned"), "{out}");
@@ -815,7 +792,7 @@ fn a_missing_run_program_is_refused_at_load_and_the_metric_window_is_named() {
     write_epochs(d, "");
     let yaml = std::fs::read_to_string(d.join("p.yaml")).unwrap();
     std::fs::write(d.join("p.yaml"), yaml.replace("run: \"sh ", "run: \"shh ")).unwrap();
-    let o = moldtune(d, &["run", "p.yaml", "--out", "r"]);
+    let o = moldtune("run").arg("p.yaml").out("r").cwd(d).output();
     assert_code(&o, 2);
     let err = text(&o.stderr);
     assert!(err.contains("p.yaml:5:") && err.contains("`shh`"), "{err}");
@@ -824,7 +801,12 @@ fn a_missing_run_program_is_refused_at_load_and_the_metric_window_is_named() {
     let mold = "echo \"score: #Q\"\nhead -c 102400 /dev/zero | tr '\\0' 'x'\necho\n";
     std::fs::write(d.join("t.mold.sh"), mold).unwrap();
     std::fs::write(d.join("p.yaml"), yaml).unwrap();
-    let o = moldtune(d, &["run", "p.yaml", "--max-evals", "1", "--out", "w"]);
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .max_evals(1)
+        .out("w")
+        .cwd(d)
+        .output();
     assert_code(&o, 3);
     let j = read_json(&d.join("w/results.json"));
     let cause = j["evaluations"][0]["cause"].as_str().unwrap();
@@ -844,7 +826,7 @@ fn a_problem_file_with_a_non_utf8_byte_is_refused_at_its_position() {
         .map(|b| if b == 1 { 0xe9 } else { b })
         .collect();
     std::fs::write(d.join("p.yaml"), bytes).unwrap();
-    let o = moldtune(d, &["run", "p.yaml"]);
+    let o = moldtune("run").arg("p.yaml").cwd(d).output();
     assert_code(&o, 2);
     let err = text(&o.stderr);
     assert!(err.contains("p.yaml:7:6") && err.contains("0xe9"), "{err}");
@@ -862,7 +844,12 @@ fn a_variant_deleting_the_run_directory_is_named() {
         "q=#Q\nrm -rf \"$(cd ../.. && pwd)\"\necho \"score: $q\"\n",
     )
     .unwrap();
-    let o = moldtune(d, &["run", "p.yaml", "--max-evals", "4", "--out", "gone"]);
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .max_evals(4)
+        .out("gone")
+        .cwd(d)
+        .output();
     let err = text(&o.stderr);
     assert!(err.contains("was deleted"), "{}", describe(&o));
     assert!(!err.contains("--resume"), "{err}");

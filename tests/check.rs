@@ -4,35 +4,42 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::{assert_code, describe, edit_json, text, write_toy};
-
-fn moldtune(args: &[&str], cwd: &Path) -> Output {
-    crate::common::moldtune_in(cwd, args)
-}
+use crate::common::{assert_code, describe, edit_json, moldtune, text, write_toy, Moldtune};
 
 /// A toy problem tuned (mock) and a baseline written from the run: `b/toy.json`.
 fn baseline(dir: &Path) -> PathBuf {
     write_toy(dir);
-    let o = moldtune(
-        &[
-            "run",
-            "p.yaml",
-            "--mock",
-            "--max-evals",
-            "12",
-            "--out",
-            "run",
-            "--quiet",
-        ],
-        dir,
-    );
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .mock()
+        .max_evals(12)
+        .out("run")
+        .quiet()
+        .cwd(dir)
+        .output();
     assert_code(&o, 0);
-    let o = moldtune(
-        &["baseline", "run", "--out", "b", "--rounds", "20", "--mock"],
-        dir,
-    );
+    let o = moldtune("baseline")
+        .arg("run")
+        .out("b")
+        .rounds(20)
+        .mock()
+        .cwd(dir)
+        .output();
     assert_code(&o, 0);
     dir.join("b/toy.json")
+}
+
+/// `moldtune check BASELINES --mock`.
+fn check(baselines: &str) -> Moldtune {
+    moldtune("check").arg(baselines).mock()
+}
+
+/// `moldtune check --update BASELINES --mock --rounds N`.
+fn update(baselines: &str, rounds: u32) -> Moldtune {
+    moldtune("check")
+        .args(["--update", baselines])
+        .mock()
+        .rounds(rounds)
 }
 
 #[test]
@@ -47,20 +54,8 @@ fn an_unchanged_program_passes_and_writes_markdown_and_junit() {
         b["guards"][0]["speedup"]["ratio"].as_f64().unwrap() > 1.0,
         "{b}"
     );
-    let o = moldtune(
-        &[
-            "check",
-            "b",
-            "--mock",
-            "--markdown",
-            "c.md",
-            "--junit",
-            "c.xml",
-            "--html",
-            "c.html",
-        ],
-        tmp.path(),
-    );
+    let reports = ["--markdown", "c.md", "--junit", "c.xml", "--html", "c.html"];
+    let o = check("b").args(reports).cwd(tmp.path()).output();
     assert_code(&o, 0);
     let out = text(&o.stdout);
     assert!(
@@ -98,10 +93,11 @@ fn a_lost_speed_up_is_a_regression_and_a_gained_one_an_improvement() {
     };
     // Recorded 1.5x faster than it now is: the speed-up was lost.
     edit_json(&file, |v| scale(v, 1.0 / 1.5));
-    let o = moldtune(
-        &["check", "b", "--mock", "--junit", "c.xml", "--json"],
-        tmp.path(),
-    );
+    let o = check("b")
+        .args(["--junit", "c.xml"])
+        .json()
+        .cwd(tmp.path())
+        .output();
     assert_code(&o, 4);
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["guarded"][0]["verdict"], "regression", "{j}");
@@ -113,26 +109,14 @@ fn a_lost_speed_up_is_a_regression_and_a_gained_one_an_improvement() {
     assert!(xml.contains("<failure type=\"regression\""), "{xml}");
     // Recorded 2.25x slower than it now is: better than the baseline.
     edit_json(&file, |v| scale(v, 1.5 * 1.5));
-    let o = moldtune(&["check", "b", "--mock"], tmp.path());
+    let o = check("b").cwd(tmp.path()).output();
     assert_code(&o, 0);
     assert!(text(&o.stdout).contains("improvement"), "{}", describe(&o));
     // `--update` records the samples again: the gate passes on the new level.
     edit_json(&file, |v| scale(v, 1.0 / 2.25 / 1.5));
-    assert_code(
-        &moldtune(
-            &[
-                "check",
-                "--update",
-                "b/toy.json",
-                "--mock",
-                "--rounds",
-                "10",
-            ],
-            tmp.path(),
-        ),
-        0,
-    );
-    assert_code(&moldtune(&["check", "b/toy.json", "--mock"], tmp.path()), 0);
+    assert_code(&update("b/toy.json", 10).cwd(tmp.path()).output(), 0);
+    let o = check("b/toy.json").cwd(tmp.path()).output();
+    assert_code(&o, 0);
 }
 
 #[test]
@@ -141,7 +125,7 @@ fn bad_baselines_are_refused_with_the_file_and_entry() {
     let file = baseline(tmp.path());
     let good = std::fs::read_to_string(&file).unwrap();
     let refused = |needle: &str| {
-        let o = moldtune(&["check", "b/toy.json", "--mock"], tmp.path());
+        let o = check("b/toy.json").cwd(tmp.path()).output();
         assert_code(&o, 2);
         let err = text(&o.stderr);
         assert!(
@@ -177,15 +161,21 @@ fn bad_baselines_are_refused_with_the_file_and_entry() {
     edit_json(&file, |v| v["metric"] = "instructions (minimize)".into());
     refused("its samples are of `instructions (minimize)`, but its problem's metric is `kernel_time (minimize)`");
     // `--update` records the problem's metric, and the check accepts it again.
-    let update = ["check", "--update", "b/toy.json", "--mock", "--rounds", "5"];
-    assert_code(&moldtune(&update, tmp.path()), 0);
-    assert_code(&moldtune(&["check", "b/toy.json", "--mock"], tmp.path()), 0);
+    assert_code(&update("b/toy.json", 5).cwd(tmp.path()).output(), 0);
+    let o = check("b/toy.json").cwd(tmp.path()).output();
+    assert_code(&o, 0);
     std::fs::write(&file, &good).unwrap();
     std::fs::remove_file(tmp.path().join("p.yaml")).unwrap();
     refused("p.yaml` does not exist");
-    let o = moldtune(&["check", "nowhere.json", "--threshold", "10%"], tmp.path());
+    let o = moldtune("check")
+        .args(["nowhere.json", "--threshold", "10%"])
+        .cwd(tmp.path())
+        .output();
     assert_code(&o, 2);
-    let o = moldtune(&["check", "b", "--threshold", "150%"], tmp.path());
+    let o = moldtune("check")
+        .args(["b", "--threshold", "150%"])
+        .cwd(tmp.path())
+        .output();
     assert_code(&o, 2);
     assert!(
         text(&o.stderr).contains("between 0% and 100%"),
@@ -205,13 +195,7 @@ fn recordings_on_other_cpus_are_kept_and_the_one_of_this_cpu_is_used() {
     let good = read();
     // A recording from another CPU is kept under `elsewhere` when this one re-records.
     edit_json(&file, |v| v["recorded"]["cpu"] = "Another CPU".into());
-    assert_code(
-        &moldtune(
-            &["check", "--update", "b", "--mock", "--rounds", "10"],
-            tmp.path(),
-        ),
-        0,
-    );
+    assert_code(&update("b", 10).cwd(tmp.path()).output(), 0);
     let v = read();
     assert_eq!(v["recorded"]["cpu"], here);
     assert_eq!(v["elsewhere"][0]["recorded"]["cpu"], "Another CPU", "{v}");
@@ -230,7 +214,8 @@ fn recordings_on_other_cpus_are_kept_and_the_one_of_this_cpu_is_used() {
             *x = (x.as_f64().unwrap() / 1.5).into();
         }
     });
-    let o = moldtune(&["check", "b", "--mock"], tmp.path());
+    let check_b = || check("b").cwd(tmp.path());
+    let o = check_b().output();
     assert_code(&o, 0);
     assert!(
         text(&o.stderr).contains("toy: compared with its recording on this CPU"),
@@ -240,11 +225,11 @@ fn recordings_on_other_cpus_are_kept_and_the_one_of_this_cpu_is_used() {
     edit_json(&file, |v| {
         v["elsewhere"][0]["recorded"]["cpu"] = "Not this one".into()
     });
-    assert_code(&moldtune(&["check", "b", "--mock"], tmp.path()), 4);
+    assert_code(&check_b().output(), 4);
     edit_json(&file, |v| {
         v["elsewhere"][0]["guards"] = serde_json::json!([])
     });
-    let o = moldtune(&["check", "b", "--mock"], tmp.path());
+    let o = check_b().output();
     assert_code(&o, 2);
     assert!(
         text(&o.stderr).contains("`elsewhere[0]` holds samples for 0 guards, not 1"),
@@ -255,13 +240,13 @@ fn recordings_on_other_cpus_are_kept_and_the_one_of_this_cpu_is_used() {
 
 /// `moldtune` in `cwd` on a mock machine whose re-measurements vary by `noise` (relative
 /// width of a uniform noise; the mock's default is 0.04).
-fn noisy(noise: &str, args: &[&str], cwd: &Path) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_moldtune"))
-        .args(args)
-        .current_dir(cwd)
-        .env("MOLDTUNE_MOCK_NOISE", noise)
-        .output()
-        .unwrap()
+fn noisy(noise: &str, c: Moldtune, cwd: &Path) -> Output {
+    c.cwd(cwd).env("MOLDTUNE_MOCK_NOISE", noise).output()
+}
+
+/// `moldtune baseline run --out OUT --rounds 20 --mock`.
+fn record(out: &str) -> Moldtune {
+    moldtune("baseline").arg("run").out(out).rounds(20).mock()
 }
 
 #[test]
@@ -278,8 +263,7 @@ fn a_recording_too_noisy_for_the_threshold_grows_then_warns_or_is_refused() {
         "{q}"
     );
 
-    let args = ["baseline", "run", "--out", "n", "--rounds", "20", "--mock"];
-    let o = noisy("1.6", &args, tmp.path());
+    let o = noisy("1.6", record("n"), tmp.path());
     assert_code(&o, 0);
     let err = text(&o.stderr);
     assert!(
@@ -296,10 +280,7 @@ fn a_recording_too_noisy_for_the_threshold_grows_then_warns_or_is_refused() {
 
     // --strict refuses it and leaves the file as it was.
     let before = std::fs::read_to_string(&quiet).unwrap();
-    let args = [
-        "baseline", "run", "--out", "b", "--rounds", "20", "--mock", "--strict",
-    ];
-    let o = noisy("1.6", &args, tmp.path());
+    let o = noisy("1.6", record("b").arg("--strict"), tmp.path());
     assert_code(&o, 7);
     assert!(
         text(&o.stderr).contains("left as it was"),
@@ -307,16 +288,8 @@ fn a_recording_too_noisy_for_the_threshold_grows_then_warns_or_is_refused() {
         describe(&o)
     );
     assert_eq!(std::fs::read_to_string(&quiet).unwrap(), before);
-    let args = [
-        "check",
-        "--update",
-        "b/toy.json",
-        "--rounds",
-        "20",
-        "--mock",
-        "--strict",
-    ];
-    assert_code(&noisy("1.6", &args, tmp.path()), 7);
+    let strict = update("b/toy.json", 20).arg("--strict");
+    assert_code(&noisy("1.6", strict, tmp.path()), 7);
     assert_eq!(std::fs::read_to_string(&quiet).unwrap(), before);
 }
 
@@ -324,21 +297,15 @@ fn a_recording_too_noisy_for_the_threshold_grows_then_warns_or_is_refused() {
 fn an_undecided_check_names_the_noisy_side_and_undecided_pass_exits_0() {
     let tmp = tempfile::tempdir().unwrap();
     baseline(tmp.path());
-    let args = ["baseline", "run", "--out", "n", "--rounds", "20", "--mock"];
-    assert_code(&noisy("1.6", &args, tmp.path()), 0);
+    assert_code(&noisy("1.6", record("n"), tmp.path()), 0);
     // A quiet session against the noisy recording: the recording is to blame.
-    let check = [
-        "check",
-        "n",
-        "--mock",
-        "--max-rounds",
-        "60",
-        "--markdown",
-        "c.md",
-        "--junit",
-        "c.xml",
-    ];
-    let o = moldtune(&check, tmp.path());
+    let check_n = || {
+        check("n")
+            .args(["--max-rounds", "60"])
+            .args(["--markdown", "c.md", "--junit", "c.xml"])
+            .cwd(tmp.path())
+    };
+    let o = check_n().output();
     assert_code(&o, 7);
     let err = text(&o.stderr);
     assert!(
@@ -351,8 +318,7 @@ fn an_undecided_check_names_the_noisy_side_and_undecided_pass_exits_0() {
     let xml = std::fs::read_to_string(tmp.path().join("c.xml")).unwrap();
     assert!(xml.contains("<error type=\"undecided\""), "{xml}");
 
-    let pass = [&check[..], &["--undecided", "pass"]].concat();
-    let o = moldtune(&pass, tmp.path());
+    let o = check_n().args(["--undecided", "pass"]).output();
     assert_code(&o, 0);
     assert!(text(&o.stdout).contains("undecided"), "{}", describe(&o));
     let xml = std::fs::read_to_string(tmp.path().join("c.xml")).unwrap();
@@ -372,10 +338,8 @@ fn report_paths_are_checked_first_and_a_failed_report_keeps_the_verdict() {
     let tmp = tempfile::tempdir().unwrap();
     let file = baseline(tmp.path());
     let before = std::fs::read_to_string(&file).unwrap();
-    let o = moldtune(
-        &["check", "b", "--mock", "--markdown", "b/toy.json"],
-        tmp.path(),
-    );
+    let check_b = || check("b").cwd(tmp.path());
+    let o = check_b().args(["--markdown", "b/toy.json"]).output();
     assert_code(&o, 2);
     assert!(
         text(&o.stderr).contains("is a baseline this check reads"),
@@ -383,10 +347,7 @@ fn report_paths_are_checked_first_and_a_failed_report_keeps_the_verdict() {
         describe(&o)
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
-    let o = moldtune(
-        &["check", "b", "--mock", "--html", "no/such/folder/c.html"],
-        tmp.path(),
-    );
+    let o = check_b().args(["--html", "no/such/folder/c.html"]).output();
     assert_code(&o, 2);
     assert!(
         text(&o.stderr).contains("does not exist"),
@@ -398,10 +359,7 @@ fn report_paths_are_checked_first_and_a_failed_report_keeps_the_verdict() {
         "nothing measured: {}",
         describe(&o)
     );
-    let o = moldtune(
-        &["check", "b", "--mock", "--junit", "/dev/full"],
-        tmp.path(),
-    );
+    let o = check_b().args(["--junit", "/dev/full"]).output();
     assert_code(&o, 0);
     assert!(text(&o.stdout).contains("tuned"), "{}", describe(&o));
     assert!(
@@ -425,10 +383,7 @@ fn update_writes_through_a_symlinked_baseline_keeping_its_mode() {
     std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o640)).unwrap();
     std::os::unix::fs::symlink(&kept, &file).unwrap();
     let before = std::fs::read_to_string(&kept).unwrap();
-    let o = moldtune(
-        &["check", "--update", "b/toy.json", "--mock", "--rounds", "5"],
-        tmp.path(),
-    );
+    let o = update("b/toy.json", 5).cwd(tmp.path()).output();
     assert_code(&o, 0);
     assert!(std::fs::symlink_metadata(&file)
         .unwrap()
@@ -449,7 +404,7 @@ fn a_baseline_whose_samples_cannot_be_times_is_refused() {
     let refused = |edit: &dyn Fn(&mut serde_json::Value), want: &str| {
         std::fs::write(&file, &good).unwrap();
         edit_json(&file, edit);
-        let o = moldtune(&["check", "b", "--mock"], tmp.path());
+        let o = check("b").cwd(tmp.path()).output();
         assert_code(&o, 2);
         assert!(
             text(&o.stderr).contains(want),
@@ -492,15 +447,15 @@ fn the_executor_flags_of_check_are_refused_where_they_cannot_act() {
     let file = b.to_str().unwrap();
     for (args, says) in [
         (
-            vec!["check", file, "--executor", "slurm", "--mock"],
+            vec![file, "--executor", "slurm"],
             "only `--update` records on a cluster",
         ),
         (
-            vec!["check", "--update", file, "--workers", "2", "--mock"],
+            vec!["--update", file, "--workers", "2"],
             "`--workers` is a setting of the Slurm executor",
         ),
     ] {
-        let o = moldtune(&args, tmp.path());
+        let o = moldtune("check").args(args).mock().cwd(tmp.path()).output();
         assert_code(&o, 2);
         assert!(
             crate::common::text(&o.stderr).contains(says),
@@ -517,30 +472,20 @@ fn baseline_of(dir: &Path, metric: &str, shift: &str) -> PathBuf {
     write_toy(dir);
     let yaml = format!("{}metric: {metric}\n", crate::common::TOY_YAML);
     std::fs::write(dir.join("p.yaml"), yaml).unwrap();
-    let run = [
-        "run",
-        "p.yaml",
-        "--mock",
-        "--max-evals",
-        "12",
-        "--out",
-        "run",
-    ];
-    let record = ["baseline", "run", "--out", "b", "--rounds", "20", "--mock"];
-    for args in [&run[..], &record[..]] {
-        let o = with_shift(args, dir, shift);
+    let run = moldtune("run")
+        .arg("p.yaml")
+        .mock()
+        .max_evals(12)
+        .out("run");
+    for c in [run, record("b")] {
+        let o = with_shift(c, dir, shift);
         assert_code(&o, 0);
     }
     dir.join("b/toy.json")
 }
 
-fn with_shift(args: &[&str], dir: &Path, shift: &str) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_moldtune"))
-        .args(args)
-        .current_dir(dir)
-        .env("MOLDTUNE_MOCK_SHIFT", shift)
-        .output()
-        .unwrap()
+fn with_shift(c: Moldtune, dir: &Path, shift: &str) -> Output {
+    c.cwd(dir).env("MOLDTUNE_MOCK_SHIFT", shift).output()
 }
 
 /// Multiplies the guard's recorded samples by `by`.
@@ -564,11 +509,11 @@ fn a_maximised_metric_s_drop_is_a_regression_and_its_rise_passes() {
     assert!(gain > 1.0, "the tuned configuration's gain: {b}");
     // Recorded 1.5x higher than it now measures: a drop.
     scale_guard(&file, 1.5);
-    let o = with_shift(&["check", "b", "--mock", "--json"], tmp.path(), "0");
+    let o = with_shift(check("b").json(), tmp.path(), "0");
     assert_code(&o, 4);
     // Recorded 1.5x lower than it now measures: a rise.
     scale_guard(&file, 1.0 / 1.5 / 1.5);
-    let o = with_shift(&["check", "b", "--mock"], tmp.path(), "0");
+    let o = with_shift(check("b"), tmp.path(), "0");
     assert_code(&o, 0);
     assert!(text(&o.stdout).contains("improvement"), "{}", describe(&o));
 }
@@ -585,7 +530,7 @@ fn a_negative_score_is_recorded_and_its_drop_is_a_regression() {
     assert!(b["reference"]["samples"][0].as_f64().unwrap() < 0.0, "{b}");
     let gain = &b["guards"][0]["speedup"];
     assert!(gain["difference"].as_f64().unwrap() > 0.0, "{b}");
-    let o = with_shift(&["check", "b", "--mock"], tmp.path(), "5");
+    let o = with_shift(check("b"), tmp.path(), "5");
     assert_code(&o, 0);
     let said = text(&o.stderr);
     assert!(
@@ -596,7 +541,7 @@ fn a_negative_score_is_recorded_and_its_drop_is_a_regression() {
     // Negative samples grow more negative when scaled up: recorded ×0.5 is a higher score
     // then, so now is a drop.
     scale_guard(&file, 0.5);
-    let o = with_shift(&["check", "b", "--mock"], tmp.path(), "5");
+    let o = with_shift(check("b"), tmp.path(), "5");
     assert_code(&o, 4);
 }
 
@@ -614,7 +559,7 @@ fn a_report_path_naming_the_problem_the_mold_or_another_report_is_refused() {
         &["--html", "m.c"][..],
         &["--markdown", "new.md", "--html", "./new.md"][..],
     ] {
-        let o = moldtune(&[&["check", "b", "--mock"][..], args].concat(), tmp.path());
+        let o = check("b").args(args).cwd(tmp.path()).output();
         assert_code(&o, 2);
         assert!(
             text(&o.stderr).contains("nothing was measured"),

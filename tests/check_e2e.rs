@@ -4,13 +4,8 @@
 //! that no longer compiles with the broken code. One test, so nothing else runs while it times.
 
 use std::path::Path;
-use std::process::Output;
 
-use crate::common::{assert_code, describe, edit_json, text};
-
-fn moldtune(args: &[&str], cwd: &Path) -> Output {
-    crate::common::moldtune_in(cwd, args)
-}
+use crate::common::{assert_code, describe, edit_json, moldtune, text};
 
 fn set_guard(file: &Path, param: &str, value: &str) {
     edit_json(file, |v| v["guards"][0]["config"][param] = value.into());
@@ -29,9 +24,11 @@ fn the_gate_passes_unchanged_code_and_fails_slow_and_wrong_variants() {
     // threshold rightly leaves undecided (exit 7). The gate's logic is what is tested here,
     // so the threshold is 25%; the -O1 variant below is several times slower, far beyond it.
     let check = |extra: &[&str]| {
-        let mut args = vec!["check", "--threshold", "25%"];
-        args.extend_from_slice(extra);
-        moldtune(&args, tmp.path())
+        moldtune("check")
+            .args(["--threshold", "25%"])
+            .args(extra)
+            .cwd(tmp.path())
+            .output()
     };
     let o = check(&["--update", "matmul.baseline.json"]);
     assert_code(&o, 0);
@@ -67,7 +64,10 @@ fn the_gate_passes_unchanged_code_and_fails_slow_and_wrong_variants() {
     // P3=1 makes the kernel wrong: the output check fails it before any timing.
     set_guard(&b, "OPT", "-O3");
     set_guard(&b, "P3", "1");
-    let o = moldtune(&["check", "matmul.baseline.json"], tmp.path());
+    let o = moldtune("check")
+        .arg("matmul.baseline.json")
+        .cwd(tmp.path())
+        .output();
     assert_code(&o, 6);
     assert!(text(&o.stdout).contains("wrong output"), "{}", describe(&o));
     assert!(text(&o.stderr).contains("wrong_output"), "{}", describe(&o));
@@ -77,7 +77,11 @@ fn the_gate_passes_unchanged_code_and_fails_slow_and_wrong_variants() {
     let mold = tmp.path().join("matmul.mold.c");
     let text_of = std::fs::read_to_string(&mold).unwrap();
     std::fs::write(&mold, format!("#error broken on purpose\n{text_of}")).unwrap();
-    let o = moldtune(&["check", "matmul.baseline.json", "--json"], tmp.path());
+    let o = moldtune("check")
+        .arg("matmul.baseline.json")
+        .json()
+        .cwd(tmp.path())
+        .output();
     assert_code(&o, 6);
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(

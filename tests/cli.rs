@@ -11,10 +11,8 @@ use crate::common::*;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
-
-use assert_cmd::Command;
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures and helpers
@@ -33,14 +31,6 @@ const OWN_COLUMNS: [&str; 11] = [
     "config_hash",
     "learner",
 ];
-
-fn bin() -> Command {
-    Command::cargo_bin("moldtune").expect("the moldtune binary is built")
-}
-
-fn bin_path() -> &'static str {
-    env!("CARGO_BIN_EXE_moldtune")
-}
 
 /// A temp dir holding `p.yaml` and `m.c`.
 struct Fixture {
@@ -70,15 +60,15 @@ impl Fixture {
 
 /// `moldtune run <p.yaml> --mock --quiet --out <out> <extra…>` in the fixture's directory.
 fn mock_run(fx: &Fixture, out: &Path, extra: &[&str]) -> std::process::Output {
-    let mut c = bin();
-    c.current_dir(fx.dir())
-        .arg("run")
+    moldtune("run")
         .arg(fx.yaml())
-        .args(["--mock", "--quiet", "--out"])
-        .arg(out)
+        .mock()
+        .quiet()
+        .out(out)
         .args(extra)
-        .env_remove("MOLDTUNE_MOCK_DELAY_MS");
-    c.output().expect("moldtune runs")
+        .cwd(fx.dir())
+        .env_remove("MOLDTUNE_MOCK_DELAY_MS")
+        .output()
 }
 
 /// serde_json (without `float_roundtrip`) may parse a 17-digit float one ulp off, so numbers
@@ -122,21 +112,18 @@ fn assert_complete(dir: &Path, n: usize) -> Csv {
     csv
 }
 
-/// Spawns `moldtune run` (std::process, not assert_cmd) so that it can be signalled.
+/// Spawns `moldtune run` (a child it can signal) as [`mock_run`] runs it, each evaluation
+/// `delay_ms` long.
 fn spawn_run(fx: &Fixture, out: &Path, extra: &[&str], delay_ms: u64) -> Child {
-    std::process::Command::new(bin_path())
-        .current_dir(fx.dir())
-        .arg("run")
+    moldtune("run")
         .arg(fx.yaml())
-        .args(["--mock", "--quiet", "--out"])
-        .arg(out)
+        .mock()
+        .quiet()
+        .out(out)
         .args(extra)
+        .cwd(fx.dir())
         .env("MOLDTUNE_MOCK_DELAY_MS", delay_ms.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn moldtune")
 }
 
 fn signal(child: &Child, sig: libc::c_int) {
@@ -426,7 +413,7 @@ fn mock_run_writes_consistent_results() {
         "run.json best_objective",
     );
 
-    let o = bin().arg("best").arg(&out).arg("--json").output().unwrap();
+    let o = moldtune("best").arg(&out).json().output();
     assert_code(&o, 0);
     let b: serde_json::Value = serde_json::from_slice(&o.stdout).expect("best --json parses");
     assert_close(b["objective"].as_f64(), best_obj, "best --json objective");
@@ -446,7 +433,7 @@ fn mock_run_writes_consistent_results() {
         Some(csv.rows.iter().filter(|r| r[st] == "ok").count() as u64)
     );
 
-    let o = bin().arg("best").arg(&out).output().unwrap();
+    let o = moldtune("best").arg(&out).output();
     assert_code(&o, 0);
     let s = text(&o.stdout);
     let first = s.lines().next().unwrap_or_default();
@@ -534,12 +521,13 @@ fn reference_hashes(fx: &Fixture, seed: &str) -> Vec<String> {
 }
 
 fn resume(fx: &Fixture, dir: &Path) -> std::process::Output {
-    let mut c = bin();
-    c.current_dir(fx.dir())
-        .args(["run", "--quiet", "--resume"])
+    moldtune("run")
+        .quiet()
+        .arg("--resume")
         .arg(dir)
-        .env_remove("MOLDTUNE_MOCK_DELAY_MS");
-    c.output().unwrap()
+        .cwd(fx.dir())
+        .env_remove("MOLDTUNE_MOCK_DELAY_MS")
+        .output()
 }
 
 #[test]
@@ -604,11 +592,13 @@ fn resume_drops_a_torn_row_and_extends_a_finished_run() {
         .unwrap();
     std::io::Write::write_all(&mut f, b"2,b,6").unwrap();
     drop(f);
-    let mut c = bin();
-    c.current_dir(fx.dir())
-        .args(["run", "--quiet", "--max-evals", "30", "--resume"])
-        .arg(&out);
-    let o = c.output().unwrap();
+    let o = moldtune("run")
+        .quiet()
+        .max_evals(30)
+        .arg("--resume")
+        .arg(&out)
+        .cwd(fx.dir())
+        .output();
     assert_code(&o, 0);
     assert_eq!(assert_complete(&out, 30).hashes(), want);
 }
@@ -769,23 +759,15 @@ fn shell_metacharacters_in_values_are_not_interpreted() {
     );
     std::fs::write(d.join("p.yaml"), yaml).unwrap();
     let out = d.join("run");
-    let o = bin()
-        .current_dir(d)
-        .args([
-            "run",
-            "p.yaml",
-            "--quiet",
-            "--learner",
-            "random",
-            "--seed",
-            "1",
-            "--max-evals",
-        ])
-        .arg(choices.len().to_string())
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .quiet()
+        .learner("random")
+        .seed(1)
+        .max_evals(choices.len())
+        .out(&out)
+        .cwd(d)
+        .output();
     assert_code(&o, 0);
     assert!(!hacked.exists(), "a parameter value reached a shell");
     let csv = assert_complete(&out, choices.len());
@@ -846,12 +828,7 @@ fn importance_ranks_parameters() {
         &mock_run(&fx, &out, &["--max-evals", "30", "--seed", "1"]),
         0,
     );
-    let o = bin()
-        .arg("importance")
-        .arg(&out)
-        .arg("--json")
-        .output()
-        .unwrap();
+    let o = moldtune("importance").arg(&out).json().output();
     assert_code(&o, 0);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     // The ranking sits beside the numbers behind it (see tests/importance.rs).
@@ -878,20 +855,11 @@ fn replay_reports_every_learner_on_a_recorded_run_and_synthetic_tables() {
         0,
     );
     let report = fx.out("report.md");
-    let o = bin()
-        .args([
-            "replay",
-            "--synthetic",
-            "--seeds",
-            "2",
-            "--budget",
-            "20",
-            "--report",
-        ])
+    let o = moldtune("replay")
+        .args(["--synthetic", "--seeds", "2", "--budget", "20", "--report"])
         .arg(&report)
         .arg(&out)
-        .output()
-        .unwrap();
+        .output();
     assert_code(&o, 0);
     let text = std::fs::read_to_string(&report).unwrap();
     for l in [
@@ -920,7 +888,7 @@ fn replay_refuses_a_run_with_no_successful_evaluation() {
     let text = std::fs::read_to_string(&csv).unwrap();
     std::fs::write(&csv, format!("{}\n", text.lines().next().unwrap())).unwrap();
     let _ = std::fs::remove_file(out.join("results.json"));
-    let o = bin().arg("replay").arg(&out).output().unwrap();
+    let o = moldtune("replay").arg(&out).output();
     assert_code(&o, 2);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("holds no successful evaluation"), "{err}");
@@ -937,7 +905,7 @@ fn a_huge_problem_file_is_refused_in_words() {
     );
     let p = fx.out("big.yaml");
     std::fs::write(&p, yaml).unwrap();
-    let o = bin().arg("show").arg(&p).output().unwrap();
+    let o = moldtune("show").arg(&p).output();
     assert_code(&o, 2);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -954,11 +922,10 @@ fn replay_refuses_a_kappa_run_refuses() {
     let out = fx.out("k");
     assert_code(&mock_run(&fx, &out, &["--max-evals", "5"]), 0);
     for bad in ["nan", "-1"] {
-        let o = bin()
-            .args(["replay", &format!("--kappa={bad}")])
+        let o = moldtune("replay")
+            .arg(format!("--kappa={bad}"))
             .arg(&out)
-            .output()
-            .unwrap();
+            .output();
         assert_code(&o, 2);
         assert!(String::from_utf8_lossy(&o.stderr).contains("--kappa"));
     }
@@ -992,7 +959,7 @@ fn an_ok_row_whose_objective_cannot_be_a_time_is_refused_by_every_reader() {
             vec!["replay"],
             vec!["run", "--max-evals", "6", "--resume"],
         ] {
-            let o = bin().args(&args).arg(&out).output().unwrap();
+            let o = moldtune(args[0]).args(&args[1..]).arg(&out).output();
             assert_code(&o, 2);
             let err = String::from_utf8_lossy(&o.stderr);
             assert!(
@@ -1002,7 +969,7 @@ fn an_ok_row_whose_objective_cannot_be_a_time_is_refused_by_every_reader() {
         }
     }
     std::fs::write(&csv, "").unwrap();
-    let o = bin().arg("best").arg(&out).output().unwrap();
+    let o = moldtune("best").arg(&out).output();
     assert_code(&o, 2);
     assert!(String::from_utf8_lossy(&o.stderr).contains("results.csv"));
     // One reader, one rule: a row short of cells in the middle is refused by `best` as by
@@ -1011,14 +978,14 @@ fn an_ok_row_whose_objective_cannot_be_a_time_is_refused_by_every_reader() {
     lines[2] = lines[2].split(',').take(3).collect::<Vec<_>>().join(",");
     std::fs::write(&csv, lines.join("\n") + "\n").unwrap();
     for args in [vec!["best"], vec!["run", "--max-evals", "6", "--resume"]] {
-        let o = bin().args(&args).arg(&out).output().unwrap();
+        let o = moldtune(args[0]).args(&args[1..]).arg(&out).output();
         assert_code(&o, 2);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains("row 3: 3 cells"), "{args:?}: {err}");
     }
     std::fs::remove_file(&csv).unwrap();
     std::fs::create_dir(&csv).unwrap();
-    let o = bin().arg("best").arg(&out).output().unwrap();
+    let o = moldtune("best").arg(&out).output();
     assert_code(&o, 2);
     assert!(String::from_utf8_lossy(&o.stderr).contains("is a directory"));
 }
@@ -1167,21 +1134,15 @@ fn slurm_settings_are_checked_before_anything_runs() {
 
     // No Slurm here (an empty PATH): refused up front, the run directory left empty.
     let empty = tempfile::tempdir().unwrap();
-    let o = bin()
-        .current_dir(fx.dir())
-        .args([
-            "run",
-            "p.yaml",
-            "--mock",
-            "--quiet",
-            "--executor",
-            "slurm",
-            "--out",
-            "d",
-        ])
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .mock()
+        .quiet()
+        .args(["--executor", "slurm"])
+        .out("d")
         .env("PATH", empty.path())
-        .output()
-        .unwrap();
+        .cwd(fx.dir())
+        .output();
     assert_code(&o, 2);
     let err = text(&o.stderr);
     assert!(

@@ -8,7 +8,7 @@ use crate::common::fake::*;
 use crate::common::*;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 // ---------------------------------------------------------------------------------------------
@@ -31,10 +31,7 @@ fn every_failure_is_recorded_with_its_status() {
         "daemon",
     ];
     let p = FakeProblem::new(&modes);
-    let o = p
-        .command(&["--max-evals", &modes.len().to_string()])
-        .output()
-        .unwrap();
+    let o = p.command().max_evals(modes.len()).output();
     assert_code(&o, 0);
     let csv = Csv::read(&p.out());
     assert_eq!(csv.rows.len(), modes.len());
@@ -69,12 +66,7 @@ fn every_failure_is_recorded_with_its_status() {
     // The daemon's grandchild did not outlive its group.
     assert_no_leftover("sleep 600.0404");
 
-    let b = Command::new(BIN)
-        .arg("best")
-        .arg(p.out())
-        .arg("--json")
-        .output()
-        .unwrap();
+    let b = moldtune("best").arg(p.out()).json().output();
     assert_code(&b, 0);
     let b: serde_json::Value = serde_json::from_slice(&b.stdout).unwrap();
     assert_eq!(b["objective"].as_f64(), Some(0.25));
@@ -85,9 +77,10 @@ fn hanging_compile_is_a_build_timeout() {
     let p = FakeProblem::new(&["hang_compile"]);
     let t0 = Instant::now();
     let o = p
-        .command(&["--max-evals", "1", "--compile-timeout", "2"])
-        .output()
-        .unwrap();
+        .command()
+        .max_evals(1)
+        .args(["--compile-timeout", "2"])
+        .output();
     let took = t0.elapsed();
     // The only variant failed: "no variant succeeded".
     assert_code(&o, 3);
@@ -114,9 +107,10 @@ fn program_with_sleeping_grandchild_is_a_run_timeout() {
     let p = FakeProblem::new(&["fork_sleep", "fork_sleep_noterm"]);
     let t0 = Instant::now();
     let o = p
-        .command(&["--max-evals", "2", "--run-timeout", "2"])
-        .output()
-        .unwrap();
+        .command()
+        .max_evals(2)
+        .args(["--run-timeout", "2"])
+        .output();
     let took = t0.elapsed();
     assert_code(&o, 3);
     // Two runs of 2 s, the second with a 0.5 s grace period before SIGKILL.
@@ -138,12 +132,7 @@ fn program_with_sleeping_grandchild_is_a_run_timeout() {
 #[test]
 fn sigint_during_a_compile_stops_at_once() {
     let p = FakeProblem::new(&["hang_compile_b"]);
-    let mut child = p
-        .command(&["--max-evals", "1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = p.command().max_evals(1).spawn();
     let t0 = Instant::now();
     while processes_matching("sleep 600.0606").is_empty() {
         assert!(
@@ -186,7 +175,9 @@ fn sigint_during_a_compile_stops_at_once() {
 fn sigkill_of_moldtune_then_resume_leaves_no_grandchild() {
     let p = FakeProblem::new(&["hang_compile_c"]);
     let mut child = p
-        .command(&["--max-evals", "1"])
+        .command()
+        .max_evals(1)
+        .command()
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -201,14 +192,12 @@ fn sigkill_of_moldtune_then_resume_leaves_no_grandchild() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let o = Command::new(BIN)
-        .arg("run")
+    let o = moldtune("run")
         .arg("--resume")
         .arg(p.out())
-        .args(["--compile-timeout", "1", "--quiet"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+        .args(["--compile-timeout", "1"])
+        .quiet()
+        .output();
     assert_code(&o, 3);
     assert_no_leftover("sleep 600.0707");
 }
@@ -223,24 +212,15 @@ fn matmul_with_clang() {
     let problem = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/matmul/matmul.yaml");
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
-    let o = Command::new(BIN)
-        .current_dir(tmp.path())
-        .arg("run")
+    let o = moldtune("run")
         .arg(&problem)
-        .args([
-            "--learner",
-            "rf",
-            "--max-evals",
-            "40",
-            "--seed",
-            "1",
-            "--quiet",
-            "--out",
-        ])
-        .arg(&out)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+        .learner("rf")
+        .max_evals(40)
+        .seed(1)
+        .quiet()
+        .out(&out)
+        .cwd(tmp.path())
+        .output();
     assert_code(&o, 0);
 
     let csv = Csv::read(&out);
@@ -321,12 +301,7 @@ fn matmul_with_clang() {
     );
 
     // `moldtune best` agrees with the CSV.
-    let b = Command::new(BIN)
-        .arg("best")
-        .arg(&out)
-        .arg("--json")
-        .output()
-        .unwrap();
+    let b = moldtune("best").arg(&out).json().output();
     assert_code(&b, 0);
     let b: serde_json::Value = serde_json::from_slice(&b.stdout).unwrap();
     let got = b["objective"].as_f64().unwrap();
@@ -420,19 +395,13 @@ fn identical_machine_code_is_not_timed_twice() {
     .unwrap();
     // A relative --out (and problem path): builds happen below it, in other directories.
     let out = tmp.path().join("run");
-    let o = Command::new(BIN)
-        .current_dir(tmp.path())
-        .args([
-            "run",
-            "p.yaml",
-            "--quiet",
-            "--max-evals",
-            "3",
-            "--out",
-            "run",
-        ])
-        .output()
-        .unwrap();
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .quiet()
+        .max_evals(3)
+        .out("run")
+        .cwd(tmp.path())
+        .output();
     assert_code(&o, 0);
     let v = read_json(&out.join("results.json"));
     let evals = v["evaluations"].as_array().unwrap();
@@ -497,22 +466,15 @@ repeats: 2
 "#;
     std::fs::write(d.join("p.yaml"), yaml).unwrap();
     let out = d.join("run");
-    let o = Command::new(BIN)
-        .current_dir(d)
-        .args([
-            "run",
-            "p.yaml",
-            "--quiet",
-            "--learner",
-            "random",
-            "--max-evals",
-            "4",
-            "--keep-builds",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .quiet()
+        .learner("random")
+        .max_evals(4)
+        .arg("--keep-builds")
+        .out(&out)
+        .cwd(d)
+        .output();
     assert_code(&o, 0);
     let csv = Csv::read(&out);
     for r in &csv.rows {
@@ -570,10 +532,7 @@ fn a_noisy_would_be_best_is_timed_again_before_it_is_accepted() {
     // with a spread of 2, so it gets 2 × 3 more runs before its objective is taken.
     let keys = "check: {mode: none}\nrepeats: 3\ntimeouts: {run_s: 20}\n";
     let p = FakeProblem::with(&["ok", "noisy"], 1, keys);
-    let o = p
-        .command(&["--max-evals", "2", "--verify", "0"])
-        .output()
-        .unwrap();
+    let o = p.command().max_evals(2).args(["--verify", "0"]).output();
     assert_code(&o, 0);
     let csv = Csv::read(&p.out());
     let rows = by_mode(&csv);
@@ -604,12 +563,13 @@ fn counted(dir: &Path, kind: &str, reps: &str) -> Vec<f64> {
         )
         .unwrap();
     }
-    let o = Command::new(BIN)
-        .current_dir(dir)
-        .args(["measure", "saxpy.yaml", "--repeats", "3", "--json", "--set"])
+    let o = moldtune("measure")
+        .args(["saxpy.yaml", "--repeats", "3"])
+        .json()
+        .arg("--set")
         .arg(format!("REPS={reps}"))
-        .output()
-        .unwrap();
+        .cwd(dir)
+        .output();
     assert_code(&o, 0);
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["status"], "ok", "{j}");
@@ -647,21 +607,14 @@ fn slow_once(load: &str) -> (String, serde_json::Value) {
     let problem = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/slow_once/slow_once.yaml");
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
-    let o = Command::new(BIN)
-        .args([
-            "run",
-            problem.to_str().unwrap(),
-            "--max-evals",
-            "1",
-            "--quiet",
-            "--out",
-        ])
-        .arg(&out)
+    let o = moldtune("run")
+        .arg(&problem)
+        .max_evals(1)
+        .quiet()
+        .out(&out)
         .env("SLOW_ONCE", tmp.path().join("ran-once"))
         .env("MOLDTUNE_LOADAVG", load)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+        .output();
     assert!(out.join("results.json").is_file(), "{}", describe(&o));
     let csv = Csv::read(&out);
     let status = csv.get(&csv.rows[0], "status").to_string();
@@ -694,18 +647,13 @@ fn a_compiler_that_does_not_exist_is_refused_before_anything_is_made() {
     let typo = yaml.replace("compile: \"cc ", "compile: \"clang-2x-nope ");
     assert_ne!(typo, yaml);
     std::fs::write(tmp.path().join("p.yaml"), typo).unwrap();
-    let o = moldtune_in(
-        tmp.path(),
-        &[
-            "run",
-            "p.yaml",
-            "--quiet",
-            "--max-evals",
-            "2",
-            "--out",
-            "run",
-        ],
-    );
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .quiet()
+        .max_evals(2)
+        .out("run")
+        .cwd(tmp.path())
+        .output();
     assert_code(&o, 2);
     let err = text(&o.stderr);
     assert!(
@@ -737,16 +685,14 @@ fn a_missing_valgrind_is_found_before_anything_is_written() {
          metric: {kind: instructions}\ncheck: {mode: none}\n",
     )
     .unwrap();
-    let args = [
-        "run",
-        "p.yaml",
-        "--quiet",
-        "--max-evals",
-        "2",
-        "--out",
-        "run",
-    ];
-    assert_code(&moldtune_in(d, &args), 0);
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .quiet()
+        .max_evals(2)
+        .out("run")
+        .cwd(d)
+        .output();
+    assert_code(&o, 0);
     let termination = || read_json(&d.join("run/run.json"))["termination"].clone();
     let before = termination();
     // A PATH with the compiler and without valgrind.
@@ -754,26 +700,23 @@ fn a_missing_valgrind_is_found_before_anything_is_written() {
     std::fs::create_dir(&bin).unwrap();
     let cc = which("cc");
     std::os::unix::fs::symlink(cc, bin.join("cc")).unwrap();
-    let without = |args: &[&str]| {
-        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_moldtune"));
-        let o = c
-            .current_dir(d)
-            .env("PATH", &bin)
-            .args(args)
-            .output()
-            .unwrap();
+    let without = |c: Moldtune| {
+        let o = c.cwd(d).env("PATH", &bin).output();
         assert_code(&o, 2);
         assert!(text(&o.stderr).contains("valgrind"), "{}", text(&o.stderr));
     };
-    without(&["run", "--resume", "run", "--quiet", "--max-evals", "3"]);
-    assert_eq!(termination(), before);
-    without(&["baseline", "run", "--out", "bl", "--rounds", "5"]);
-    assert!(!d.join("bl").exists(), "baseline made its folder");
-    assert_code(
-        &moldtune_in(d, &["baseline", "run", "--out", "bl", "--rounds", "5"]),
-        0,
+    without(
+        moldtune("run")
+            .args(["--resume", "run"])
+            .quiet()
+            .max_evals(3),
     );
-    without(&["check", "bl"]);
+    assert_eq!(termination(), before);
+    let baseline = || moldtune("baseline").arg("run").out("bl").rounds(5);
+    without(baseline());
+    assert!(!d.join("bl").exists(), "baseline made its folder");
+    assert_code(&baseline().cwd(d).output(), 0);
+    without(moldtune("check").arg("bl"));
 }
 
 fn which(program: &str) -> std::path::PathBuf {

@@ -22,7 +22,10 @@ fn a_variant_writing_without_end_is_stopped_by_the_output_limit() {
     let keys = "check: {mode: none}\nrepeats: 1\ntimeouts: {run_s: 20}\nmax_output_mb: 4\n";
     let p = FakeProblem::with(&["runaway"], 1, keys);
     let t0 = Instant::now();
-    let mut child = (p.command(&["--max-evals", "1"]))
+    let mut child = p
+        .command()
+        .max_evals(1)
+        .command()
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
@@ -45,7 +48,7 @@ fn a_variant_writing_without_end_is_stopped_by_the_output_limit() {
 fn ten_timeouts_of_a_program_whose_grandchild_calls_setsid_leave_nothing() {
     let keys = "check: {mode: none}\nrepeats: 1\ntimeouts: {run_s: 0.5}\n";
     let p = FakeProblem::with(&["setsid_sleep"], 10, keys);
-    let o = p.command(&["--max-evals", "10"]).output().unwrap();
+    let o = p.command().max_evals(10).output();
     assert_code(&o, 3);
     let csv = Csv::read(&p.out());
     assert_eq!(csv.column("status"), vec!["run_timeout"; 10]);
@@ -84,7 +87,10 @@ fn a_full_disk_stops_the_run_and_resume_completes_it() {
         eprintln!("note: cannot mount a tmpfs (not root); skipping the disk-full test");
         return;
     };
-    let mut child = (p.command(&["--max-evals", "12"]))
+    let mut child = p
+        .command()
+        .max_evals(12)
+        .command()
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -120,10 +126,7 @@ fn a_full_disk_stops_the_run_and_resume_completes_it() {
     );
 
     std::fs::remove_file(&ballast).unwrap();
-    let o = p
-        .command(&["--max-evals", "12", "--resume"])
-        .output()
-        .unwrap();
+    let o = p.command().max_evals(12).arg("--resume").output();
     assert_code(&o, 0);
     let after = Csv::read(&p.out());
     assert_eq!(
@@ -142,31 +145,29 @@ fn a_full_disk_stops_the_run_and_resume_completes_it() {
 fn finished_run(dir: &Path) -> std::path::PathBuf {
     write_toy(dir);
     let out = dir.join("run");
-    let o = Command::new(BIN)
-        .current_dir(dir)
-        .args([
-            "run",
-            "p.yaml",
-            "--mock",
-            "--quiet",
-            "--max-evals",
-            "8",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .mock()
+        .quiet()
+        .max_evals(8)
+        .out(&out)
+        .cwd(dir)
+        .output();
     assert_code(&o, 0);
     out
 }
 
-fn resume(out: &Path, extra: &[&str]) -> std::process::Output {
-    Command::new(BIN)
-        .args(["run", "--quiet", "--max-evals", "10", "--resume"])
+/// `moldtune run --quiet --max-evals 10 --resume OUT`.
+fn resume_command(out: &Path) -> Moldtune {
+    moldtune("run")
+        .quiet()
+        .max_evals(10)
+        .arg("--resume")
         .arg(out)
-        .args(extra)
-        .output()
-        .unwrap()
+}
+
+fn resume(out: &Path, extra: &[&str]) -> std::process::Output {
+    resume_command(out).args(extra).output()
 }
 
 #[test]
@@ -273,12 +274,14 @@ fn edit_problem(d: &Path, cc: &str, mold: &str) -> impl Fn(&[&str]) -> std::proc
     std::fs::write(d.join("p.yaml"), yaml).unwrap();
     let d = d.to_path_buf();
     move |extra: &[&str]| {
-        Command::new(BIN)
-            .current_dir(&d)
-            .args(["run", "p.yaml", "--quiet", "--verify", "0", "--out", "run"])
+        moldtune("run")
+            .arg("p.yaml")
+            .quiet()
+            .args(["--verify", "0"])
+            .out("run")
             .args(extra)
+            .cwd(&d)
             .output()
-            .unwrap()
     }
 }
 
@@ -319,13 +322,7 @@ fn a_lock_refusal_names_the_holder_that_has_just_taken_it() {
         .unwrap();
     // SAFETY: flock on a file descriptor this test owns.
     assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
-    let child = Command::new(BIN)
-        .args(["run", "--quiet", "--max-evals", "10", "--resume"])
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = resume_command(&out).spawn();
     std::thread::sleep(Duration::from_millis(150));
     std::fs::write(out.join(".lock"), "4242").unwrap();
     let o = child.wait_with_output().unwrap();
@@ -339,13 +336,7 @@ fn a_closed_pipe_ends_quietly() {
     let tmp = tempfile::tempdir().unwrap();
     let out = finished_run(tmp.path());
     for _ in 0..5 {
-        let mut child = Command::new(BIN)
-            .args(["best"])
-            .arg(&out)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = moldtune("best").arg(&out).spawn();
         drop(child.stdout.take());
         let o = child.wait_with_output().unwrap();
         let err = text(&o.stderr);
@@ -364,10 +355,7 @@ fn a_build_cut_by_the_adapted_timeout_is_retried_at_the_configured_one() {
     let keys = "check: {mode: none}\nrepeats: 1\ntimeouts: {compile_s: 30, run_s: 30}\n";
     let p = FakeProblem::with(&["slow_fourth"], 5, keys);
     // One build at a time: the fourth is cut by the timeout adapted to the three before it.
-    let o = p
-        .command(&["--max-evals", "5", "--jobs", "1"])
-        .output()
-        .unwrap();
+    let o = p.command().max_evals(5).args(["--jobs", "1"]).output();
     assert_code(&o, 0);
     let csv = Csv::read(&p.out());
     assert_eq!(
@@ -393,10 +381,7 @@ fn builds_run_ahead_but_never_while_a_variant_is_timed() {
     // no build ticks inside a timed run (held stopped by SIGSTOP).
     let keys = "check: {mode: none}\nrepeats: 2\ntimeouts: {compile_s: 30, run_s: 30}\n";
     let p = FakeProblem::with(&["ticking"], 6, keys);
-    let o = p
-        .command(&["--max-evals", "6", "--jobs", "3"])
-        .output()
-        .unwrap();
+    let o = p.command().max_evals(6).args(["--jobs", "3"]).output();
     assert_code(&o, 0);
     let csv = Csv::read(&p.out());
     assert_eq!(
@@ -460,19 +445,22 @@ fn a_baseline_builds_its_configurations_at_once_and_times_them_alone() {
     // ticks overlap; the timed rounds come after every build has ended.
     let keys = "check: {mode: none}\nrepeats: 1\ntimeouts: {compile_s: 30, run_s: 30}\n";
     let p = FakeProblem::with(&["ticking"], 6, keys);
-    let o = p.command(&["--max-evals", "3", "--jobs", "1", "--verify", "0"]);
-    assert_code(&{ o }.output().unwrap(), 0);
+    let o = p
+        .command()
+        .max_evals(3)
+        .args(["--jobs", "1", "--verify", "0"]);
+    assert_code(&o.output(), 0);
     for f in ["ticks", "spans"] {
         let _ = std::fs::remove_file(p.dir().join(f));
     }
-    let o = Command::new(BIN)
-        .current_dir(p.dir())
-        .args([
-            "baseline", "run", "--out", "b", "--rounds", "5", "--jobs", "2",
-        ])
+    let o = moldtune("baseline")
+        .arg("run")
+        .out("b")
+        .rounds(5)
+        .args(["--jobs", "2"])
         .env("SPANS_FILE", p.dir().join("spans"))
-        .output()
-        .unwrap();
+        .cwd(p.dir())
+        .output();
     assert_code(&o, 0);
     let read = |f: &str| {
         std::fs::read_to_string(p.dir().join(f))
@@ -510,7 +498,7 @@ fn a_baseline_builds_its_configurations_at_once_and_times_them_alone() {
 #[test]
 fn builds_keep_their_temporaries_in_their_own_directory() {
     let p = FakeProblem::new(&["tmpdir"]);
-    let o = p.command(&["--max-evals", "1"]).output().unwrap();
+    let o = p.command().max_evals(1).output();
     assert_code(&o, 0);
     let seen = std::fs::read_to_string(p.dir().join("tmpdirs")).unwrap();
     let work = p.out().join("work");

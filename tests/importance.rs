@@ -9,8 +9,6 @@ use crate::common::*;
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
-
 /// A boolean switch `TILE` with two tile sizes active only when it is on. The tile sizes are
 /// listed first, so a tree split on "tile size inactive?" ties with the split on `TILE` and
 /// wins: without crediting, the switch would get nothing.
@@ -38,10 +36,6 @@ run: "{{ exe }}"
 
 const SWITCH_MOLD: &str = "int t1 = #T1 + 0;\nint t2 = #T2 + 0;\nint tile = #TILE;\n";
 
-fn bin() -> Command {
-    Command::cargo_bin("moldtune").expect("the moldtune binary is built")
-}
-
 /// A mock run of `yaml` with `evals` evaluations in a fresh temp dir; returns the dir (kept
 /// alive) and the run directory.
 fn mock_run(yaml: &str, mold: &str, evals: usize) -> (tempfile::TempDir, PathBuf) {
@@ -49,29 +43,27 @@ fn mock_run(yaml: &str, mold: &str, evals: usize) -> (tempfile::TempDir, PathBuf
     std::fs::write(tmp.path().join("p.yaml"), yaml).unwrap();
     std::fs::write(tmp.path().join("m.c"), mold).unwrap();
     let out = tmp.path().join("run");
-    let o = bin()
-        .current_dir(tmp.path())
-        .arg("run")
+    let o = moldtune("run")
         .arg(tmp.path().join("p.yaml"))
-        .args(["--mock", "--quiet", "--seed", "2", "--max-evals"])
-        .arg(evals.to_string())
-        .arg("--out")
-        .arg(&out)
+        .mock()
+        .quiet()
+        .seed(2)
+        .max_evals(evals)
+        .out(&out)
         .env_remove("MOLDTUNE_MOCK_DELAY_MS")
-        .output()
-        .expect("moldtune runs");
+        .cwd(tmp.path())
+        .output();
     assert_code(&o, 0);
     (tmp, out)
 }
 
 /// `moldtune importance DIR [--json]`, which must exit 0.
 fn importance(dir: &Path, json: bool) -> std::process::Output {
-    let mut c = bin();
-    c.arg("importance").arg(dir);
+    let mut c = moldtune("importance").arg(dir);
     if json {
-        c.arg("--json");
+        c = c.json();
     }
-    let o = c.output().expect("moldtune runs");
+    let o = c.output();
     assert_code(&o, 0);
     o
 }

@@ -4,17 +4,26 @@
 
 use std::path::Path;
 
-use crate::common::{assert_code, moldtune_in, text, write_toy, Csv, TOY_YAML};
+use crate::common::{assert_code, moldtune, text, write_toy, Csv, TOY_YAML};
 
 fn run(dir: &Path, out: &str, extra: &[&str]) -> std::process::Output {
-    let mut args = vec!["run", "p.yaml", "--mock", "--quiet", "--out", out];
-    args.extend_from_slice(extra);
-    moldtune_in(dir, &args)
+    moldtune("run")
+        .arg("p.yaml")
+        .mock()
+        .quiet()
+        .out(out)
+        .args(extra)
+        .cwd(dir)
+        .output()
 }
 
 fn resume(dir: &Path, out: &str, max_evals: &str) -> std::process::Output {
-    let args = ["run", "--quiet", "--resume", out, "--max-evals", max_evals];
-    moldtune_in(dir, &args)
+    moldtune("run")
+        .quiet()
+        .args(["--resume", out])
+        .max_evals(max_evals)
+        .cwd(dir)
+        .output()
 }
 
 fn json(path: &Path) -> serde_json::Value {
@@ -76,7 +85,7 @@ fn a_log_from_before_the_learner_column_is_resumed_and_given_it() {
     }
     w.flush().unwrap();
     drop(w);
-    assert_code(&moldtune_in(dir, &["best", "old"]), 0);
+    assert_code(&moldtune("best").arg("old").cwd(dir).output(), 0);
     assert_code(&resume(dir, "old", "18"), 0);
     let after = Csv::read(&dir.join("old"));
     assert_eq!(after.header.last().map(String::as_str), Some("learner"));
@@ -125,8 +134,14 @@ fn a_warm_start_from_another_space_is_refused_naming_the_difference() {
     assert_code(&run(dir, "small", &["--max-evals", "12"]), 0);
     let other = TOY_YAML.replace("[1, 2, 4, 8, 16, 32]", "[1, 2, 4, 8, 16, 64]");
     std::fs::write(dir.join("q.yaml"), other).unwrap();
-    let args = ["run", "q.yaml", "--mock", "--quiet", "--out", "big"];
-    let o = moldtune_in(dir, &[&args[..], &["--warm-start", "small"]].concat());
+    let o = moldtune("run")
+        .arg("q.yaml")
+        .mock()
+        .quiet()
+        .out("big")
+        .args(["--warm-start", "small"])
+        .cwd(dir)
+        .output();
     assert_code(&o, 2);
     let err = text(&o.stderr);
     assert!(
@@ -171,8 +186,13 @@ fn a_warm_started_run_resumes_after_its_prior_moved() {
     let sub = dir.join("sub");
     std::fs::create_dir(&sub).unwrap();
     let resume = |extra: &[&str]| {
-        let args = ["run", "--resume", "../big", "--quiet", "--max-evals", "16"];
-        moldtune_in(&sub, &[&args[..], extra].concat())
+        moldtune("run")
+            .args(["--resume", "../big"])
+            .quiet()
+            .max_evals(16)
+            .args(extra)
+            .cwd(&sub)
+            .output()
     };
     assert_code(&resume(&[]), 0);
     assert_code(&resume(&["--warm-start", "../moved"]), 0);

@@ -4,9 +4,9 @@
 //! extra source, and `--emit-mold` under `moldtune run`. (floyd-warshall's tiles on random
 //! input are in `mctree_check.rs`: that test evaluates in-process, which reaps children.)
 
-use crate::common::fake::{write_executable, BIN};
+use crate::common::fake::write_executable;
 use crate::common::mctree::{loop_tree, recorded};
-use crate::common::{assert_code, describe, have_clang, read_json, Csv};
+use crate::common::{assert_code, describe, have_clang, moldtune, read_json, Csv, Moldtune};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -31,8 +31,9 @@ fn fixture(name: &str) -> PathBuf {
     root().join("tests/mctree").join(name)
 }
 
-fn moldtune(args: &[&str]) -> std::process::Output {
-    Command::new(BIN).args(args).output().unwrap()
+/// `moldtune mctree FILE`.
+fn mctree(file: &Path) -> Moldtune {
+    moldtune("mctree").arg(file)
 }
 
 /// An mctree config file in `dir` whose compiler is `script`, written there as the
@@ -46,9 +47,12 @@ fn config_with_compiler(dir: &Path, name: &str, script: &str) -> PathBuf {
 }
 
 fn list(file: &Path, extra: &[&str]) -> serde_json::Value {
-    let mut args = vec!["mctree", file.to_str().unwrap(), "--list", "--json", "--"];
-    args.extend(extra);
-    let o = moldtune(&args);
+    let o = mctree(file)
+        .arg("--list")
+        .json()
+        .arg("--")
+        .args(extra)
+        .output();
     assert_code(&o, 0);
     serde_json::from_slice(&o.stdout).unwrap()
 }
@@ -137,7 +141,7 @@ fn lists_the_loop_trees_of_the_polybench_kernels() {
     assert_eq!(lu["loops"][2]["upper"]["loops"], serde_json::json!([1]));
     assert!((lu["loops"].as_array().unwrap().iter()).all(|l| l["independent"] == false));
     // The text form names every loop with its position.
-    let o = moldtune(&["mctree", kernel("lu").to_str().unwrap(), "--list"]);
+    let o = mctree(&kernel("lu")).arg("--list").output();
     assert_code(&o, 0);
     let text = crate::common::text(&o.stdout);
     assert!(
@@ -265,14 +269,7 @@ fn bad_input_is_refused_with_exit_2_and_no_run_directory() {
         (fixture("missing.c"), vec![], "cannot find"),
     ];
     for (file, flags, expected) in cases {
-        let mut args = vec![
-            "mctree",
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ];
-        args.extend(flags);
-        let o = moldtune(&args);
+        let o = mctree(&file).out(&out).args(flags).output();
         assert_code(&o, 2);
         let err = crate::common::text(&o.stderr);
         assert!(
@@ -289,14 +286,7 @@ fn bad_input_is_refused_with_exit_2_and_no_run_directory() {
     // The untransformed program must build with the flags (here: without the extra source).
     let m = fixture("pblayout/matmul.c");
     let inc = format!("-I{}", fixture("pblayout").display());
-    let o = moldtune(&[
-        "mctree",
-        m.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--",
-        &inc,
-    ]);
+    let o = mctree(&m).out(&out).args(["--", &inc]).output();
     assert_code(&o, 2);
     assert!(
         crate::common::text(&o.stderr).contains("does not build"),
@@ -306,19 +296,15 @@ fn bad_input_is_refused_with_exit_2_and_no_run_directory() {
     assert!(!out.exists());
 }
 
+/// `moldtune mctree gemm.c --mock --quiet --out OUT <extra…> -- -DMINI_DATASET`.
 fn mctree_mock(out: &Path, extra: &[&str]) -> std::process::Output {
-    let f = kernel("gemm");
-    let mut args = vec![
-        "mctree",
-        f.to_str().unwrap(),
-        "--mock",
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    args.extend(["--", "-DMINI_DATASET"]);
-    moldtune(&args)
+    mctree(&kernel("gemm"))
+        .mock()
+        .quiet()
+        .out(out)
+        .args(extra)
+        .args(["--", "-DMINI_DATASET"])
+        .output()
 }
 
 #[test]
@@ -396,7 +382,7 @@ fn the_budget_counts_valid_evaluations_and_resume_continues_the_tree() {
     nodes.dedup();
     assert_eq!(nodes.len(), n, "a node was evaluated twice");
     // `moldtune best` reads an mctree run directory.
-    let o = moldtune(&["best", out.to_str().unwrap(), "--json"]);
+    let o = moldtune("best").arg(&out).json().output();
     assert_code(&o, 0);
 }
 
@@ -430,23 +416,15 @@ fn sigkill_then_resume_loses_and_repeats_no_experiment() {
     require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
-    let f = kernel("gemm");
-    let args = [
-        "mctree",
-        f.to_str().unwrap(),
-        "--quiet",
-        "--max-evals",
-        "10",
-        "--verify",
-        "0",
-        "--repeats",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-        "--",
-        "-DMINI_DATASET",
-    ];
-    let mut child = Command::new(BIN).args(args).spawn().unwrap();
+    let mut child = mctree(&kernel("gemm"))
+        .quiet()
+        .max_evals(10)
+        .args(["--verify", "0", "--repeats", "1"])
+        .out(&out)
+        .args(["--", "-DMINI_DATASET"])
+        .command()
+        .spawn()
+        .unwrap();
     let t0 = std::time::Instant::now();
     while Csv::try_rows(&out) < 3 && t0.elapsed().as_secs() < 120 {
         std::thread::sleep(std::time::Duration::from_millis(50));
@@ -454,7 +432,11 @@ fn sigkill_then_resume_loses_and_repeats_no_experiment() {
     child.kill().unwrap();
     child.wait().unwrap();
     let before = std::fs::read_to_string(out.join("results.csv")).unwrap();
-    let o = moldtune(&["mctree", "--resume", out.to_str().unwrap(), "--quiet"]);
+    let o = moldtune("mctree")
+        .arg("--resume")
+        .arg(&out)
+        .quiet()
+        .output();
     assert_code(&o, 0);
     let after = std::fs::read_to_string(out.join("results.csv")).unwrap();
     assert!(after.starts_with(&before), "earlier rows changed");
@@ -490,23 +472,17 @@ fn tunes_a_kernel_in_polybench_layout_and_emits_a_mold_that_run_accepts() {
     let m = fixture("pblayout/matmul.c");
     let inc = format!("-I{}", fixture("pblayout").display());
     let extra = fixture("pblayout/minibench.c");
-    let o = moldtune(&[
-        "mctree",
-        m.to_str().unwrap(),
-        "--max-evals",
-        "6",
-        "--repeats",
-        "1",
-        "--quiet",
-        "--json",
-        "--out",
-        out.to_str().unwrap(),
-        "--emit-mold",
-        emitted.to_str().unwrap(),
-        "--",
-        &inc,
-        extra.to_str().unwrap(),
-    ]);
+    let o = mctree(&m)
+        .max_evals(6)
+        .args(["--repeats", "1"])
+        .quiet()
+        .json()
+        .out(&out)
+        .arg("--emit-mold")
+        .arg(&emitted)
+        .args(["--", &inc])
+        .arg(&extra)
+        .output();
     assert_code(&o, 0);
     let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(summary["valid"], 6, "{summary}");
@@ -533,17 +509,13 @@ fn tunes_a_kernel_in_polybench_layout_and_emits_a_mold_that_run_accepts() {
     // The emitted problem runs; its default is mctree's best and passes the output check.
     let yaml = emitted.join("matmul.yaml");
     let run = tmp.path().join("fine");
-    let o = moldtune(&[
-        "run",
-        yaml.to_str().unwrap(),
-        "--max-evals",
-        "2",
-        "--verify",
-        "0",
-        "--quiet",
-        "--out",
-        run.to_str().unwrap(),
-    ]);
+    let o = moldtune("run")
+        .arg(&yaml)
+        .max_evals(2)
+        .args(["--verify", "0"])
+        .quiet()
+        .out(&run)
+        .output();
     assert_code(&o, 0);
     let csv = Csv::read(&run);
     assert_eq!(csv.get(&csv.rows[0], "status"), "ok", "{}", describe(&o));
@@ -604,21 +576,14 @@ fn reading_an_mctree_run_needs_neither_the_c_file_nor_discovery() {
     // gemm.c includes "../harness/pb.h": found through its own directory.
     let out = tmp.path().join("run");
     let include = format!("-I{}", kernel("gemm").parent().unwrap().display());
-    let o = moldtune(&[
-        "mctree",
-        copy.to_str().unwrap(),
-        "--mock",
-        "--quiet",
-        "--max-evals",
-        "6",
-        "--verify",
-        "0",
-        "--out",
-        out.to_str().unwrap(),
-        "--",
-        "-DMINI_DATASET",
-        &include,
-    ]);
+    let o = mctree(&copy)
+        .mock()
+        .quiet()
+        .max_evals(6)
+        .args(["--verify", "0"])
+        .out(&out)
+        .args(["--", "-DMINI_DATASET", &include])
+        .output();
     assert_code(&o, 0);
     let csv = Csv::read(&out);
     assert_eq!(csv.header[2], "legality");
@@ -631,15 +596,10 @@ fn reading_an_mctree_run_needs_neither_the_c_file_nor_discovery() {
         kept["loops"]["file"]
     );
     std::fs::remove_file(&copy).unwrap();
-    let o = moldtune(&["best", out.to_str().unwrap(), "--json"]);
+    let o = moldtune("best").arg(&out).json().output();
     assert_code(&o, 0);
     let report = tmp.path().join("report");
-    let o = moldtune(&[
-        "report",
-        out.to_str().unwrap(),
-        "--out",
-        report.to_str().unwrap(),
-    ]);
+    let o = moldtune("report").arg(&out).out(&report).output();
     assert_code(&o, 0);
 }
 
@@ -752,22 +712,15 @@ fn mctree_counts_instructions_with_code_valgrind_can_decode() {
     let config = tmp.path().join("c.yaml");
     std::fs::write(&config, "metric: instructions\n").unwrap();
     let out = tmp.path().join("run");
-    let f = kernel("gemm");
-    let o = moldtune(&[
-        "mctree",
-        f.to_str().unwrap(),
-        "--config",
-        config.to_str().unwrap(),
-        "--max-evals",
-        "2",
-        "--verify",
-        "0",
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-        "--",
-        "-DMINI_DATASET",
-    ]);
+    let o = mctree(&kernel("gemm"))
+        .arg("--config")
+        .arg(&config)
+        .max_evals(2)
+        .args(["--verify", "0"])
+        .quiet()
+        .out(&out)
+        .args(["--", "-DMINI_DATASET"])
+        .output();
     assert_code(&o, 0);
     let meta = read_json(&out.join("run.json"));
     assert_eq!(meta["mctree"]["flags"][1], "-march=x86-64-v3", "{meta}");
@@ -781,10 +734,8 @@ fn mctree_counts_instructions_with_code_valgrind_can_decode() {
 
 /// `moldtune mctree FIXTURE --max-evals 2 --out DIR/NAME` (the fixture's stem as NAME).
 fn mctree_fixture(name: &str, dir: &Path) -> std::process::Output {
-    let f = fixture(name);
     let out = dir.join(Path::new(name).file_stem().unwrap());
-    let (f, out) = (f.to_str().unwrap(), out.to_str().unwrap());
-    moldtune(&["mctree", f, "--max-evals", "2", "--out", out])
+    mctree(&fixture(name)).max_evals(2).out(out).output()
 }
 
 #[test]
@@ -876,14 +827,12 @@ fn extra_sources_are_compiled_once_and_linked_into_every_variant() {
     let tmp = tempfile::tempdir().unwrap();
     let (f, fill) = (fixture("extra/scale.c"), fixture("extra/fill.c"));
     let out = tmp.path().join("run");
-    let args = [
-        f.to_str().unwrap(),
-        "--max-evals",
-        "3",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    let o = moldtune(&[&["mctree"][..], &args, &["--", fill.to_str().unwrap()]].concat());
+    let o = mctree(&f)
+        .max_evals(3)
+        .out(&out)
+        .arg("--")
+        .arg(&fill)
+        .output();
     assert_code(&o, 0);
     let object = out.join("work/objects/0-fill.o");
     assert!(object.is_file(), "{}", describe(&o));
@@ -899,21 +848,12 @@ fn extra_sources_are_compiled_once_and_linked_into_every_variant() {
         assert_eq!(e["status"], "ok", "{e}");
     }
     // Resumed, the run links the same objects (compiled again: the same build keys).
-    let more = [
-        f.to_str().unwrap(),
-        "--max-evals",
-        "4",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    let o = moldtune(
-        &[
-            &["mctree"][..],
-            &more,
-            &["--resume", "--", fill.to_str().unwrap()],
-        ]
-        .concat(),
-    );
+    let o = mctree(&f)
+        .max_evals(4)
+        .out(&out)
+        .args(["--resume", "--"])
+        .arg(&fill)
+        .output();
     assert_code(&o, 0);
     assert!(object.is_file());
 }
@@ -949,16 +889,12 @@ fn a_compiler_that_hangs_on_the_ast_dump_is_stopped_at_the_compile_timeout() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = config_with_compiler(tmp.path(), "hang-cc", "#!/bin/sh\nsleep 30\n");
     let t0 = std::time::Instant::now();
-    let f = fixture("noscop.c");
-    let o = moldtune(&[
-        "mctree",
-        f.to_str().unwrap(),
-        "--list",
-        "--config",
-        cfg.to_str().unwrap(),
-        "--compile-timeout",
-        "1",
-    ]);
+    let o = mctree(&fixture("noscop.c"))
+        .arg("--list")
+        .arg("--config")
+        .arg(&cfg)
+        .args(["--compile-timeout", "1"])
+        .output();
     assert_code(&o, 2);
     assert!(t0.elapsed().as_secs() < 20, "{:?}", t0.elapsed());
     let err = crate::common::text(&o.stderr);
@@ -976,14 +912,14 @@ fn a_file_with_many_functions_and_no_kernel_names_a_few() {
         .map(|k| format!("int f{k}(int x) {{ return x + {k}; }}\n"))
         .collect();
     std::fs::write(&many, text).unwrap();
-    let o = moldtune(&["mctree", many.to_str().unwrap(), "--list"]);
+    let o = mctree(&many).arg("--list").output();
     assert_code(&o, 2);
     let err = crate::common::text(&o.stderr);
     assert!(err.len() < 2000, "{} bytes: {err}", err.len());
     assert!(err.contains("2000, the first 10: `f0`"), "{err}");
     let empty = tmp.path().join("empty.c");
     std::fs::write(&empty, "").unwrap();
-    let o = moldtune(&["mctree", empty.to_str().unwrap(), "--list"]);
+    let o = mctree(&empty).arg("--list").output();
     assert_code(&o, 2);
     assert!(crate::common::text(&o.stderr).contains("none (the file defines no function)"));
 }
@@ -997,38 +933,27 @@ fn resuming_by_a_relative_directory_keeps_the_run_resumable() {
     let src = tmp.path().join("src");
     std::fs::create_dir(&src).unwrap();
     std::fs::copy(fixture("noscop.c"), src.join("k.c")).unwrap();
-    let f = src.join("k.c");
-    let start = [
-        "mctree",
-        f.to_str().unwrap(),
-        "--mock",
-        "--quiet",
-        "--verify",
-        "0",
-    ];
-    let o = crate::common::moldtune_in(
-        tmp.path(),
-        &[&start[..], &["--max-evals", "3", "--out", "run"]].concat(),
-    );
+    let o = mctree(&src.join("k.c"))
+        .mock()
+        .quiet()
+        .args(["--verify", "0"])
+        .max_evals(3)
+        .out("run")
+        .cwd(tmp.path())
+        .output();
     assert_code(&o, 0);
     for (cwd, dir, evals) in [
         (tmp.path(), "run", "4"),
         (tmp.path(), "run", "5"),
         (&src, "../run", "6"),
     ] {
-        let o = crate::common::moldtune_in(
-            cwd,
-            &[
-                "mctree",
-                "--resume",
-                dir,
-                "--max-evals",
-                evals,
-                "--quiet",
-                "--verify",
-                "0",
-            ],
-        );
+        let o = moldtune("mctree")
+            .args(["--resume", dir])
+            .max_evals(evals)
+            .quiet()
+            .args(["--verify", "0"])
+            .cwd(cwd)
+            .output();
         assert_code(&o, 0);
     }
     let meta = read_json(&tmp.path().join("run/run.json"));
@@ -1046,25 +971,15 @@ fn builds_ahead_that_the_budget_leaves_unused_are_killed() {
     let cfg = config_with_compiler(tmp.path(), "slow-cc", script);
     let (f, out) = (kernel("gemm"), tmp.path().join("run"));
     let t0 = std::time::Instant::now();
-    let o = moldtune(&[
-        "mctree",
-        f.to_str().unwrap(),
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-        "--config",
-        cfg.to_str().unwrap(),
-        "--max-evals",
-        "2",
-        "--jobs",
-        "3",
-        "--verify",
-        "0",
-        "--compile-timeout",
-        "90",
-        "--",
-        "-DMINI_DATASET",
-    ]);
+    let o = mctree(&f)
+        .quiet()
+        .out(&out)
+        .arg("--config")
+        .arg(&cfg)
+        .max_evals(2)
+        .args(["--jobs", "3", "--verify", "0", "--compile-timeout", "90"])
+        .args(["--", "-DMINI_DATASET"])
+        .output();
     let took = t0.elapsed();
     assert_code(&o, 0);
     assert!(
@@ -1128,21 +1043,14 @@ fn bytes_that_are_not_utf8_are_accepted_in_comments() {
     let f = tmp.path().join("latin.c");
     let src = b"/* Auteur : Ren\xe9 */\n#include <stdio.h>\ndouble A[64];\nvoid kernel_l(int n) {\n  /* d\xe9but */\n  for (int i = 0; i < n; i++)\n    A[i] = 2.0 * i;\n}\nint main(void) { kernel_l(64); fprintf(stderr, \"%f\\n\", A[7]); return 0; }\n";
     std::fs::write(&f, src).unwrap();
-    let o = moldtune(&["mctree", f.to_str().unwrap(), "--list"]);
+    let o = mctree(&f).arg("--list").output();
     assert_code(&o, 0);
     let out = tmp.path().join("run");
-    let (fs, os) = (f.to_str().unwrap(), out.to_str().unwrap());
-    let tune = [
-        "mctree",
-        fs,
-        "--out",
-        os,
-        "--max-evals",
-        "2",
-        "--verify",
-        "0",
-    ];
-    let o = moldtune(&tune);
+    let o = mctree(&f)
+        .out(&out)
+        .max_evals(2)
+        .args(["--verify", "0"])
+        .output();
     assert_code(&o, 0);
     // Seconds said in at most two decimals (was: "run timeout 6.265510770000001 s").
     let said = regex::Regex::new(r"run timeout [0-9]+\.[0-9]{2} s").unwrap();
@@ -1153,22 +1061,19 @@ fn bytes_that_are_not_utf8_are_accepted_in_comments() {
     );
     let best = std::fs::read_to_string(out.join("best.c")).unwrap();
     assert!(best.contains("/* d?but */"), "{best}");
-    let resume = [
-        "mctree",
-        "--resume",
-        os,
-        "--quiet",
-        "--max-evals",
-        "3",
-        "--verify",
-        "0",
-    ];
-    assert_code(&moldtune(&resume), 0);
+    let o = moldtune("mctree")
+        .arg("--resume")
+        .arg(&out)
+        .quiet()
+        .max_evals(3)
+        .args(["--verify", "0"])
+        .output();
+    assert_code(&o, 0);
     let lit = tmp.path().join("literal.c");
     let mut text = src.to_vec();
     text.extend_from_slice(b"const char *who = \"Ren\xe9\";\n");
     std::fs::write(&lit, text).unwrap();
-    let o = moldtune(&["mctree", lit.to_str().unwrap(), "--list"]);
+    let o = mctree(&lit).arg("--list").output();
     assert_code(&o, 2);
     let err = crate::common::text(&o.stderr);
     assert!(
@@ -1188,14 +1093,7 @@ fn a_program_that_hangs_before_tuning_is_stopped_at_the_run_timeout() {
     std::fs::write(&f, src).unwrap();
     let out = tmp.path().join("run");
     let t0 = std::time::Instant::now();
-    let o = moldtune(&[
-        "mctree",
-        f.to_str().unwrap(),
-        "--run-timeout",
-        "2",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = mctree(&f).args(["--run-timeout", "2"]).out(&out).output();
     assert_code(&o, 2);
     assert!(t0.elapsed().as_secs() < 60, "{:?}", t0.elapsed());
     let err = crate::common::text(&o.stderr);
@@ -1253,8 +1151,7 @@ fn a_huge_global_table_is_read_in_bounded_memory() {
     );
     let file = tmp.path().join("table.c");
     std::fs::write(&file, src).unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_moldtune"));
-    cmd.args(["mctree", file.to_str().unwrap(), "--list"]);
+    let mut cmd = mctree(&file).arg("--list").command();
     // SAFETY: only setrlimit between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
@@ -1281,13 +1178,11 @@ fn a_compiler_leaving_a_child_on_its_output_does_not_hold_list() {
     let wrapper = "#!/bin/sh\nclang-22 \"$@\"\ns=$?\nsetsid sleep 40.0417 &\nexit $s\n";
     let cfg = config_with_compiler(tmp.path(), "cc.sh", wrapper);
     let t0 = std::time::Instant::now();
-    let o = moldtune(&[
-        "mctree",
-        kernel("gemm").to_str().unwrap(),
-        "--list",
-        "--config",
-        cfg.to_str().unwrap(),
-    ]);
+    let o = mctree(&kernel("gemm"))
+        .arg("--list")
+        .arg("--config")
+        .arg(&cfg)
+        .output();
     let took = t0.elapsed().as_secs_f64();
     assert!(took < 30.0, "waited {took:.0} s for the wrapper's child");
     assert_code(&o, 0);
@@ -1350,7 +1245,7 @@ fn a_run_stopped_before_it_started_is_told_and_starts_again() {
     for f in ["run.json", "results.csv", "results.json"] {
         std::fs::remove_file(out.join(f)).unwrap();
     }
-    let o = moldtune(&["mctree", "--resume", out.to_str().unwrap()]);
+    let o = moldtune("mctree").arg("--resume").arg(&out).output();
     assert_code(&o, 2);
     let err = crate::common::text(&o.stderr);
     assert!(err.contains("stopped before its run started"), "{err}");
@@ -1365,11 +1260,10 @@ fn a_run_stopped_before_it_started_is_told_and_starts_again() {
 #[test]
 fn an_unusable_tmpdir_is_named() {
     require_clang!();
-    let o = Command::new(BIN)
-        .args(["mctree", kernel("gemm").to_str().unwrap(), "--list"])
+    let o = mctree(&kernel("gemm"))
+        .arg("--list")
         .env("TMPDIR", "/nonexistent/moldtune-tmp")
-        .output()
-        .unwrap();
+        .output();
     let err = crate::common::text(&o.stderr);
     assert!(
         err.contains("`TMPDIR`") && err.contains("/nonexistent/moldtune-tmp"),
@@ -1396,14 +1290,12 @@ fn an_interrupted_list_leaves_nothing_behind() {
         "slowcc.sh",
         "#!/bin/sh\nsleep 30.0419\nexec clang-22 \"$@\"\n",
     );
-    let child = Command::new(BIN)
-        .args(["mctree", kernel("gemm").to_str().unwrap(), "--list"])
-        .args(["--config", cfg.to_str().unwrap()])
+    let child = mctree(&kernel("gemm"))
+        .arg("--list")
+        .arg("--config")
+        .arg(&cfg)
         .env("TMPDIR", &scratch)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn();
     std::thread::sleep(std::time::Duration::from_millis(1500));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
@@ -1428,13 +1320,11 @@ fn a_compiler_stopped_for_its_output_size_says_so() {
         "loud.sh",
         "#!/bin/sh\nexec head -c 3000000 /dev/zero >&2\n",
     );
-    let o = moldtune(&[
-        "mctree",
-        kernel("gemm").to_str().unwrap(),
-        "--list",
-        "--config",
-        cfg.to_str().unwrap(),
-    ]);
+    let o = mctree(&kernel("gemm"))
+        .arg("--list")
+        .arg("--config")
+        .arg(&cfg)
+        .output();
     let err = crate::common::text(&o.stderr);
     assert!(
         err.contains("SIGXFSZ") && err.contains("diagnostics"),

@@ -15,8 +15,8 @@
 
 #[path = "mctree/kernelgen.rs"]
 mod kernelgen;
-use crate::common::describe;
 use crate::common::mctree::{loop_tree, recorded};
+use crate::common::{describe, moldtune};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -923,11 +923,7 @@ fn generated_kernels_keep_the_output_of_every_proved_stack() {
 fn polly_is_a_second_prover_in_mctree() {
     require_clang!();
     let file = adversarial("temporaries.c");
-    let o = Command::new(env!("CARGO_BIN_EXE_moldtune"))
-        .args(["mctree", "--list"])
-        .arg(&file)
-        .output()
-        .unwrap();
+    let o = moldtune("mctree").arg("--list").arg(&file).output();
     assert!(o.status.success(), "{}", describe(&o));
     let out = crate::common::text(&o.stdout);
     assert!(

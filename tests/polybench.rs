@@ -2,9 +2,7 @@
 //! configuration matches its plain kernel (real clang-22, fast datasets), and the output check
 //! catches a deliberately illegal variant.
 
-use crate::common::fake::BIN;
-
-use crate::common::KERNELS;
+use crate::common::{moldtune, KERNELS};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -27,13 +25,13 @@ fn problems() -> Vec<PathBuf> {
 fn every_problem_file_loads_and_runs_with_the_mock() {
     for p in problems() {
         let tmp = tempfile::tempdir().unwrap();
-        let o = Command::new(BIN)
-            .arg("run")
+        let o = moldtune("run")
             .arg(&p)
-            .args(["--mock", "--quiet", "--max-evals", "5", "--out"])
-            .arg(tmp.path().join("run"))
-            .output()
-            .unwrap();
+            .mock()
+            .quiet()
+            .max_evals(5)
+            .out(tmp.path().join("run"))
+            .output();
         assert!(
             o.status.success(),
             "{}: {}",
@@ -63,13 +61,13 @@ fn tiled_floyd_warshall_on_random_weights_is_wrong_output() {
     require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
-    let o = Command::new(BIN)
-        .arg("run")
+    let o = moldtune("run")
         .arg(root().join("polybench/floyd-warshall/illegal.yaml"))
-        .args(["--quiet", "--max-evals", "1", "--repeats", "1", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
+        .quiet()
+        .max_evals(1)
+        .args(["--repeats", "1"])
+        .out(&out)
+        .output();
     // The only evaluation (the default: a 3-D tiling) is wrong, so no variant succeeded.
     assert_eq!(
         o.status.code(),

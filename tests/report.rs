@@ -7,12 +7,6 @@ use crate::common::*;
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
-
-fn bin() -> Command {
-    Command::cargo_bin("moldtune").expect("the moldtune binary is built")
-}
-
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -24,13 +18,7 @@ fn committed(rel: &str) -> PathBuf {
 
 /// `moldtune report DIRS --out OUT`.
 fn report(dirs: &[PathBuf], out: &Path) -> std::process::Output {
-    bin()
-        .arg("report")
-        .args(dirs)
-        .arg("--out")
-        .arg(out)
-        .output()
-        .expect("moldtune runs")
+    moldtune("report").args(dirs).out(out).output()
 }
 
 fn read(path: &Path) -> String {
@@ -197,7 +185,7 @@ fn without_out_one_run_reports_into_its_directory() {
         .to_string()
         .into();
     std::fs::write(run.join("run.json"), meta.to_string()).unwrap();
-    let o = bin().arg("report").arg(&run).output().unwrap();
+    let o = moldtune("report").arg(&run).output();
     assert_code(&o, 0);
     assert!(run.join("report/report.html").is_file());
     assert!(run.join("report/report.md").is_file());
@@ -256,7 +244,7 @@ fn a_directory_that_is_not_a_run_is_a_usage_error() {
     );
 
     // No directory at all is clap's usage error.
-    assert_code(&bin().arg("report").output().unwrap(), 2);
+    assert_code(&moldtune("report").output(), 2);
 }
 
 /// A mold whose parameter values are HTML: the page must show them as text.
@@ -283,23 +271,16 @@ fn mock_run(evals: &str) -> (tempfile::TempDir, PathBuf) {
     std::fs::write(tmp.path().join("p.yaml"), HTML_YAML).unwrap();
     std::fs::write(tmp.path().join("m.c"), HTML_MOLD).unwrap();
     let out = tmp.path().join("run");
-    let o = bin()
-        .current_dir(tmp.path())
-        .args([
-            "run",
-            "p.yaml",
-            "--mock",
-            "--quiet",
-            "--seed",
-            "3",
-            "--max-evals",
-            evals,
-        ])
-        .arg("--out")
-        .arg(&out)
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .mock()
+        .quiet()
+        .seed(3)
+        .max_evals(evals)
+        .out(&out)
         .env_remove("MOLDTUNE_MOCK_DELAY_MS")
-        .output()
-        .unwrap();
+        .cwd(tmp.path())
+        .output();
     assert_code(&o, 0);
     (tmp, out)
 }
@@ -308,12 +289,11 @@ fn mock_run(evals: &str) -> (tempfile::TempDir, PathBuf) {
 fn best_verify_draws_the_curve_again() {
     let (_tmp, run) = mock_run("6");
     std::fs::remove_file(run.join("curve.svg")).unwrap();
-    let o = bin()
-        .arg("best")
+    let o = moldtune("best")
         .arg(&run)
-        .args(["--verify", "--rounds", "3"])
-        .output()
-        .unwrap();
+        .arg("--verify")
+        .rounds(3)
+        .output();
     assert_code(&o, 0);
     assert!(
         read(&run.join("curve.svg")).contains("verified"),
@@ -326,12 +306,12 @@ fn moldtune_run_leaves_curve_svg_and_resume_redraws_it() {
     let (_tmp, run) = mock_run("6");
     let first = read(&run.join("curve.svg"));
     assert!(first.starts_with("<svg") && first.contains("tags — gp, seed 3"));
-    let o = bin()
-        .args(["run", "--resume"])
+    let o = moldtune("run")
+        .arg("--resume")
         .arg(&run)
-        .args(["--max-evals", "9", "--quiet"])
-        .output()
-        .unwrap();
+        .max_evals(9)
+        .quiet()
+        .output();
     assert_code(&o, 0);
     let second = read(&run.join("curve.svg"));
     let oks = count_status(&run, "ok");
@@ -350,20 +330,14 @@ fn a_curve_that_cannot_be_written_is_a_warning() {
     let out = tmp.path().join("run");
     // A non-empty directory where curve.svg goes: the rename onto it fails.
     std::fs::create_dir_all(out.join("curve.svg/x")).unwrap();
-    let o = bin()
-        .current_dir(tmp.path())
-        .args([
-            "run",
-            "p.yaml",
-            "--mock",
-            "--quiet",
-            "--max-evals",
-            "4",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .mock()
+        .quiet()
+        .max_evals(4)
+        .out(&out)
+        .cwd(tmp.path())
+        .output();
     assert_code(&o, 0);
     assert!(
         text(&o.stderr).contains("warning: cannot draw"),
@@ -394,22 +368,15 @@ fn mctree_leaves_curve_svg() {
     require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
-    let o = bin()
-        .arg("mctree")
+    let o = moldtune("mctree")
         .arg(root().join("polybench/gemm/gemm.c"))
-        .args([
-            "--mock",
-            "--quiet",
-            "--max-evals",
-            "5",
-            "--verify",
-            "0",
-            "--out",
-        ])
-        .arg(&out)
+        .mock()
+        .quiet()
+        .max_evals(5)
+        .args(["--verify", "0"])
+        .out(&out)
         .args(["--", "-DMINI_DATASET"])
-        .output()
-        .unwrap();
+        .output();
     assert_code(&o, 0);
     let svg = read(&out.join("curve.svg"));
     assert!(svg.contains("mctree"), "the title names the tree search");
@@ -421,19 +388,15 @@ fn an_interrupted_run_leaves_curve_svg() {
     std::fs::write(tmp.path().join("p.yaml"), HTML_YAML).unwrap();
     std::fs::write(tmp.path().join("m.c"), HTML_MOLD).unwrap();
     let out = tmp.path().join("run");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_moldtune"))
-        .current_dir(tmp.path())
-        .args([
-            "run",
-            "p.yaml",
-            "--mock",
-            "--quiet",
-            "--max-evals",
-            "40",
-            "--out",
-        ])
-        .arg(&out)
+    let mut child = moldtune("run")
+        .arg("p.yaml")
+        .mock()
+        .quiet()
+        .max_evals(40)
+        .out(&out)
         .env("MOLDTUNE_MOCK_DELAY_MS", "50")
+        .cwd(tmp.path())
+        .command()
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -471,14 +434,11 @@ fn every_committed_run_is_reported_without_a_compiler() {
     dirs.sort();
     assert!(dirs.len() >= 100, "{} run directories", dirs.len());
     let tmp = tempfile::tempdir().unwrap();
-    let o = bin()
-        .env("PATH", "/nonexistent")
-        .arg("report")
+    let o = moldtune("report")
         .args(&dirs)
-        .arg("--out")
-        .arg(tmp.path())
-        .output()
-        .unwrap();
+        .out(tmp.path())
+        .env("PATH", "/nonexistent")
+        .output();
     assert_code(&o, 0);
     let curves = std::fs::read_dir(tmp.path())
         .unwrap()

@@ -8,8 +8,6 @@ use crate::common::*;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
-
 /// A temp dir holding `p.yaml` and a mold with a marker per parameter.
 struct Problem {
     tmp: tempfile::TempDir,
@@ -43,15 +41,16 @@ impl Problem {
 
     /// `moldtune run p.yaml --mock --quiet --out DIR extra…`; asserts exit 0.
     fn run(&self, out: &Path, extra: &[&str]) -> Csv {
-        let mut c = Command::cargo_bin("moldtune").unwrap();
-        c.current_dir(self.tmp.path())
-            .arg("run")
+        let o = moldtune("run")
             .arg(self.tmp.path().join("p.yaml"))
-            .args(["--mock", "--quiet", "--out"])
-            .arg(out)
+            .mock()
+            .quiet()
+            .out(out)
             .args(extra)
-            .env_remove("MOLDTUNE_MOCK_DELAY_MS");
-        assert_code(&c.output().unwrap(), 0);
+            .cwd(self.tmp.path())
+            .env_remove("MOLDTUNE_MOCK_DELAY_MS")
+            .output();
+        assert_code(&o, 0);
         Csv::read(out)
     }
 }
@@ -212,11 +211,14 @@ fn a_constrained_sampled_space_resumes_as_if_never_stopped() {
     let whole = p.run(&p.out("whole"), &args("30"));
     let out = p.out("parts");
     p.run(&out, &args("14"));
-    let mut c = Command::cargo_bin("moldtune").unwrap();
-    c.current_dir(p.tmp.path())
-        .args(["run", "--quiet", "--max-evals", "30", "--resume"])
-        .arg(&out);
-    assert_code(&c.output().unwrap(), 0);
+    let o = moldtune("run")
+        .quiet()
+        .max_evals(30)
+        .arg("--resume")
+        .arg(&out)
+        .cwd(p.tmp.path())
+        .output();
+    assert_code(&o, 0);
     assert_eq!(Csv::read(&out).hashes(), whole.hashes());
 }
 

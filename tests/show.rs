@@ -7,16 +7,11 @@ use crate::common::fake::write_executable;
 use crate::common::*;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-const BIN: &str = env!("CARGO_BIN_EXE_moldtune");
-
-fn moldtune(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap()
+/// `moldtune show p.yaml` in `dir`.
+fn show(dir: &Path) -> Moldtune {
+    moldtune("show").arg("p.yaml").cwd(dir)
 }
 
 /// A problem in `dir` built by a fake compiler: it logs its directory and arguments (one
@@ -66,21 +61,10 @@ fn show_prints_the_variant_and_commands_and_runs_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     fake_problem(d, FAKE_COMPILE);
-    let o = moldtune(
-        d,
-        &[
-            "show",
-            "p.yaml",
-            "--set",
-            "P2=#pragma omp interchange",
-            "--set",
-            "VEC=true",
-            "--set",
-            "U=3",
-            "--set",
-            "DEF=c",
-        ],
-    );
+    let o = show(d)
+        .args(["--set", "P2=#pragma omp interchange", "--set", "VEC=true"])
+        .args(["--set", "U=3", "--set", "DEF=c"])
+        .output();
     assert_code(&o, 0);
     let out = text(&o.stdout);
     assert!(
@@ -115,10 +99,7 @@ fn show_json_and_out_file() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     fake_problem(d, FAKE_COMPILE);
-    let o = moldtune(
-        d,
-        &["show", "p.yaml", "--set", "T=4", "--out", "v.c", "--json"],
-    );
+    let o = show(d).args(["--set", "T=4"]).out("v.c").json().output();
     assert_code(&o, 0);
     let v = json(&o);
     let keys: Vec<&String> = v["config"].as_object().unwrap().keys().collect();
@@ -174,13 +155,11 @@ fn set_mistakes_are_usage_errors_naming_the_value() {
     ];
     for (args, wanted) in cases {
         for cmd in ["show", "measure"] {
-            let mut all = vec![cmd, "p.yaml"];
-            all.extend_from_slice(args);
-            let o = moldtune(d, &all);
+            let o = moldtune(cmd).arg("p.yaml").args(args).cwd(d).output();
             assert_code(&o, 2);
             let err = text(&o.stderr);
             for w in wanted {
-                assert!(err.contains(w), "{all:?}: `{w}` not in {err}");
+                assert!(err.contains(w), "{cmd} {args:?}: `{w}` not in {err}");
             }
         }
     }
@@ -193,12 +172,9 @@ fn show_prints_what_the_evaluator_runs() {
     let d = tmp.path();
     fake_problem(d, FAKE_COMPILE);
     let sets = ["--set", "VEC=true", "--set", "U=2", "--set", "DEF=a b"];
-    let mut args = vec!["show", "p.yaml", "--json"];
-    args.extend(sets);
-    let shown = json(&moldtune(d, &args));
-    let mut args = vec!["measure", "p.yaml", "--repeats", "1", "--json"];
-    args.extend(sets);
-    let o = moldtune(d, &args);
+    let shown = json(&show(d).json().args(sets).output());
+    let measure = moldtune("measure").args(["p.yaml", "--repeats", "1"]);
+    let o = measure.json().args(sets).cwd(d).output();
     assert_code(&o, 0);
     assert_eq!(json(&o)["status"], "ok", "{}", describe(&o));
     // The compile of `measure` is the last one (the reference is built first).
@@ -218,34 +194,21 @@ fn show_from_a_run_takes_its_evaluation_or_best() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     fake_problem(d, FAKE_COMPILE);
-    let o = moldtune(
-        d,
-        &[
-            "run",
-            "p.yaml",
-            "--mock",
-            "--quiet",
-            "--max-evals",
-            "6",
-            "--out",
-            "run",
-        ],
-    );
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .mock()
+        .quiet()
+        .max_evals(6)
+        .out("run")
+        .cwd(d)
+        .output();
     assert_code(&o, 0);
     let csv = Csv::read(&d.join("run"));
     for (eval, row) in csv.rows.iter().enumerate() {
-        let o = moldtune(
-            d,
-            &[
-                "show",
-                "p.yaml",
-                "--from",
-                "run",
-                "--eval",
-                &eval.to_string(),
-                "--json",
-            ],
-        );
+        let o = show(d)
+            .args(["--from", "run", "--eval", &eval.to_string()])
+            .json()
+            .output();
         assert_code(&o, 0);
         let v = json(&o);
         for name in ["T", "P2", "VEC", "DEF"] {
@@ -257,16 +220,14 @@ fn show_from_a_run_takes_its_evaluation_or_best() {
         }
     }
     let best = csv.min_ok().expect("an ok row").0;
-    let o = moldtune(
-        d,
-        &[
-            "show", "p.yaml", "--from", "run", "--set", "DEF=c", "--json",
-        ],
-    );
+    let o = show(d)
+        .args(["--from", "run", "--set", "DEF=c"])
+        .json()
+        .output();
     let v = json(&o);
     assert_eq!(v["config"]["T"].to_string(), csv.get(&csv.rows[best], "T"));
     assert_eq!(v["config"]["DEF"], "c");
-    let o = moldtune(d, &["show", "p.yaml", "--from", "run", "--eval", "99"]);
+    let o = show(d).args(["--from", "run", "--eval", "99"]).output();
     assert_code(&o, 2);
 }
 
@@ -278,13 +239,13 @@ fn a_misspelt_template_name_is_refused_at_load_with_a_suggestion() {
     fake_problem(d, &compile);
     // `compile: "` is 10 characters: the template starts at column 11 of line 10.
     let at = format!("p.yaml:10:{}: ", 11 + compile.find("VECC").unwrap());
-    let runs: [&[&str]; 3] = [
-        &["show", "p.yaml"],
-        &["run", "p.yaml", "--mock", "--out", "r"],
-        &["measure", "p.yaml"],
+    let runs = [
+        show(d),
+        moldtune("run").arg("p.yaml").mock().out("r").cwd(d),
+        moldtune("measure").arg("p.yaml").cwd(d),
     ];
-    for args in runs {
-        let o = moldtune(d, args);
+    for c in runs {
+        let o = c.output();
         assert_code(&o, 2);
         let err = text(&o.stderr);
         assert!(
@@ -308,7 +269,7 @@ fn a_value_holding_several_flags_needs_words() {
         .unwrap()
         .replace("'a b', 'c'", "'-mllvm -polly', 'c'");
     std::fs::write(&p, yaml).unwrap();
-    let o = moldtune(d, &["show", "p.yaml"]);
+    let o = show(d).output();
     assert_code(&o, 2);
     let err = text(&o.stderr);
     assert!(
@@ -320,7 +281,7 @@ fn a_value_holding_several_flags_needs_words() {
         .unwrap()
         .replace("{{ DEF }}", "{{ DEF | words }}");
     std::fs::write(&p, yaml).unwrap();
-    let o = moldtune(d, &["show", "p.yaml", "--json"]);
+    let o = show(d).json().output();
     let argv = strings(&json(&o)["compile"]["argv"]);
     assert_eq!(argv[2..4], ["-mllvm", "-polly"]);
 }
@@ -354,7 +315,12 @@ fn clang_paths_and_values_with_spaces_stay_one_argument() {
     let tmp = tempfile::tempdir().unwrap();
     let d = spaced_problem(tmp.path());
     let sets = ["--set", "LABEL=hello world", "--set", "WARN=true"];
-    let o = moldtune(&d, &[&["show", "k.yaml", "--json"][..], &sets].concat());
+    let o = moldtune("show")
+        .arg("k.yaml")
+        .json()
+        .args(sets)
+        .cwd(&d)
+        .output();
     assert_code(&o, 0);
     let argv = strings(&json(&o)["compile"]["argv"]);
     let dir = d.canonicalize().unwrap();
@@ -368,10 +334,11 @@ fn clang_paths_and_values_with_spaces_stay_one_argument() {
         );
     }
     // What show printed builds and runs (measure takes the same path as a run).
-    let o = moldtune(
-        &d,
-        &[&["measure", "k.yaml", "--repeats", "1"][..], &sets].concat(),
-    );
+    let o = moldtune("measure")
+        .args(["k.yaml", "--repeats", "1"])
+        .args(sets)
+        .cwd(&d)
+        .output();
     assert_code(&o, 0);
 }
 
@@ -381,19 +348,15 @@ fn clang_runs_where_every_path_has_spaces() {
     let tmp = tempfile::tempdir().unwrap();
     let d = spaced_problem(tmp.path());
     // The run directory, so the build directories and `exe`, have spaces too.
-    let args = [
-        "run",
-        "k.yaml",
-        "--learner",
-        "random",
-        "--max-evals",
-        "4",
-        "--quiet",
-    ];
-    let o = moldtune(
-        &d,
-        &[&args[..], &["--seed", "2", "--out", "run dir"]].concat(),
-    );
+    let o = moldtune("run")
+        .arg("k.yaml")
+        .learner("random")
+        .max_evals(4)
+        .quiet()
+        .seed(2)
+        .out("run dir")
+        .cwd(&d)
+        .output();
     assert_code(&o, 0);
     let csv = Csv::read(&d.join("run dir"));
     let status = csv.column("status");
@@ -420,26 +383,22 @@ fn a_variant_keeps_its_molds_suffix() {
          metric: {kind: kernel_time}\ncheck: {mode: none}\n",
     )
     .unwrap();
-    let o = moldtune(d, &["show", "p.yaml"]);
+    let o = show(d).output();
     assert_code(&o, 0);
     let out = text(&o.stdout);
     assert!(
         out.contains("cp variant.sh") && out.contains("/variant.sh"),
         "{out}"
     );
-    let args = [
-        "run",
-        "p.yaml",
-        "--max-evals",
-        "3",
-        "--keep-builds",
-        "--out",
-        "run",
-    ];
-    let o = moldtune(
-        d,
-        &[&args[..], &["--quiet", "--learner", "random"]].concat(),
-    );
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .max_evals(3)
+        .arg("--keep-builds")
+        .out("run")
+        .quiet()
+        .learner("random")
+        .cwd(d)
+        .output();
     assert_code(&o, 0);
     let kept = d.join("run/work/eval-0/variant.sh");
     assert!(std::fs::read_to_string(&kept)
@@ -458,26 +417,22 @@ fn a_script_mold_without_compile_runs_as_rendered() {
     let yaml = "name: script\nmold: m.mold.sh\nparams:\n  - {name: P0, type: ordinal, values: [1, 2, 3]}\n\
                 run: \"sh {{ source }}\"\nmetric: {kind: kernel_time}\ncheck: {mode: none}\n";
     std::fs::write(d.join("p.yaml"), yaml).unwrap();
-    let o = moldtune(d, &["show", "p.yaml"]);
+    let o = show(d).output();
     assert_code(&o, 0);
     let out = text(&o.stdout);
     assert!(
         out.contains("compile: none") && out.contains("sh variant.sh"),
         "{out}"
     );
-    let run = [
-        "run",
-        "p.yaml",
-        "--max-evals",
-        "3",
-        "--out",
-        "run",
-        "--quiet",
-    ];
-    assert_code(
-        &moldtune(d, &[&run[..], &["--learner", "random"]].concat()),
-        0,
-    );
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .max_evals(3)
+        .out("run")
+        .quiet()
+        .learner("random")
+        .cwd(d)
+        .output();
+    assert_code(&o, 0);
     let csv = std::fs::read_to_string(d.join("run/results.csv")).unwrap();
     assert_eq!(
         csv.lines().filter(|l| l.contains(",ok,")).count(),
@@ -485,16 +440,21 @@ fn a_script_mold_without_compile_runs_as_rendered() {
         "{csv}"
     );
     assert!(csv.lines().nth(1).unwrap().starts_with("1,0.1,"), "{csv}");
-    let resume = ["run", "--resume", "run", "--max-evals", "4", "--quiet"];
-    assert_code(&moldtune(d, &resume), 0);
+    let o = moldtune("run")
+        .args(["--resume", "run"])
+        .max_evals(4)
+        .quiet()
+        .cwd(d)
+        .output();
+    assert_code(&o, 0);
     // The best variant is kept with its own suffix, and `best` finds it.
     assert!(d.join("run/best.sh").is_file() && !d.join("run/best.c").exists());
-    let o = moldtune(d, &["best", "run", "--json"]);
+    let o = moldtune("best").arg("run").json().cwd(d).output();
     assert_code(&o, 0);
     assert!(text(&o.stdout).contains("best.sh"), "{}", text(&o.stdout));
     let extra = yaml.replace("check: {mode: none}", "check: {compile_extra: -DX}");
     std::fs::write(d.join("q.yaml"), extra).unwrap();
-    let o = moldtune(d, &["show", "q.yaml"]);
+    let o = moldtune("show").arg("q.yaml").cwd(d).output();
     assert_code(&o, 2);
     assert!(
         text(&o.stderr).contains("compile_extra"),
@@ -518,20 +478,16 @@ fn a_maximised_metric_s_best_is_the_largest() {
                 run: \"sh {{ source }}\"\n\
                 metric: {kind: regex, regex: 'accuracy: ([0-9.]+)', goal: maximize}\ncheck: {mode: none}\n";
     std::fs::write(d.join("p.yaml"), yaml).unwrap();
-    let run = [
-        "run",
-        "p.yaml",
-        "--max-evals",
-        "4",
-        "--out",
-        "run",
-        "--quiet",
-    ];
-    assert_code(
-        &moldtune(d, &[&run[..], &["--learner", "random"]].concat()),
-        0,
-    );
-    let o = moldtune(d, &["best", "run", "--json"]);
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .max_evals(4)
+        .out("run")
+        .quiet()
+        .learner("random")
+        .cwd(d)
+        .output();
+    assert_code(&o, 0);
+    let o = moldtune("best").arg("run").json().cwd(d).output();
     assert_code(&o, 0);
     let best: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(best["objective"], 0.95, "{best}");

@@ -8,9 +8,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::common::{assert_code, describe, have_clang, read_json, Csv};
+use crate::common::{assert_code, describe, have_clang, moldtune, read_json, Csv, Moldtune};
 
-const BIN: &str = env!("CARGO_BIN_EXE_moldtune");
 static NODES: Mutex<()> = Mutex::new(());
 
 /// Whether the Slurm tests run here (else says why not, on stderr itself: the test
@@ -126,41 +125,30 @@ int main(void) {{
     )
 }
 
-fn run_args(problem: &Path, out: &Path, evals: usize) -> Vec<String> {
-    let mut a: Vec<String> = ["run", "--executor", "slurm", "--workers", "2", "--quiet"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    a.push(problem.display().to_string());
-    // rf: a forest's proposals take milliseconds even in a debug build, the GP's that
-    // `auto` starts with do not, and these tests time the cluster, not the search.
-    a.extend([
-        "--learner".into(),
-        "rf".into(),
-        "--max-evals".into(),
-        evals.to_string(),
-        "--verify-rounds".into(),
-        "3".into(),
-    ]);
-    a.extend(["--out".into(), out.display().to_string()]);
-    a
+/// `moldtune run --executor slurm --workers 2 --quiet PROBLEM --learner rf --max-evals N
+/// --verify-rounds 3 --out OUT`.
+fn run_args(problem: &Path, out: &Path, evals: usize) -> Moldtune {
+    moldtune("run")
+        .args(["--executor", "slurm", "--workers", "2"])
+        .quiet()
+        .arg(problem)
+        // rf: a forest's proposals take milliseconds even in a debug build, the GP's that
+        // `auto` starts with do not, and these tests time the cluster, not the search.
+        .learner("rf")
+        .max_evals(evals)
+        .args(["--verify-rounds", "3"])
+        .out(out)
 }
 
-fn spawn(cwd: &Path, args: &[String]) -> Child {
-    Command::new(BIN)
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+/// `c` started in `cwd`, stdout and stderr piped.
+fn spawn(cwd: &Path, c: Moldtune) -> Child {
+    c.cwd(cwd).spawn()
 }
 
 /// `moldtune run --quiet --resume OUT` in `cwd`, run to its end.
 fn resume(cwd: &Path, out: &Path) -> std::process::Output {
-    let args = ["run", "--quiet", "--resume", &out.display().to_string()].map(String::from);
-    spawn(cwd, &args).wait_with_output().unwrap()
+    let c = moldtune("run").quiet().arg("--resume").arg(out);
+    spawn(cwd, c).wait_with_output().unwrap()
 }
 
 /// squeue's `id|name|state|node` lines of the jobs whose name contains `part`.
@@ -284,7 +272,7 @@ fn twelve_matmul_evaluations_over_two_workers() {
     let Some((_nodes, tmp, out)) = turn() else {
         return;
     };
-    let o = spawn(tmp.path(), &run_args(&matmul(), &out, 12))
+    let o = spawn(tmp.path(), run_args(&matmul(), &out, 12))
         .wait_with_output()
         .unwrap();
     assert_code(&o, 0);
@@ -326,7 +314,7 @@ fn sigkill_mid_run_then_resume_loses_and_repeats_nothing() {
     let Some((_nodes, tmp, out)) = turn() else {
         return;
     };
-    let mut child = spawn(tmp.path(), &run_args(&matmul(), &out, 10));
+    let mut child = spawn(tmp.path(), run_args(&matmul(), &out, 10));
     let t0 = Instant::now();
     while Csv::try_rows(&out) < 3 {
         assert!(
@@ -361,7 +349,7 @@ fn a_cancelled_job_is_recorded_as_lost_and_the_run_goes_on() {
     let Some((_nodes, tmp, out)) = turn() else {
         return;
     };
-    let child = spawn(tmp.path(), &run_args(&write_nap(tmp.path()), &out, 5));
+    let child = spawn(tmp.path(), run_args(&write_nap(tmp.path()), &out, 5));
     let (job, release) = held_eval_job(tmp.path());
     let cancelled = Command::new("scancel").arg(&job[0]).status().unwrap();
     assert!(cancelled.success());
@@ -411,7 +399,7 @@ fn a_node_that_goes_down_loses_its_job_not_the_run() {
     let Some((_nodes, tmp, out)) = turn() else {
         return;
     };
-    let child = spawn(tmp.path(), &run_args(&write_nap(tmp.path()), &out, 5));
+    let child = spawn(tmp.path(), run_args(&write_nap(tmp.path()), &out, 5));
     let (job, release) = held_eval_job(tmp.path());
     let node = job[3].clone();
     let _resume = Resume(node.clone());
@@ -463,10 +451,11 @@ fn inside_an_allocation_evaluations_are_its_steps() {
         return;
     };
     // Evaluations of a second or more: two in flight need both nodes.
-    let mut args = vec!["--nodes=2".to_string(), BIN.to_string()];
-    args.extend(run_args(&write_nap(tmp.path()), &out, 6));
+    let run = run_args(&write_nap(tmp.path()), &out, 6).command();
     let o = Command::new("salloc")
-        .args(&args)
+        .arg("--nodes=2")
+        .arg(run.get_program())
+        .args(run.get_args())
         .current_dir(tmp.path())
         .stdin(Stdio::null())
         .output()
@@ -483,7 +472,7 @@ fn a_cluster_that_loses_every_job_stops_the_run_and_resume_completes_it() {
         return;
     };
     let problem = write_nap(tmp.path());
-    let child = spawn(tmp.path(), &run_args(&problem, &out, 8));
+    let child = spawn(tmp.path(), run_args(&problem, &out, 8));
     let t0 = Instant::now();
     while Csv::try_rows(&out) < 2 {
         assert!(
@@ -521,7 +510,7 @@ fn ctrl_c_cancels_the_runs_jobs() {
     let Some((_nodes, tmp, out)) = turn() else {
         return;
     };
-    let child = spawn(tmp.path(), &run_args(&write_nap(tmp.path()), &out, 8));
+    let child = spawn(tmp.path(), run_args(&write_nap(tmp.path()), &out, 8));
     running_eval_job();
     // SAFETY: a signal to our own child.
     unsafe {
@@ -546,9 +535,8 @@ fn settings_slurm_refuses_are_refused_before_anything_runs() {
     let Some((_nodes, tmp, out)) = turn() else {
         return;
     };
-    let mut args = run_args(&write_nap(tmp.path()), &out, 2);
-    args.extend(["--partition".into(), "no-such-partition".into()]);
-    let o = spawn(tmp.path(), &args).wait_with_output().unwrap();
+    let run = run_args(&write_nap(tmp.path()), &out, 2).args(["--partition", "no-such-partition"]);
+    let o = spawn(tmp.path(), run).wait_with_output().unwrap();
     assert_code(&o, 2);
     let err = crate::common::text(&o.stderr);
     assert!(
@@ -567,28 +555,15 @@ fn mctree_over_two_workers_killed_and_resumed_loses_and_repeats_nothing() {
         return;
     };
     let gemm = Path::new(env!("CARGO_MANIFEST_DIR")).join("polybench/gemm/gemm.c");
-    let args: Vec<String> = [
-        "mctree",
-        gemm.to_str().unwrap(),
-        "--executor",
-        "slurm",
-        "--workers",
-        "2",
-        "--quiet",
-        "--max-evals",
-        "8",
-        "--repeats",
-        "1",
-        "--verify-rounds",
-        "3",
-        "--out",
-        out.to_str().unwrap(),
-        "--",
-        "-DMINI_DATASET",
-    ]
-    .map(String::from)
-    .to_vec();
-    let mut child = spawn(tmp.path(), &args);
+    let mctree = moldtune("mctree")
+        .arg(&gemm)
+        .args(["--executor", "slurm", "--workers", "2"])
+        .quiet()
+        .max_evals(8)
+        .args(["--repeats", "1", "--verify-rounds", "3"])
+        .out(&out)
+        .args(["--", "-DMINI_DATASET"]);
+    let mut child = spawn(tmp.path(), mctree);
     let t0 = Instant::now();
     while Csv::try_rows(&out) < 3 {
         assert!(
@@ -600,8 +575,8 @@ fn mctree_over_two_workers_killed_and_resumed_loses_and_repeats_nothing() {
     child.kill().unwrap();
     child.wait().unwrap();
     let before = Csv::read(&out);
-    let again = ["mctree", "--quiet", "--resume", out.to_str().unwrap()].map(String::from);
-    let o = spawn(tmp.path(), &again).wait_with_output().unwrap();
+    let again = moldtune("mctree").quiet().arg("--resume").arg(&out);
+    let o = spawn(tmp.path(), again).wait_with_output().unwrap();
     assert_code(&o, 0);
     let after = Csv::read(&out);
     assert_eq!(
@@ -652,22 +627,12 @@ fn check_update_records_baselines_as_jobs_and_a_failed_one_is_left_as_it_was() {
     .unwrap();
     let bad = text.replace("\"matmul.yaml\"", "\"bad.yaml\"");
     std::fs::write(dir.join("bad.json"), &bad).unwrap();
-    let args = [
-        "check",
-        "--update",
-        "matmul.baseline.json",
-        "again.json",
-        "bad.json",
-        "--rounds",
-        "5",
-        "--executor",
-        "slurm",
-        "--workers",
-        "2",
-        "--quiet",
-    ]
-    .map(String::from);
-    let o = spawn(dir, &args).wait_with_output().unwrap();
+    let check = moldtune("check")
+        .args(["--update", "matmul.baseline.json", "again.json", "bad.json"])
+        .rounds(5)
+        .args(["--executor", "slurm", "--workers", "2"])
+        .quiet();
+    let o = spawn(dir, check).wait_with_output().unwrap();
     assert_code(&o, 5);
     let err = crate::common::text(&o.stderr);
     assert!(

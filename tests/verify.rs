@@ -1,11 +1,9 @@
 //! Verify before claiming, with the mock evaluator: the end-of-run re-measurement, its
 //! record in run.json, `moldtune best` reporting the verified winner, and `best --verify`.
 
-use crate::common::fake::BIN;
 use crate::common::*;
 
 use std::path::Path;
-use std::process::Command;
 
 /// A mock run of `evals` evaluations in `dir/run`; `T` is off by default, so the default
 /// configuration has `P2` inactive.
@@ -13,21 +11,12 @@ fn mock_run(dir: &Path, evals: &str, extra: &[&str]) -> std::process::Output {
     let yaml = "name: toy\nmold: m.c\nparams:\n  - name: P0\n    type: ordinal\n    values: [1, 2, 4, 8, 16, 32]\n  - name: T\n    type: boolean\n  - name: P2\n    type: integer\n    low: 0\n    high: 100\n    when: {T: [true]}\ncompile: \"cc {{ source }} -o {{ exe }}\"\nrun: \"{{ exe }}\"\n";
     std::fs::write(dir.join("p.yaml"), yaml).unwrap();
     std::fs::write(dir.join("m.c"), "int a = #P0, t = #T, b = #P2;\n").unwrap();
-    Command::new(BIN)
-        .current_dir(dir)
-        .args([
-            "run",
-            "p.yaml",
-            "--mock",
-            "--quiet",
-            "--max-evals",
-            evals,
-            "--out",
-            "run",
-        ])
-        .args(extra)
-        .output()
-        .unwrap()
+    let c = moldtune("run")
+        .arg("p.yaml")
+        .mock()
+        .quiet()
+        .max_evals(evals);
+    c.out("run").args(extra).cwd(dir).output()
 }
 
 #[test]
@@ -61,11 +50,7 @@ fn the_run_ends_by_re_measuring_the_default_and_the_best_interleaved() {
     let results = read_json(&tmp.path().join("run/results.json"));
     assert_eq!(results["run"]["verification"]["winner_eval_id"], winner);
 
-    let b = Command::new(BIN)
-        .args(["best", "--json"])
-        .arg(tmp.path().join("run"))
-        .output()
-        .unwrap();
+    let b = moldtune("best").json().arg(tmp.path().join("run")).output();
     assert_code(&b, 0);
     let b: serde_json::Value = serde_json::from_slice(&b.stdout).unwrap();
     assert_eq!(b["eval_id"].as_u64(), Some(winner));
@@ -78,12 +63,11 @@ fn best_names_inactive_parameters_as_inactive() {
     let tmp = tempfile::tempdir().unwrap();
     assert_code(&mock_run(tmp.path(), "1", &["--verify", "0"]), 0);
     let best = |json: bool| {
-        let mut c = Command::new(BIN);
-        c.arg("best").arg(tmp.path().join("run"));
+        let mut c = moldtune("best").arg(tmp.path().join("run"));
         if json {
-            c.arg("--json");
+            c = c.json();
         }
-        let o = c.output().unwrap();
+        let o = c.output();
         assert_code(&o, 0);
         o
     };
@@ -102,11 +86,11 @@ fn best_verify_re_measures_a_finished_run_and_records_the_verdict() {
     assert_code(&mock_run(tmp.path(), "15", &["--verify", "0"]), 0);
     let run = read_json(&tmp.path().join("run/run.json"));
     assert!(run["verification"].is_null(), "{run}");
-    let v = Command::new(BIN)
-        .args(["best", "--verify", "--top", "2", "--rounds", "4"])
+    let v = moldtune("best")
+        .args(["--verify", "--top", "2"])
+        .rounds(4)
         .arg(tmp.path().join("run"))
-        .output()
-        .unwrap();
+        .output();
     assert_code(&v, 0);
     assert!(text(&v.stdout).contains("verified: "), "{}", describe(&v));
     let run = read_json(&tmp.path().join("run/run.json"));
@@ -127,21 +111,15 @@ fn a_run_whose_objectives_are_all_negative_reports_the_search_s_best() {
     let yaml = "name: ll\nmold: m.c\nparams:\n  - name: P0\n    type: ordinal\n    values: [1, 2, 4, 8, 16, 32]\n    default: 1\n  - name: P2\n    type: integer\n    low: 0\n    high: 100\n    default: 0\ncompile: \"cc {{ source }} -o {{ exe }}\"\nrun: \"{{ exe }}\"\nmetric: {kind: regex, regex: 'll: (\\S+)', goal: maximize}\n";
     std::fs::write(tmp.path().join("p.yaml"), yaml).unwrap();
     std::fs::write(tmp.path().join("m.c"), "int a = #P0, b = #P2;\n").unwrap();
-    let o = Command::new(BIN)
-        .current_dir(tmp.path())
-        .env("MOLDTUNE_MOCK_SHIFT", "5")
-        .args([
-            "run",
-            "p.yaml",
-            "--mock",
-            "--max-evals",
-            "15",
-            "--out",
-            "run",
-        ])
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .mock()
+        .max_evals(15)
+        .out("run")
         .args(["--verify", "2", "--verify-rounds", "6"])
-        .output()
-        .unwrap();
+        .env("MOLDTUNE_MOCK_SHIFT", "5")
+        .cwd(tmp.path())
+        .output();
     assert_code(&o, 0);
     let out = text(&o.stdout);
     let run = read_json(&tmp.path().join("run/run.json"));
@@ -177,20 +155,14 @@ fn the_problem_file_sets_the_verification_and_steady_values_are_not_rerun() {
         let yaml = format!("name: toy\nmold: m.c\nparams:\n  - name: P0\n    type: ordinal\n    values: [1, 2, 4, 8, 16, 32]\n  - name: P2\n    type: integer\n    low: 0\n    high: 100\ncompile: \"cc {{{{ source }}}} -o {{{{ exe }}}}\"\nrun: \"{{{{ exe }}}}\"\nsearch: {search}\n");
         std::fs::write(d.join("p.yaml"), yaml).unwrap();
         std::fs::write(d.join("m.c"), "int a = #P0, b = #P2;\n").unwrap();
-        let o = Command::new(BIN)
-            .current_dir(d)
+        let o = moldtune("run")
+            .arg("p.yaml")
+            .mock()
+            .max_evals(12)
+            .out("run")
             .env("MOLDTUNE_MOCK_NOISE", noise)
-            .args([
-                "run",
-                "p.yaml",
-                "--mock",
-                "--max-evals",
-                "12",
-                "--out",
-                "run",
-            ])
-            .output()
-            .unwrap();
+            .cwd(d)
+            .output();
         assert_code(&o, 0);
         (text(&o.stdout), read_json(&d.join("run/run.json")))
     };

@@ -179,7 +179,6 @@ fn replay_tables(
     a: &ReplayArgs,
     fronts: &FrontEnds,
 ) -> Result<Vec<(crate::report::replay::Table, Option<Warm>)>, Error> {
-    use crate::report::replay;
     if a.dirs.is_empty() && !a.synthetic {
         return Err(Error::usage(
             "nothing to replay",
@@ -215,8 +214,9 @@ fn replay_tables(
         tables.push((table, prior));
     }
     if a.synthetic {
-        tables.push((replay::branin(), None));
-        tables.push((replay::tiles(), None));
+        use crate::report::synthetic;
+        tables.push((synthetic::branin(), None));
+        tables.push((synthetic::tiles(), None));
     }
     Ok(tables)
 }

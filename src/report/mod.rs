@@ -23,6 +23,7 @@ pub mod replay;
 pub mod replay_plot;
 pub mod run_dir;
 pub mod show;
+pub mod synthetic;
 pub mod table;
 pub mod templates;
 

@@ -5,12 +5,9 @@
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::*;
-
-pub const BIN: &str = env!("CARGO_BIN_EXE_moldtune");
 
 /// eval_id → cause, from results.json.
 pub fn causes(dir: &Path) -> HashMap<String, String> {
@@ -202,24 +199,16 @@ impl FakeProblem {
     pub fn out(&self) -> PathBuf {
         self.dir().join("run")
     }
-    /// `moldtune run p.yaml --out run --quiet --learner random --seed 1 <extra…>`.
-    pub fn command(&self, extra: &[&str]) -> Command {
-        let mut c = Command::new(BIN);
-        c.current_dir(self.dir())
-            .args([
-                "run",
-                "p.yaml",
-                "--quiet",
-                "--learner",
-                "random",
-                "--seed",
-                "1",
-                "--out",
-            ])
-            .arg(self.out())
-            .args(extra)
-            .stdin(Stdio::null());
-        c
+    /// `moldtune run p.yaml --quiet --learner random --seed 1 --out run` in the problem's
+    /// directory.
+    pub fn command(&self) -> Moldtune {
+        moldtune("run")
+            .arg("p.yaml")
+            .quiet()
+            .learner("random")
+            .seed(1)
+            .out(self.out())
+            .cwd(self.dir())
     }
 }
 

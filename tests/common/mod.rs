@@ -1,7 +1,11 @@
-//! Helpers shared by the integration tests: process output, results.csv and JSON readers.
+//! Helpers shared by the integration tests: the `moldtune` command builder, process output,
+//! results.csv and JSON readers.
 #![allow(dead_code)]
 
+use std::ffi::OsStr;
+use std::fmt::Display;
 use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
 
 pub mod fake;
 
@@ -113,13 +117,95 @@ pub fn have_clang() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Runs the moldtune binary with `args` in `cwd` and returns what it did.
-pub fn moldtune_in(cwd: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_moldtune"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("moldtune runs")
+/// The `moldtune` binary under test.
+const BIN: &str = env!("CARGO_BIN_EXE_moldtune");
+
+/// A `moldtune` command line: `moldtune("run").arg("p.yaml").mock().out("run").output()`.
+/// Its stdin is null; it runs in the test's working directory unless `.cwd(dir)` says.
+pub struct Moldtune(Command);
+
+/// `moldtune SUBCOMMAND`, to which the methods of [`Moldtune`] add.
+pub fn moldtune(subcommand: &str) -> Moldtune {
+    let mut c = Command::new(BIN);
+    c.arg(subcommand).stdin(Stdio::null());
+    Moldtune(c)
+}
+
+impl Moldtune {
+    /// One more argument.
+    pub fn arg(mut self, a: impl AsRef<OsStr>) -> Moldtune {
+        self.0.arg(a);
+        self
+    }
+    /// More arguments, in order.
+    pub fn args<S: AsRef<OsStr>>(mut self, args: impl IntoIterator<Item = S>) -> Moldtune {
+        self.0.args(args);
+        self
+    }
+    /// `--mock`: the synthetic evaluator instead of compile and run.
+    pub fn mock(self) -> Moldtune {
+        self.arg("--mock")
+    }
+    /// `--quiet`.
+    pub fn quiet(self) -> Moldtune {
+        self.arg("--quiet")
+    }
+    /// `--json`.
+    pub fn json(self) -> Moldtune {
+        self.arg("--json")
+    }
+    /// `--out DIR`.
+    pub fn out(self, dir: impl AsRef<OsStr>) -> Moldtune {
+        self.arg("--out").arg(dir)
+    }
+    /// `--max-evals N`.
+    pub fn max_evals(self, n: impl Display) -> Moldtune {
+        self.arg("--max-evals").arg(n.to_string())
+    }
+    /// `--rounds N`.
+    pub fn rounds(self, n: impl Display) -> Moldtune {
+        self.arg("--rounds").arg(n.to_string())
+    }
+    /// `--seed N`.
+    pub fn seed(self, n: impl Display) -> Moldtune {
+        self.arg("--seed").arg(n.to_string())
+    }
+    /// `--learner NAME`.
+    pub fn learner(self, name: &str) -> Moldtune {
+        self.arg("--learner").arg(name)
+    }
+    /// Runs in `dir`.
+    pub fn cwd(mut self, dir: impl AsRef<Path>) -> Moldtune {
+        self.0.current_dir(dir);
+        self
+    }
+    /// Sets the environment variable `k` to `v`.
+    pub fn env(mut self, k: &str, v: impl AsRef<OsStr>) -> Moldtune {
+        self.0.env(k, v);
+        self
+    }
+    /// Removes the environment variable `k`.
+    pub fn env_remove(mut self, k: &str) -> Moldtune {
+        self.0.env_remove(k);
+        self
+    }
+    /// Runs it to the end, stdout and stderr captured.
+    pub fn output(mut self) -> Output {
+        self.0
+            .output()
+            .unwrap_or_else(|e| panic!("cannot start {BIN}: {e}"))
+    }
+    /// Starts it, stdout and stderr piped.
+    pub fn spawn(mut self) -> Child {
+        self.0.stdout(Stdio::piped()).stderr(Stdio::piped());
+        self.0
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {BIN}: {e}"))
+    }
+    /// The [`Command`] itself, for what the methods above do not say.
+    pub fn command(self) -> Command {
+        self.0
+    }
 }
 
 /// Reads the JSON file, lets `f` change it, writes it back.
