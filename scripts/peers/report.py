@@ -11,6 +11,7 @@ import argparse
 import json
 import math
 import os
+import random
 import re
 import statistics
 
@@ -27,12 +28,16 @@ COLUMNS = [
     "best@50 median [q25, q75]",
     "best@100 median [q25, q75]",
     "failed evals (median)",
+    "evals to 5%: 95% interval of the median",
     "repeated proposals (median)",
     "proposals outside the table (median)",
     "optimiser s per search (median)",
 ]
-# The README columns a moldtune row is read from (by header text), in COLUMNS order.
-README_COLUMNS = COLUMNS[:8]
+# The README columns a moldtune row is read from (by header text), in COLUMNS order; the
+# last two only since `moldtune replay --rules` (absent: "–").
+README_COLUMNS = COLUMNS[:9] + ["repeated rows (median)", "answered by another row (median)"]
+# Bootstrap resamples of the interval of a median (moldtune's stats::RESAMPLES).
+RESAMPLES = 2000
 
 
 # ---------------------------------------------------------------------------------------------
@@ -98,9 +103,11 @@ def moldtune_rows(readme: str, table: str) -> tuple[list[dict], str]:
     for name in MOLDTUNE_LEARNERS:
         if name in want:
             row = dict(zip(header, want[name]))
-            out.append({c: row.get(c, "?") for c in README_COLUMNS} | {"learner": f"moldtune {name}"})
+            out.append({c: row.get(c, "–") for c in README_COLUMNS} | {"learner": f"moldtune {name}"})
     m = re.search(r"(\d+) seeds, budget (\d+) evaluations", sec)
-    return out, (m.group(0) if m else "")
+    rules = re.search(r"rules `(\w+)`", sec)
+    protocol = (m.group(0) if m else "") + (f", rules `{rules.group(1)}`" if rules else ", rules `rows`")
+    return out, protocol
 
 
 def parse_evals(cell: str) -> float:
@@ -132,10 +139,19 @@ def peer_stats(seeds: list[dict], budget: int) -> dict:
         "n": len(seeds),
         "best_at": {k: [inf(s["best_at"][k]) for s in seeds] for k in seeds[0]["best_at"]},
         "failures": med([s["failures"] for s in seeds]),
+        "interval": median_interval([s["evals_to_5pct"] for s in seeds]),
         "repeats": med([s["repeats"] for s in seeds]),
         "out_of_table": med([s["out_of_table"] for s in seeds]),
         "optimiser_s": med([s["optimiser_s"] for s in seeds]),
     }
+
+
+def median_interval(values, seed: int = 0) -> tuple[float, float]:
+    """The 95% percentile-bootstrap interval of the median of `values` (the seed-to-seed
+    spread of a peer's evaluations to 5%, as moldtune's replay states its own)."""
+    rng = random.Random(seed)
+    meds = sorted(quantile([rng.choice(values) for _ in values], 0.5) for _ in range(RESAMPLES))
+    return meds[int(0.025 * (RESAMPLES - 1))], meds[int(0.975 * (RESAMPLES - 1))]
 
 
 def peer_row(label: str, st: dict, budget: int) -> list[str]:
@@ -150,6 +166,7 @@ def peer_row(label: str, st: dict, budget: int) -> list[str]:
         best("50"),
         best("100"),
         f"{st['failures']:.0f}",
+        "[{}, {}]".format(*(evals_text(x, budget) for x in st["interval"])),
         f"{st['repeats']:.0f}",
         f"{st['out_of_table']:.0f}",
         sig(st["optimiser_s"]),
@@ -184,8 +201,9 @@ def wins(name: str, stats: dict, gp: dict | None, budget: int) -> list[str]:
 # The document
 
 
-def intro(doc: dict, script_s: float | None) -> str:
-    """What was run, how, with what, and how long it took."""
+def intro(doc: dict, script_s: float | None, nearest: bool) -> str:
+    """What was run, how, with what, and how long it took; `nearest`: moldtune's rows were
+    replayed under the peers' rules."""
     v = doc["versions"]
     vers = ", ".join(f"{k} {x}" for k, x in v.items())
     loads = [s["load1"] for t in doc["tables"].values() for p in t["peers"].values() for s in p["seeds"]]
@@ -203,6 +221,19 @@ def intro(doc: dict, script_s: float | None) -> str:
     if script_s is not None:
         run_time += f", {script_s / 60:.1f} min for the whole script (venv check included)"
     fail = "\n".join(f"- {PEER_LABELS.get(p, p)}: {t}" for p, t in doc["failures"].items())
+    runs = doc.get("determinism", {})
+    determinism = "; ".join(f"{PEER_LABELS.get(p, p)}: {t}" for p, t in runs.items()) or "not measured"
+    missing = [PEER_LABELS.get(p, p) for p in doc["failures"] if p not in runs]
+    if runs and missing:
+        determinism += f"; not measured for {', '.join(missing)}"
+    ours_rule = (
+        "moldtune's rows follow the same rule (`moldtune replay --rules nearest`: its learners "
+        "search the whole space too)."
+        if nearest
+        else "moldtune's rows here come from `moldtune replay --rules rows`, which restricts its "
+        "learners to the recorded rows: on the sampled tables moldtune chooses among the 500 rows "
+        "while a peer's proposals mostly land near one (not the same rules)."
+    )
     return f"""# Search quality of other optimisers on moldtune's replay tables
 
 Written by `scripts/peers/run.sh` (`scripts/peers/report.py`); the per-seed numbers are in
@@ -223,8 +254,9 @@ without replaying: `scripts/peers/run.sh --report-only`)
 Python: {doc['python']}. Versions: {vers}.
 
 **Peers.**
-- Optuna TPE: `TPESampler(seed=seed)` with its defaults (10 random startup trials; Optuna 5
-  uses the multivariate TPE by default), ask/tell; categorical parameters as
+- Optuna TPE: `TPESampler(seed=seed, constraints_func=...)`, otherwise its defaults (10
+  random startup trials; Optuna 5 uses the multivariate TPE by default), ask/tell; failures
+  and forbidden combinations as infeasible trials (see Failures); categorical parameters as
   `suggest_categorical`, ordinal ones as `suggest_int` over the value index (Optuna has no
   ordinal type); a conditional parameter is suggested only when its condition holds.
 - SMAC3: `HyperparameterOptimizationFacade` (random forest, log-scaled costs, log EI, Sobol
@@ -250,22 +282,24 @@ Python: {doc['python']}. Versions: {vers}.
 **Failures** (as each peer documents them):
 {fail}
 
+**Run to run** (the same seeds replayed twice): {determinism}
+
 **Configurations outside the table.** One rule for every peer: each peer searches the table's
 own space (the parameters of the problem file, as declared), and a proposal that is not a
 recorded row is answered with the nearest recorded row (Hamming distance over the parameter
 values, an inactive parameter counting as a value of its own; ties to the lower row index);
 that row's outcome and cost are what the peer is told and what the search is charged. Only
-3mm-medium and lu-medium (500 random configurations of much larger spaces) need it;
-gemm-table (exhaustive) and the synthetic tables hold every configuration. moldtune's own
-replay instead restricts its learners to the recorded rows, so on 3mm-medium and lu-medium
-moldtune chooses among the 500 rows while a peer's proposals mostly land near one.
+3mm-medium, lu-medium and floyd-warshall-medium (500 random configurations of much larger
+spaces) need it; gemm-table (exhaustive) and the synthetic tables hold every configuration.
+{ours_rule}
 
 **Repeats.** A proposal answered by a row the search already evaluated is counted and charged
 as an evaluation, as a user running the peer would pay for it: Optuna's TPE proposes
 configurations it has already tried (it also keeps no record that a failed configuration
 fails, so it may propose one again), two out-of-table proposals may share a nearest row, and
 OpenTuner's proposals that differ only in an inactive parameter (tiles' UNROLL) are the same
-row. moldtune never repeats one ("repeated proposals" is "–" for its rows).
+row. moldtune never proposes a configuration twice, but under the same rule two of its
+proposals may share a nearest row, and that is charged too.
 
 **Simulated seconds** = for each evaluation so far, the answering row's recorded
 `compile_s + run_s` (a failure costs what it cost when recorded; the synthetic tables record
@@ -299,13 +333,14 @@ def unwrap(text: str) -> str:
 def render(doc: dict, readme: str, script_s: float | None) -> str:
     """The whole of peers.md."""
     budget = doc["budget"]
-    out = [unwrap(intro(doc, script_s))]
+    nearest = "rules `nearest`" in readme
+    out = [unwrap(intro(doc, script_s, nearest))]
     win_lines = []
     for name, t in doc["tables"].items():
         stats = {p: peer_stats(e["seeds"], budget) for p, e in t["peers"].items()}
         ours, protocol = moldtune_rows(readme, name)
         rows = [peer_row(PEER_LABELS.get(p, p), st, budget) for p, st in stats.items()]
-        rows += [[r[c] for c in README_COLUMNS] + ["–", "–", "–"] for r in ours]
+        rows += [[r[c] for c in README_COLUMNS] + ["–"] for r in ours]
         note = f"moldtune rows from results/search/README.md ({protocol})" if ours else "no moldtune rows in README.md"
         out.append(f"## {name}\n\n{t['source']}: {t['description']}. {note}.\n\n{table_markdown(rows)}")
         gp = next((r for r in ours if r["learner"] == "moldtune gp"), None)

@@ -7,7 +7,7 @@ the index of its value in the parameter's value list, or None when the parameter
 
 Tables:
   gemm-table, 3mm-medium, lu-medium  recorded by moldtune (results/search/<name>/);
-  branin, tiles                      synthetic, the same as src/report/replay.rs builds.
+  branin, tiles                      synthetic, the same as src/report/synthetic.rs builds.
 
 The replay protocol is moldtune's (`moldtune replay`): per search, the best-so-far after each
 evaluation, the evaluations and simulated seconds needed to come within 5% of the table's
@@ -256,7 +256,7 @@ def load_recorded(root: str, name: str) -> Table:
 
 
 # ---------------------------------------------------------------------------------------------
-# Synthetic tables (src/report/replay.rs: branin() and tiles())
+# Synthetic tables (src/report/synthetic.rs: branin() and tiles())
 
 
 def ordinal(name: str, n: int) -> Param:
@@ -271,7 +271,7 @@ def synthetic(name: str, space: Space, f) -> Table:
     for c in configs:
         y = f(c)
         rows.append(Row(y is not None, y, 0.0))
-    return Table(name, space, configs, rows, "synthetic (src/report/replay.rs)", True)
+    return Table(name, space, configs, rows, "synthetic (src/report/synthetic.rs)", True)
 
 
 def branin() -> Table:
