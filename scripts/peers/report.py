@@ -1,5 +1,6 @@
 """Writes results/search/peers.md from the peers' per-seed numbers (peers.json) and moldtune's
-own rows, parsed from results/search/README.md (written by `moldtune replay`).
+own rows, parsed from results/search/identical-rules.md (under the peers' rules) and
+results/search/README.md (restricted rules), both written by `moldtune replay`.
 
     python report.py --root REPO [--json results/search/peers.json]
         [--out results/search/peers.md] [--script-seconds S]
@@ -36,6 +37,8 @@ COLUMNS = [
 # The README columns a moldtune row is read from (by header text), in COLUMNS order; the
 # last two only since `moldtune replay --rules` (absent: "–").
 README_COLUMNS = COLUMNS[:9] + ["repeated rows (median)", "answered by another row (median)"]
+# moldtune's replay pages the rows are read from: under the peers' rules first.
+MOLDTUNE_PAGES = ("identical-rules.md", "README.md")
 # Bootstrap resamples of the interval of a median (moldtune's stats::RESAMPLES).
 RESAMPLES = 2000
 
@@ -330,19 +333,41 @@ def unwrap(text: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def render(doc: dict, readme: str, script_s: float | None) -> str:
-    """The whole of peers.md."""
+def moldtune_by_rules(pages: dict[str, str], table: str) -> tuple[list, str, list, str]:
+    """moldtune's rows for `table` under the peers' rules (the first page that has them) and
+    under the restricted ones, each with where it comes from."""
+    same, same_note, other, other_note = [], "", [], ""
+    for page, text in pages.items():
+        ours, protocol = moldtune_rows(text, table)
+        if not ours:
+            continue
+        note = f"results/search/{page} ({protocol})"
+        if "rules `nearest`" in protocol and not same:
+            same, same_note = ours, note
+        elif "rules `nearest`" not in protocol and not other:
+            other, other_note = ours, note
+    return same, same_note, other, other_note
+
+
+def render(doc: dict, pages: dict[str, str], script_s: float | None) -> str:
+    """The whole of peers.md; `pages`: moldtune's replay pages by file name."""
     budget = doc["budget"]
-    nearest = "rules `nearest`" in readme
+    nearest = any("rules `nearest`" in text for text in pages.values())
     out = [unwrap(intro(doc, script_s, nearest))]
     win_lines = []
     for name, t in doc["tables"].items():
         stats = {p: peer_stats(e["seeds"], budget) for p, e in t["peers"].items()}
-        ours, protocol = moldtune_rows(readme, name)
+        ours, where, restricted, where_restricted = moldtune_by_rules(pages, name)
         rows = [peer_row(PEER_LABELS.get(p, p), st, budget) for p, st in stats.items()]
         rows += [[r[c] for c in README_COLUMNS] + ["–"] for r in ours]
-        note = f"moldtune rows from results/search/README.md ({protocol})" if ours else "no moldtune rows in README.md"
+        note = f"moldtune rows under the same rules from {where}" if ours else "no moldtune rows under the same rules"
         out.append(f"## {name}\n\n{t['source']}: {t['description']}. {note}.\n\n{table_markdown(rows)}")
+        if restricted:
+            second = [[r[c] for c in README_COLUMNS] + ["–"] for r in restricted]
+            out.append(
+                f"moldtune under the restricted rules (its learners choose among the table's rows only; "
+                f"not the peers' rules), from {where_restricted}:\n\n{table_markdown(second)}"
+            )
         gp = next((r for r in ours if r["learner"] == "moldtune gp"), None)
         win_lines += wins(name, stats, gp, budget)
     out.append(
@@ -373,13 +398,17 @@ def main(argv=None):
     a = ap.parse_args(argv)
     with open(os.path.join(a.root, a.json)) as f:
         doc = json.load(f)
-    with open(os.path.join(a.root, "results", "search", "README.md")) as f:
-        readme = f.read()
+    pages = {}
+    for page in MOLDTUNE_PAGES:
+        path = os.path.join(a.root, "results", "search", page)
+        if os.path.exists(path):
+            with open(path) as f:
+                pages[page] = f.read()
     if a.script_seconds is not None:  # kept in peers.json for a later --report-only
         doc["script_s"] = doc.get("script_before_s", 0.0) + a.script_seconds
         with open(os.path.join(a.root, a.json), "w") as f:
             json.dump(doc, f, separators=(",", ":"))
-    text = render(doc, readme, doc.get("script_s"))
+    text = render(doc, pages, doc.get("script_s"))
     with open(os.path.join(a.root, a.out), "w") as f:
         f.write(text)
     print(f"wrote {os.path.join(a.root, a.out)}")
