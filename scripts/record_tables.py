@@ -36,6 +36,9 @@ TABLES = [
     # Conditional parameters (half the space under P0 = true), categoricals, and about half
     # of it failing (P0 = true is illegal: wrong_output).
     ("floyd-warshall-medium", "polybench/floyd-warshall/floyd-warshall.medium.yaml", 500),
+    # Exhaustive: every one of the reduced space's 768 configurations (random without
+    # replacement over an enumerated space visits them all).
+    ("floyd-warshall-table", "polybench/floyd-warshall/floyd-warshall-table.yaml", 768),
 ]
 
 

@@ -33,6 +33,8 @@ SYNTHETIC = ("branin", "tiles")
 ALL_TABLES = RECORDED + SYNTHETIC
 # moldtune's run timeout when a problem file sets none (src/problem/file.rs).
 DEFAULT_RUN_TIMEOUT_S = 60.0
+# Spaces with at most this many raw configurations are enumerated (src/problem/space.rs).
+ENUMERATION_LIMIT = 200_000
 
 
 @dataclass
@@ -249,8 +251,10 @@ def load_recorded(root: str, name: str) -> Table:
             cost = float(rec["compile_s"] or 0) + float(rec["run_s"] or 0)
             configs.append(c)
             rows.append(Row(ok, float(rec["objective"]) if ok else None, cost))
-    size = math.prod(len(p.values) for p in space.params)
-    exhaustive = len(configs) >= size  # gemm-table: no conditions or forbidden entries
+    # Every allowed configuration recorded (conditions and forbidden combinations counted):
+    # enumerated when the raw space is small enough, as moldtune enumerates it.
+    raw = math.prod(len(p.values) for p in space.params)
+    exhaustive = raw <= ENUMERATION_LIMIT and len(configs) >= len(space.enumerate())
     src = f"results/search/{name} ({len(configs)} recorded evaluations)"
     return Table(name, space, configs, rows, src, exhaustive)
 

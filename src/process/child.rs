@@ -12,7 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::groups::{
-    hold_group, interrupted, kill_orphans, killpg, live_leaders, note_children, release_group,
+    child_note, forget_child, hold_group, interrupted, kill_orphans, killpg, live_leaders,
+    release_group,
 };
 use super::pause::{join_pausable, leave_pausable, pauses};
 
@@ -122,7 +123,6 @@ pub fn execute_watched(
         Err(m) => return Finished::spawn_error(m),
     };
     hold_group(pid);
-    note_children();
     let paused0 = cmd.pausable.then(|| join_pausable(pid));
     let rx = reap_in_thread(pid, start);
     let clock = Clock { start, paused0 };
@@ -134,7 +134,7 @@ pub fn execute_watched(
     live_leaders(|l| l.retain(|&p| p != pid));
     kill_orphans();
     release_group(pid);
-    note_children();
+    forget_child(pid);
     let Some(reaped) = got else {
         return Finished::spawn_error("lost track of the child".into());
     };
@@ -170,6 +170,7 @@ fn spawn(cmd: &Command) -> Result<i32, String> {
         .stderr(Stdio::from(err))
         .process_group(0);
     let parent = std::process::id() as libc::pid_t;
+    let mut note = child_note();
     let limit = libc::rlimit {
         rlim_cur: cmd.max_file_bytes as libc::rlim_t,
         rlim_max: cmd.max_file_bytes as libc::rlim_t,
@@ -184,6 +185,10 @@ fn spawn(cmd: &Command) -> Result<i32, String> {
             }
             if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
                 return Err(std::io::Error::last_os_error());
+            }
+            // Noted before it runs anything: a SIGKILLed moldtune's next run finds it.
+            if let Some(n) = note.as_mut() {
+                n.write();
             }
             Ok(())
         });
@@ -354,6 +359,26 @@ mod tests {
             "its time, pauses left out: {}",
             f.wall_s
         );
+    }
+
+    /// Defect: the note of a child's group was written by moldtune after the spawn, so a
+    /// moldtune SIGKILLed in between left the child's own children running for good (CI:
+    /// `sigkill_of_moldtune_then_resume_leaves_no_grandchild`). The child notes itself now,
+    /// before it runs anything: its first command finds the note; its end removes it.
+    #[test]
+    fn a_child_finds_its_group_noted_when_it_starts_and_gone_after() {
+        let d = tempfile::tempdir().unwrap();
+        crate::process::track_children_in(d.path());
+        let f = execute(
+            &sh(r#"test -e ".child-$$" && echo noted; echo $$"#, d.path()),
+            Duration::from_secs(10),
+        );
+        assert_eq!(f.exit, Exit::Code(0));
+        let out = std::fs::read_to_string(d.path().join("out")).unwrap();
+        let mut lines = out.lines();
+        assert_eq!(lines.next(), Some("noted"), "{out}");
+        let pid = lines.next().unwrap();
+        assert!(!d.path().join(format!(".child-{pid}")).exists());
     }
 
     #[test]

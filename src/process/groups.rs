@@ -30,12 +30,6 @@ pub(super) fn release_group(pgid: i32) {
     }
 }
 
-fn groups() -> Vec<i32> {
-    (GROUPS.iter().map(|g| g.load(Ordering::SeqCst)))
-        .filter(|&g| g > 0)
-        .collect()
-}
-
 extern "C" fn on_signal(_sig: libc::c_int) {
     let n = INTERRUPTS.fetch_add(1, Ordering::SeqCst) + 1;
     if n >= 2 {
@@ -90,38 +84,100 @@ pub(super) fn killpg(pgid: i32, sig: libc::c_int) {
     }
 }
 
-/// Where the running children's process groups are noted, so that a moldtune killed by SIGKILL
-/// (which cannot clean up) has the group killed by the next moldtune on the same directory.
-static STALE_FILE: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+/// The directory whose children's process groups are noted, so that a moldtune killed by
+/// SIGKILL (which cannot clean up) has them killed by the next moldtune on that directory.
+static NOTED_IN: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
 
-/// Notes running children's groups in `dir/.child` from now on.
+/// The name of a child's note: `.child-<its pid, which is its process group>`.
+const NOTE_PREFIX: &str = ".child-";
+
+/// Notes running children's groups in `dir` from now on.
 pub fn track_children_in(dir: &std::path::Path) {
-    *STALE_FILE.lock().unwrap_or_else(|e| e.into_inner()) = Some(dir.join(".child"));
+    *NOTED_IN.lock().unwrap_or_else(|e| e.into_inner()) = Some(dir.to_path_buf());
 }
 
-/// Writes the groups running now into the note (one per line), or removes it when none is.
-pub(super) fn note_children() {
-    let file = STALE_FILE.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(p) = file.as_ref() else { return };
-    let running = groups();
-    if running.is_empty() {
-        let _ = std::fs::remove_file(p);
-    } else {
-        let lines: Vec<String> = running.iter().map(i32::to_string).collect();
-        let _ = std::fs::write(p, lines.join("\n"));
+/// The note a child about to start writes itself, from inside, before it runs anything
+/// ([`ChildNote::write`]): its path without the pid. `None` when nothing is tracked.
+pub(super) fn child_note() -> Option<ChildNote> {
+    let dir = NOTED_IN.lock().unwrap_or_else(|e| e.into_inner()).clone()?;
+    let mut path = dir.join(NOTE_PREFIX).into_os_string().into_encoded_bytes();
+    let prefix = path.len();
+    path.resize(prefix + 24, 0); // room for any pid and the terminating NUL
+    Some(ChildNote { path, prefix })
+}
+
+/// Removes the note of the child `pid` (it ended, its group was killed).
+pub(super) fn forget_child(pid: i32) {
+    let dir = NOTED_IN.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if let Some(dir) = dir {
+        let _ = std::fs::remove_file(dir.join(format!("{NOTE_PREFIX}{pid}")));
     }
 }
 
-/// Kills what is left of the process groups noted in `dir/.child` by a moldtune that died
-/// without cleaning up: only processes of those groups whose working directory is inside
-/// `dir` (so a recycled group id can never hit an unrelated process).
-pub fn reap_stale_group(dir: &std::path::Path) {
-    let note = dir.join(".child");
-    let Ok(text) = std::fs::read_to_string(&note) else {
-        return;
+/// A child's note, prepared before the fork: written between fork and exec with only
+/// async-signal-safe calls, so the note exists before the child can start anything (a
+/// note written by moldtune after the spawn can come too late: the child's own children may
+/// already run when moldtune is killed).
+pub(super) struct ChildNote {
+    path: Vec<u8>,
+    prefix: usize,
+}
+
+impl ChildNote {
+    /// Creates `<dir>/.child-<getpid()>` (best effort; called in the child).
+    pub(super) fn write(&mut self) {
+        // SAFETY: getpid, open and close are async-signal-safe; the buffer was allocated
+        // before the fork and is only written in place.
+        unsafe {
+            let mut pid = libc::getpid() as u32;
+            let mut digits = [0u8; 10];
+            let mut n = 0;
+            loop {
+                digits[n] = b'0' + (pid % 10) as u8;
+                n += 1;
+                pid /= 10;
+                if pid == 0 {
+                    break;
+                }
+            }
+            for k in 0..n {
+                self.path[self.prefix + k] = digits[n - 1 - k];
+            }
+            self.path[self.prefix + n] = 0;
+            let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC;
+            let fd = libc::open(self.path.as_ptr().cast(), flags, 0o644);
+            if fd >= 0 {
+                libc::close(fd);
+            }
+        }
+    }
+}
+
+/// The process groups noted in `dir` by a moldtune that died without cleaning up (the notes
+/// are removed).
+fn noted_groups(dir: &std::path::Path) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
     };
-    let _ = std::fs::remove_file(&note);
-    let pgids: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+    let mut pgids = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if let Some(pid) = name.strip_prefix(NOTE_PREFIX).and_then(|p| p.parse().ok()) {
+            let _ = std::fs::remove_file(e.path());
+            pgids.push(pid);
+        }
+    }
+    pgids
+}
+
+/// Kills what is left of the process groups noted in `dir` by a moldtune that died without
+/// cleaning up: only processes of those groups whose working directory is inside `dir` (so
+/// a recycled group id can never hit an unrelated process).
+pub fn reap_stale_group(dir: &std::path::Path) {
+    let pgids = noted_groups(dir);
+    if pgids.is_empty() {
+        return;
+    }
     let Ok(root) = std::fs::canonicalize(dir) else {
         return;
     };
