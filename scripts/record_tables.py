@@ -54,7 +54,8 @@ def sample_load(path, stop):
 def record(name, problem, evals, jobs):
     out = os.path.join(OUT, name)
     run_json = os.path.join(out, "run.json")
-    if os.path.exists(run_json) and json.load(open(run_json)).get("termination"):
+    # Recorded: its budget or its space is spent (interrupted or still running: resumed).
+    if os.path.exists(run_json) and json.load(open(run_json)).get("termination") in ("max_evals", "space_exhausted"):
         print("%s: recorded already" % name)
         return
     cmd = [BIN, "run"]
@@ -82,7 +83,9 @@ def summary():
     lines = ["# Recorded tables", "",
              "Written by `python3 scripts/record_tables.py`: `moldtune run PROBLEM --learner random --seed 0`,",
              "every configuration compiled with clang-22, output-checked and timed. gemm-table was recorded",
-             "earlier the same way (768 configurations, exhaustive).", "",
+             "earlier the same way (768 configurations, exhaustive); floyd-warshall-table is exhaustive too (its",
+             "reduced space has 768 configurations; about its first 460 were recorded with `--jobs 1` while a CI run",
+             "loaded the machine, the rest with `--jobs 2`).", "",
              "Load is the 1-minute load average, sampled every 10 s while the table recorded. The machine has 2",
              "cores and recorded with `--jobs 2` (builds ahead of the timed run) while other work ran (Rust builds,",
              "replays): timings are noisier than on a quiet machine. The tables serve as replay benchmarks of a",

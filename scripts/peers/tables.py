@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import yaml
 
-RECORDED = ("gemm-table", "3mm-medium", "lu-medium", "floyd-warshall-medium")
+RECORDED = ("gemm-table", "3mm-medium", "lu-medium", "floyd-warshall-medium", "floyd-warshall-table")
 SYNTHETIC = ("branin", "tiles")
 ALL_TABLES = RECORDED + SYNTHETIC
 # moldtune's run timeout when a problem file sets none (src/problem/file.rs).
