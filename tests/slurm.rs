@@ -114,7 +114,8 @@ int main(void) {{
     const char *job = getenv("SLURM_JOB_ID");
     char path[4096];
     snprintf(path, sizeof path, "{held}%s", job ? job : "none");
-    fclose(fopen(path, "w"));
+    FILE *f = fopen(path, "w");
+    if (f) fclose(f);
     for (int i = 0; i < 3000 && access("{hold}", F_OK) == 0; i++) usleep(20000);
   }}
   usleep(300000 + 100000 * #P0);

@@ -154,7 +154,8 @@ impl ChildNote {
 }
 
 /// The process groups noted in `dir` by a moldtune that died without cleaning up (the notes
-/// are removed).
+/// are removed); also the one-file note `.child` (a group per line) of moldtune before
+/// 2026-11-29, so a run it left is still cleaned up.
 fn noted_groups(dir: &std::path::Path) -> Vec<i32> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -162,10 +163,16 @@ fn noted_groups(dir: &std::path::Path) -> Vec<i32> {
     let mut pgids = Vec::new();
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().to_string();
-        if let Some(pid) = name.strip_prefix(NOTE_PREFIX).and_then(|p| p.parse().ok()) {
-            let _ = std::fs::remove_file(e.path());
-            pgids.push(pid);
-        }
+        let noted: Vec<i32> = match name.strip_prefix(NOTE_PREFIX) {
+            Some(pid) => pid.parse().ok().into_iter().collect(),
+            None if name == ".child" => (std::fs::read_to_string(e.path()).unwrap_or_default())
+                .lines()
+                .filter_map(|l| l.trim().parse().ok())
+                .collect(),
+            None => continue,
+        };
+        let _ = std::fs::remove_file(e.path());
+        pgids.extend(noted);
     }
     pgids
 }
@@ -268,4 +275,21 @@ fn stat_field(pid: i32, k: usize) -> Option<i32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after = stat.rsplit_once(')')?.1;
     after.split_whitespace().nth(k)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_groups_noted_per_child_and_in_the_old_one_file_note_are_read_and_removed() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join(".child-41"), "").unwrap();
+        std::fs::write(d.path().join(".child"), "7\n9\n").unwrap();
+        std::fs::write(d.path().join(".child-x"), "").unwrap();
+        let mut g = noted_groups(d.path());
+        g.sort();
+        assert_eq!(g, [7, 9, 41]);
+        assert!(noted_groups(d.path()).is_empty(), "the notes are removed");
+    }
 }

@@ -39,7 +39,8 @@ impl Rules {
     }
 }
 
-/// The row answering each proposal: its own, or the nearest one.
+/// The row answering each proposal: its own, or the nearest one (a table's rows are distinct
+/// configurations: [`from_records`] keeps a configuration's first outcome).
 struct Answers {
     exact: HashMap<Vec<u64>, usize>,
     keys: Vec<Vec<u64>>,
@@ -48,7 +49,7 @@ struct Answers {
 impl Answers {
     fn new(table: &Table) -> Answers {
         let keys: Vec<Vec<u64>> = table.rows.iter().map(|(c, _)| c.key()).collect();
-        let exact = (keys.iter().enumerate()).map(|(i, k)| (k.clone(), i)).rev();
+        let exact = (keys.iter().enumerate()).map(|(i, k)| (k.clone(), i));
         Answers {
             exact: exact.collect(),
             keys,
@@ -167,16 +168,19 @@ pub fn variants<'p>(learners: &[Learner], prior: Option<(&'p str, &'p Prior)>) -
     v
 }
 
-/// One simulated search of `table` under `rules`, from `settings` (and `prior`).
+/// One simulated search of `table` under `rules`, from `settings` (and `prior`). The seconds
+/// charged are the answering rows' recorded costs and the learner's own ask and tell (the
+/// table lookup is the replay's, not the learner's, as in scripts/peers).
 pub fn simulate(
     table: &Table,
     settings: Settings,
-    (budget, rules): (usize, Rules),
+    budget: usize,
+    rules: Rules,
     prior: Option<&Prior>,
 ) -> Trace {
     let answers = Answers::new(table);
-    let rows = (table.rows.iter()).map(|r| r.0.clone()).collect();
-    let candidates = (rules == Rules::Rows).then_some(rows);
+    let candidates =
+        (rules == Rules::Rows).then(|| table.rows.iter().map(|r| r.0.clone()).collect());
     let mut s = Searcher::with_candidates(&table.space, settings, candidates);
     if let Some(p) = prior {
         s.warm_start(p.clone());
@@ -189,6 +193,7 @@ pub fn simulate(
     for step in 0..budget {
         let t0 = std::time::Instant::now();
         let Ok((c, src)) = s.ask(step) else { break };
+        let asked_s = t0.elapsed().as_secs_f64();
         let (row, exact) = answers.row(&c);
         outside += usize::from(!exact);
         repeats += usize::from(!answered.insert(row));
@@ -204,8 +209,9 @@ pub fn simulate(
             failures += 1;
         }
         best.push(cur);
+        let t1 = std::time::Instant::now();
         s.tell(&c, m, src);
-        spent += m.compile_s + m.run_s + t0.elapsed().as_secs_f64();
+        spent += m.compile_s + m.run_s + asked_s + t1.elapsed().as_secs_f64();
         seconds.push(spent);
     }
     Trace {
@@ -302,7 +308,7 @@ fn simulate_seeds(table: &Table, v: Variant, pr: &Protocol) -> Vec<Trace> {
                 kappa: pr.kappa,
                 ..Settings::new(v.learner, seed as u64, table.goal)
             };
-            simulate(table, s, (pr.budget, pr.rules), v.prior.map(|p| p.1))
+            simulate(table, s, pr.budget, pr.rules, v.prior.map(|p| p.1))
         })
         .collect()
 }
@@ -549,11 +555,11 @@ mod tests {
     fn under_the_peers_rules_proposals_leave_the_table_and_repeats_are_charged() {
         let t = sampled();
         let settings = Settings::new(Learner::Random, 3, t.goal);
-        let whole = simulate(&t, settings.clone(), (200, Rules::Nearest), None);
+        let whole = simulate(&t, settings.clone(), 200, Rules::Nearest, None);
         assert_eq!(whole.best.len(), 200);
         assert!(whole.outside > 50, "{} of 200 off the table", whole.outside);
         assert!(whole.repeats > 0);
-        let rows = simulate(&t, settings, (200, Rules::Rows), None);
+        let rows = simulate(&t, settings, 200, Rules::Rows, None);
         assert_eq!((rows.outside, rows.repeats), (0, 0));
     }
 
