@@ -2,9 +2,9 @@
 # Search quality on every replay table, under the peers' rules (`--rules nearest`, the default:
 # results/search/README.md and figures/) or, with `--rules rows`, restricted to the recorded
 # rows (results/search/restricted.md and figures-restricted/). The recorded tables with a SMALL
-# table, each also warm-started from it, in one process; floyd-warshall-medium (recorded, no
-# SMALL table) and the synthetic ones in another (the machine's two cores). No compiler
-# needed. Restricted: about 20 minutes on 2 cores (measured: 20 and 21).
+# table, each also warm-started from it, in one process; the recorded tables without one
+# (floyd-warshall-medium and the exhaustive floyd-warshall-table, lu-table, 3mm-table,
+# syr2k-table) and the synthetic ones in another (the machine's two cores). No compiler needed.
 #
 #   bash scripts/replay_all.sh [--rules nearest|rows]
 set -euo pipefail
@@ -23,14 +23,16 @@ trap 'rm -f "$A" "$B"' EXIT
 "$BIN" replay $S/gemm-table $S/3mm-medium $S/lu-medium --rules "$rules" \
     --warm-start $S/gemm-table-small --warm-start $S/3mm-small --warm-start $S/lu-small \
     --seeds 20 --budget 200 --figures $S/$figures --report $S/$page > "$A" &
-"$BIN" replay $S/floyd-warshall-medium --synthetic --rules "$rules" --seeds 20 --budget 200 \
+"$BIN" replay $S/floyd-warshall-medium $S/floyd-warshall-table $S/lu-table $S/3mm-table $S/syr2k-table --synthetic \
+    --rules "$rules" --seeds 20 --budget 200 \
     --figures $S/$figures --report "$B" > /dev/null
 wait
-# One page: the recorded tables' report, then floyd-warshall-medium and the synthetic tables without their title.
+# One page: the recorded tables' report, then the other tables' without their title.
 tail -n +4 "$B" | sed 's|(/tmp/[^)]*/'"$figures"'/|('"$figures"'/|; s|('"$S"'/'"$figures"'/|('"$figures"'/|' >> $S/$page
 sed -i '3a\
 \
 Tables: gemm-table (all 768 configurations), 3mm-medium, lu-medium and floyd-warshall-medium (500 random\
-configurations each; floyd-warshall-medium has conditional parameters and about half of it fails) and the SMALL\
+configurations each; floyd-warshall-medium has conditional parameters and about half of it fails), the SMALL\
 counterparts of the first three (the priors of the warm-started rows: the first 200 configurations of the same random\
-sequence) were measured with clang-22 and the output check, as `recording.md` says; tiles and branin are synthetic.' $S/$page
+sequence), and floyd-warshall-table, lu-table, 3mm-table and syr2k-table (reduced spaces, every configuration: 768,\
+648, 360, 576) were measured with clang-22 and the output check, as `recording.md` says; tiles and branin are synthetic.' $S/$page

@@ -37,7 +37,7 @@ def parse_args(argv):
     ap.add_argument("--peer-seeds", default="", help="fewer seeds for a slow peer: smac3=10,...")
     ap.add_argument("--command", default="", help="the command line to record (run.sh's)")
     ap.add_argument("--add", action="store_true",
-                    help="keep the other tables of --out (same budget, seeds and peers): replay only --tables")
+                    help="keep what --out holds (same budget): replay only --tables and --peers, with these seeds")
     return ap.parse_args(argv)
 
 
@@ -78,15 +78,19 @@ def run_peer(table, module, seeds: int, budget: int, log) -> list[dict]:
     return out
 
 
-def kept_tables(out: str, doc: dict, names: list[str]) -> dict:
-    """`doc` with the tables of the earlier `out` that are not replayed now (--add): the
-    protocol must be the same; the commands, replay and script times add up."""
+def kept_tables(out: str, doc: dict) -> dict:
+    """`doc` with the tables and peers of the earlier `out` (--add): what is replayed now
+    replaces its own entries (a table's peer, with the seeds given now), the rest is kept. The
+    budget must be the same; the commands, replay and script times add up."""
     with open(out) as f:
         before = json.load(f)
-    for key in ("budget", "seeds", "peer_seeds"):
-        if before[key] != doc[key]:
-            sys.exit(f"--add: {out} has {key} {before[key]}, this replay {doc[key]}: replay every table")
-    doc["tables"] = {k: v for k, v in before["tables"].items() if k not in names}
+    if before["budget"] != doc["budget"]:
+        sys.exit(f"--add: {out} has budget {before['budget']}, this replay {doc['budget']}: replay every table")
+    doc["tables"] = before["tables"]
+    doc["peer_seeds"] = {**before["peer_seeds"], **doc["peer_seeds"]}
+    doc["seeds"] = before["seeds"]
+    if "determinism" in before:
+        doc["determinism"] = before["determinism"]
     doc["command"] = f"{before['command']}, then {doc['command']} --add"
     doc["wall_before_s"] = before.get("wall_s", 0.0)
     doc["script_before_s"] = before.get("script_s", 0.0)
@@ -121,7 +125,7 @@ def main(argv=None):
     t_start = time.time()
     out = os.path.join(a.root, a.out)
     if a.add:
-        doc = kept_tables(out, doc, names)
+        doc = kept_tables(out, doc)
     for name in names:
         table = tables.load(a.root, name)
         entry = {
@@ -129,7 +133,7 @@ def main(argv=None):
             "description": table.describe(),
             "optimum": table.optimum(),
             "exhaustive": table.exhaustive,
-            "peers": {},
+            "peers": doc["tables"].get(name, {}).get("peers", {}),
         }
         doc["tables"][name] = entry
         for p, m in modules.items():

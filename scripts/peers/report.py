@@ -204,21 +204,34 @@ def wins(name: str, stats: dict, gp: dict | None, budget: int) -> list[str]:
 # The document
 
 
+def seed_counts(doc: dict) -> dict:
+    """Per peer: its seed counts, each with the tables replayed with that many seeds."""
+    out: dict = {}
+    for name, t in doc["tables"].items():
+        for p, e in t["peers"].items():
+            out.setdefault(p, {}).setdefault(len(e["seeds"]), []).append(name)
+    return out
+
+
 def intro(doc: dict, script_s: float | None, nearest: bool) -> str:
     """What was run, how, with what, and how long it took; `nearest`: moldtune's rows were
     replayed under the peers' rules."""
     v = doc["versions"]
     vers = ", ".join(f"{k} {x}" for k, x in v.items())
     loads = [s["load1"] for t in doc["tables"].values() for p in t["peers"].values() for s in p["seeds"]]
-    seeds = ", ".join(f"{PEER_LABELS.get(p, p)} {n}" for p, n in doc["peer_seeds"].items())
+    counts = seed_counts(doc)
+    seeds = ", ".join(f"{PEER_LABELS.get(p, p)} {' / '.join(str(n) for n in by)}" for p, by in counts.items())
     fewer = ""
-    for p, n in doc["peer_seeds"].items():
-        if n != doc["seeds"]:
+    for p, by in counts.items():
+        short = by.get(min(by)) if min(by) < doc["seeds"] else None
+        if short:
             per = [s["optimiser_s"] for t in doc["tables"].values() if p in t["peers"] for s in t["peers"][p]["seeds"]]
+            full = [t for n, ts in by.items() if n >= doc["seeds"] for t in ts]
             fewer += (
-                f" {PEER_LABELS.get(p, p)} ran {n} seeds instead of {doc['seeds']}: its own time is about "
-                f"{sig(statistics.median(per) if per else math.nan, 2)} s per search (median), so "
-                f"{doc['seeds']} seeds on every table would have taken well over an hour."
+                f" {PEER_LABELS.get(p, p)} ran {min(by)} seeds instead of {doc['seeds']} on {', '.join(short)}"
+                f"{' (' + str(doc['seeds']) + ' on ' + ', '.join(full) + ')' if full else ''}: its own time is "
+                f"about {sig(statistics.median(per) if per else math.nan, 2)} s per search (median), so "
+                f"{doc['seeds']} seeds on every table would have taken hours."
             )
     run_time = f"{doc.get('wall_s', 0) / 60:.1f} min of replay"
     if script_s is not None:

@@ -29,6 +29,7 @@ from ConfigSpace import (
 )
 from smac import HyperparameterOptimizationFacade, Scenario
 from smac.runhistory.dataclasses import TrialValue
+from smac.main.exceptions import ConfigurationSpaceExhaustedException
 from smac.runhistory.enumerations import StatusType
 
 NAME = "smac3"
@@ -92,9 +93,14 @@ class Peer:
         )
         self.info = None
 
-    def ask(self) -> tuple:
-        """The next configuration SMAC asks for, as coordinates."""
-        self.info = self.smac.ask()
+    def ask(self) -> tuple | None:
+        """The next configuration SMAC asks for, as coordinates; None when SMAC has none left
+        (deterministic=True never repeats one: on a small table, such as 3mm-table's 360
+        configurations, it can run out before the budget)."""
+        try:
+            self.info = self.smac.ask()
+        except ConfigurationSpaceExhaustedException:
+            return None
         values = dict(self.info.config)
         return tuple(
             p.values.index(str(values[p.name])) if p.name in values else None

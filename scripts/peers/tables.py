@@ -6,7 +6,8 @@ objective, cost in seconds). A configuration is a tuple of coordinates, one per 
 the index of its value in the parameter's value list, or None when the parameter is inactive.
 
 Tables:
-  gemm-table, 3mm-medium, lu-medium  recorded by moldtune (results/search/<name>/);
+  gemm-table, 3mm-medium, lu-medium, floyd-warshall-medium, floyd-warshall-table, lu-table,
+  3mm-table, syr2k-table             recorded by moldtune (results/search/<name>/);
   branin, tiles                      synthetic, the same as src/report/synthetic.rs builds.
 
 The replay protocol is moldtune's (`moldtune replay`): per search, the best-so-far after each
@@ -28,7 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import yaml
 
-RECORDED = ("gemm-table", "3mm-medium", "lu-medium", "floyd-warshall-medium", "floyd-warshall-table")
+RECORDED = ("gemm-table", "3mm-medium", "lu-medium", "floyd-warshall-medium", "floyd-warshall-table",
+            "lu-table", "3mm-table", "syr2k-table")
 SYNTHETIC = ("branin", "tiles")
 ALL_TABLES = RECORDED + SYNTHETIC
 # moldtune's run timeout when a problem file sets none (src/problem/file.rs).

@@ -4,8 +4,12 @@
 //! All learners share one history, so switching costs nothing but a fit. Every learner is
 //! tried once first, in [`ARMS`] order. A learner is credited 1 when its proposal is a new
 //! best, else 0 (a failure 0). Among its uses in a sliding window of the last [`WINDOW`],
-//! recent credits weigh more (the area under its curve of credits). The next learner is the
-//! one with the highest credit plus an exploration bonus
+//! recent credits weigh more (the area under its curve of credits). That credit is per second
+//! of the user's time: it is scaled by the window's mean seconds per evaluation over the
+//! learner's own (an arm whose proposals build and run in half the time earns twice the credit
+//! for the same new bests; the seconds are the evaluation's compile and run time, as measured,
+//! so a resumed search chooses as the uninterrupted one did). The next learner is the one with
+//! the highest credit plus an exploration bonus
 //! `EXPLORATION · sqrt(2 log2(uses in the window + 1) / its uses)`. Random search is an arm
 //! too. What this buys on the replay tables is measured in results/search/README.md: there
 //! the GP alone is as good or better, so `gp` is the default and `auto` an option.
@@ -27,19 +31,40 @@ pub const ARMS: [Learner; 5] = [
 /// as the search narrows).
 const WINDOW: usize = 50;
 
+/// The most an arm's credit is multiplied or divided by for the speed of its evaluations.
+const SPEED_CAP: f64 = 4.0;
+
 /// Weight of the exploration bonus (OpenTuner's default).
 const EXPLORATION: f64 = 0.05;
 
-/// The bandit's memory: the last [`WINDOW`] uses, oldest first, and whether each improved.
+/// One proposal of a learner: whether it improved (its reward) and the seconds it cost.
+#[derive(Debug, Clone, Copy)]
+struct Use {
+    arm: Learner,
+    reward: f64,
+    seconds: f64,
+}
+
+/// The bandit's memory: the last [`WINDOW`] uses, oldest first.
 #[derive(Debug, Clone, Default)]
 pub struct Bandit {
-    uses: VecDeque<(Learner, f64)>,
+    uses: VecDeque<Use>,
 }
 
 impl Bandit {
-    /// Records a use of `arm` and whether its proposal improved on the best so far.
-    pub fn credit(&mut self, arm: Learner, reward: f64) {
-        self.uses.push_back((arm, reward));
+    /// Records a use of `arm`: whether its proposal improved on the best so far, and what its
+    /// evaluation cost in seconds.
+    pub fn credit(&mut self, arm: Learner, reward: f64, seconds: f64) {
+        let seconds = if seconds.is_finite() {
+            seconds.max(0.0)
+        } else {
+            0.0
+        };
+        self.uses.push_back(Use {
+            arm,
+            reward,
+            seconds,
+        });
         if self.uses.len() > WINDOW {
             self.uses.pop_front();
         }
@@ -54,7 +79,7 @@ impl Bandit {
         let n = self.uses.len() as f64;
         let score = |arm: Learner| {
             let k = self.uses(arm) as f64;
-            self.auc(arm) + EXPLORATION * (2.0 * (n + 1.0).log2() / k).sqrt()
+            self.auc(arm) * self.speed(arm) + EXPLORATION * (2.0 * (n + 1.0).log2() / k).sqrt()
         };
         let mut best = (ARMS[0], score(ARMS[0]));
         for arm in &ARMS[1..] {
@@ -69,7 +94,7 @@ impl Bandit {
     /// Area under `arm`'s curve of credits in the window: its i-th use (oldest first) counts
     /// i times, normalised so that crediting every use gives 1.
     fn auc(&self, arm: Learner) -> f64 {
-        let hits = self.uses.iter().filter(|u| u.0 == arm).map(|u| u.1);
+        let hits = self.uses.iter().filter(|u| u.arm == arm).map(|u| u.reward);
         let (mut sum, mut k) = (0.0, 0.0);
         for hit in hits {
             k += 1.0;
@@ -84,7 +109,24 @@ impl Bandit {
 
     /// How many proposals `arm` made in the window.
     fn uses(&self, arm: Learner) -> usize {
-        self.uses.iter().filter(|u| u.0 == arm).count()
+        self.uses.iter().filter(|u| u.arm == arm).count()
+    }
+
+    /// How much faster `arm`'s evaluations were than the window's: the window's mean seconds
+    /// per use over `arm`'s, within [1/[`SPEED_CAP`], [`SPEED_CAP`]]; 1 when either costs
+    /// nothing measurable (a replay of a table without times, the mock).
+    fn speed(&self, arm: Learner) -> f64 {
+        let mean = |it: &mut dyn Iterator<Item = f64>| {
+            let (sum, n) = it.fold((0.0, 0.0), |(s, n), x| (s + x, n + 1.0));
+            sum / n
+        };
+        let all = mean(&mut self.uses.iter().map(|u| u.seconds));
+        let own = mean(&mut self.uses.iter().filter(|u| u.arm == arm).map(|u| u.seconds));
+        if all > 0.0 && own > 0.0 {
+            (all / own).clamp(1.0 / SPEED_CAP, SPEED_CAP)
+        } else {
+            1.0
+        }
     }
 }
 
@@ -99,7 +141,7 @@ mod tests {
         for _ in 0..80 {
             let arm = b.choose();
             seen.push(arm);
-            b.credit(arm, f64::from(u8::from(arm == Learner::Et)));
+            b.credit(arm, f64::from(u8::from(arm == Learner::Et)), 1.0);
         }
         assert_eq!(seen[..ARMS.len()], ARMS, "each arm once, in order");
         assert_eq!(b.choose(), Learner::Et, "{seen:?}");
@@ -114,10 +156,10 @@ mod tests {
     fn an_arm_that_stops_improving_loses_its_turn_to_exploration() {
         let mut b = Bandit::default();
         for arm in ARMS {
-            b.credit(arm, if arm == Learner::Rf { 1.0 } else { 0.5 });
+            b.credit(arm, if arm == Learner::Rf { 1.0 } else { 0.5 }, 1.0);
         }
         for _ in 0..30 {
-            b.credit(Learner::Rf, 0.0);
+            b.credit(Learner::Rf, 0.0, 1.0);
         }
         assert_ne!(b.choose(), Learner::Rf);
     }
@@ -125,20 +167,50 @@ mod tests {
     #[test]
     fn recent_credit_counts_more_than_old() {
         let mut b = Bandit::default();
-        b.credit(Learner::Gp, 1.0);
-        b.credit(Learner::Gp, 0.0);
-        b.credit(Learner::Rf, 0.0);
-        b.credit(Learner::Rf, 1.0);
+        b.credit(Learner::Gp, 1.0, 1.0);
+        b.credit(Learner::Gp, 0.0, 1.0);
+        b.credit(Learner::Rf, 0.0, 1.0);
+        b.credit(Learner::Rf, 1.0, 1.0);
         assert!(b.auc(Learner::Rf) > b.auc(Learner::Gp));
     }
 
     #[test]
     fn the_window_forgets_old_uses() {
         let mut b = Bandit::default();
-        b.credit(Learner::Gp, 1.0);
+        b.credit(Learner::Gp, 1.0, 1.0);
         for _ in 0..WINDOW {
-            b.credit(Learner::Rf, 0.0);
+            b.credit(Learner::Rf, 0.0, 1.0);
         }
         assert_eq!(b.uses(Learner::Gp), 0);
+    }
+
+    #[test]
+    fn of_two_arms_finding_new_bests_as_often_the_one_with_faster_evaluations_leads() {
+        let mut b = Bandit::default();
+        for _ in 0..10 {
+            b.credit(Learner::Gp, 1.0, 4.0);
+            b.credit(Learner::Rf, 1.0, 1.0);
+        }
+        assert!(b.speed(Learner::Rf) > 1.0 && b.speed(Learner::Gp) < 1.0);
+        assert_eq!(
+            b.choose(),
+            Learner::Gbrt,
+            "an arm never used is tried first"
+        );
+        for arm in [Learner::Gbrt, Learner::Et, Learner::Random] {
+            b.credit(arm, 0.0, 1.0);
+        }
+        assert_eq!(b.choose(), Learner::Rf);
+    }
+
+    #[test]
+    fn without_measured_seconds_the_credit_is_per_evaluation() {
+        let mut b = Bandit::default();
+        b.credit(Learner::Gp, 1.0, 0.0);
+        b.credit(Learner::Rf, 1.0, 0.0);
+        assert_eq!(b.speed(Learner::Gp), 1.0);
+        assert_eq!(b.speed(Learner::Rf), 1.0);
+        b.credit(Learner::Gp, 1.0, f64::NAN);
+        assert_eq!(b.speed(Learner::Gp), 1.0);
     }
 }

@@ -179,7 +179,7 @@ impl<'s> Searcher<'s> {
         if self.s.learner == Learner::Auto {
             if let Some(&arm) = self.proposers.get(&config.key()) {
                 let reward = self.reward(m);
-                self.bandit.credit(arm, reward);
+                self.bandit.credit(arm, reward, m.compile_s + m.run_s);
             }
         }
         self.history.push(Observation {
