@@ -11,8 +11,9 @@
 //! so a resumed search chooses as the uninterrupted one did). The next learner is the one with
 //! the highest credit plus an exploration bonus
 //! `EXPLORATION · sqrt(2 log2(uses in the window + 1) / its uses)`. Random search is an arm
-//! too. What this buys on the replay tables is measured in results/search/README.md: there
-//! the GP alone is as good or better, so `gp` is the default and `auto` an option.
+//! too. What this buys on the replay tables is measured in results/search/README.md and, with
+//! the per-second credit against the per-evaluation one, identical-rules.md (README, `auto`):
+//! the GP alone is as good or better on most tables, so `gp` is the default and `auto` an option.
 
 use std::collections::VecDeque;
 
