@@ -13,7 +13,6 @@ import argparse
 import importlib
 import json
 import os
-import statistics
 import time
 
 import tables
@@ -31,20 +30,19 @@ def parse_args(argv):
     return ap.parse_args(argv)
 
 
-def median(values) -> str:
-    """The median of evaluations to 5% (a search that never got there counts as infinite)."""
-    v = [x if x is not None else float("inf") for x in values]
-    m = statistics.median(v)
-    return "> budget" if m == float("inf") else f"{m:g}"
+def median(searches: list[dict], budget: int) -> str:
+    """The median evaluations to 5% of `searches` (one that never got there counts budget + 1,
+    as tables.evals_to_5pct gives it)."""
+    m = tables.quantile([s["evals_to_5pct"] for s in searches], 0.5)
+    return f"> {budget}" if m > budget else f"{m:g}"
 
 
-def compare(name: str, first: list[dict], second: list[dict]) -> tuple[int, str]:
+def compare(name: str, first: list[dict], second: list[dict], budget: int) -> tuple[int, str]:
     """How many seeds repeated their search exactly, and the table's line."""
     same = sum(a["best"] == b["best"] for a, b in zip(first, second))
     line = f"{name} {same} of {len(first)}"
     if same < len(first):
-        k1 = median(s["evals_to_5pct"] for s in first)
-        k2 = median(s["evals_to_5pct"] for s in second)
+        k1, k2 = median(first, budget), median(second, budget)
         line += f" (median evaluations to 5%: {k1}, then {k2})"
     return same, line
 
@@ -60,7 +58,7 @@ def main(argv=None):
     for name in [t for t in a.tables.split(",") if t]:
         table = tables.load(a.root, name)
         runs = [run_peer(table, module, a.seeds, a.budget, log) for _ in range(2)]
-        k, line = compare(name, *runs)
+        k, line = compare(name, *runs, a.budget)
         same, total = same + k, total + a.seeds
         lines.append(line)
     verdict = (f"{same} of {total} searches identical (seeds 0–{a.seeds - 1}, budget {a.budget}, "

@@ -253,8 +253,9 @@ def intro(doc: dict, script_s: float | None, nearest: bool) -> str:
     return f"""# Search quality of other optimisers on moldtune's replay tables
 
 Written by `scripts/peers/run.sh` (`scripts/peers/report.py`); the per-seed numbers are in
-`results/search/peers.json`. The moldtune rows are parsed from `results/search/README.md`
-(`moldtune replay`) when this file is written, not copied.
+`results/search/peers.json`. The moldtune rows are parsed from `results/search/identical-rules.md`
+(under the peers' rules) and `results/search/README.md` (restricted) (`moldtune replay`) when this file is
+written, not copied; each table says which.
 
 **What was run.** Each peer searches each table with a budget of {doc['budget']} evaluations
 (moldtune's replay: 200) from seeds 0, 1, … ({seeds} seeds), every evaluation answered

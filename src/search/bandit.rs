@@ -117,12 +117,13 @@ impl Bandit {
     /// per use over `arm`'s, within [1/[`SPEED_CAP`], [`SPEED_CAP`]]; 1 when either costs
     /// nothing measurable (a replay of a table without times, the mock).
     fn speed(&self, arm: Learner) -> f64 {
-        let mean = |it: &mut dyn Iterator<Item = f64>| {
-            let (sum, n) = it.fold((0.0, 0.0), |(s, n), x| (s + x, n + 1.0));
+        let mean_seconds = |of: &dyn Fn(&Use) -> bool| {
+            let used = self.uses.iter().filter(|u| of(u));
+            let (sum, n) = used.fold((0.0, 0.0), |(s, n), u| (s + u.seconds, n + 1.0));
             sum / n
         };
-        let all = mean(&mut self.uses.iter().map(|u| u.seconds));
-        let own = mean(&mut self.uses.iter().filter(|u| u.arm == arm).map(|u| u.seconds));
+        let all = mean_seconds(&|_| true);
+        let own = mean_seconds(&|u| u.arm == arm);
         if all > 0.0 && own > 0.0 {
             (all / own).clamp(1.0 / SPEED_CAP, SPEED_CAP)
         } else {
