@@ -26,6 +26,7 @@ mod mctree_check;
 mod mctree_oracle;
 mod polybench;
 mod report;
+mod roofline;
 mod sampling;
 mod show;
 mod slurm;

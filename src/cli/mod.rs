@@ -9,11 +9,13 @@ use crate::run::front_ends::FrontEnds;
 use crate::run::settings::RunOptions;
 
 mod check;
+mod machine;
 mod print;
 mod reports;
 mod tune;
 pub use check::CheckArgs;
 use check::{baseline_command, check_command, BaselineArgs};
+use machine::{machine_command, MachineArgs};
 use reports::{
     best_command, importance_command, measure_command, replay_command, show_command, BestArgs,
     ImportanceArgs, MeasureArgs, ReplayArgs, ShowArgs,
@@ -70,6 +72,10 @@ pub enum Command {
     /// comparison table, convergence plots, outcome counts, parameter importance and the
     /// diff of each best variant against the default.
     Report(ReportArgs),
+    /// The machine's limits for the roofline figures of problems that declare their `work:`:
+    /// peak GFLOP/s (FMA chains at the widest vector width) and triad bandwidth per thread
+    /// count, measured once per CPU and compiler and kept in the user's cache.
+    Machine(MachineArgs),
 }
 
 /// What the front ends tell the run layer: mctree's runs rebuild their problem from the C
@@ -115,5 +121,6 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
         Command::Baseline(a) => baseline_command(a),
         Command::Best(a) => best_command(a, &FRONT_ENDS),
         Command::Report(a) => report_command(a, &FRONT_ENDS),
+        Command::Machine(a) => machine_command(a),
     }
 }

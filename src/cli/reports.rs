@@ -345,6 +345,12 @@ pub(super) fn best_command(a: BestArgs, fronts: &FrontEnds) -> Result<u8, Error>
             for k in &b.inactive {
                 println!("  {k} (inactive)");
             }
+            if let Some(r) = &b.reach {
+                println!("reach: {}", r.describe());
+            }
+            if let Some(r) = &b.default_reach {
+                println!("default's reach: {}", r.describe());
+            }
             if let Some(v) = &b.verification {
                 println!("verified: {}", v.describe());
             }

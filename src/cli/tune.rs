@@ -134,11 +134,15 @@ fn print_summary(s: &driver::Summary) {
     if let Some(p) = &s.proposers {
         println!("proposed by (--learner auto): {p}");
     }
+    let reach = |v: f64| {
+        (s.roofline.and_then(|r| r.reach(v)))
+            .map_or(String::new(), |r| format!(" ({})", r.describe()))
+    };
     if let Some(d) = s.default_objective {
-        println!("default configuration: {d:.6}");
+        println!("default configuration: {d:.6}{}", reach(d));
     }
     if let Some((id, obj, desc)) = &s.best {
-        println!("best: {obj:.6} at eval {id}\n  {desc}");
+        println!("best: {obj:.6} at eval {id}{}\n  {desc}", reach(*obj));
     }
     match (&s.verification, &s.best, s.default_objective) {
         (Some(v), _, _) => println!("verified: {}", v.describe()),

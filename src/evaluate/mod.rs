@@ -17,6 +17,7 @@ pub mod outcome;
 pub mod output_check;
 pub mod prune;
 pub mod reuse;
+pub mod roofline;
 pub mod time;
 pub mod variant;
 

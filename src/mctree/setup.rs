@@ -389,6 +389,7 @@ pub fn problem(
         record: Vec::new(),
         prefer: None,
         progress: None,
+        work: None,
     })
 }
 

@@ -136,6 +136,8 @@ pub struct Problem {
     pub prefer: Option<Prefer>,
     /// Intermediate values read while a timed run runs, for pruning (`progress:`).
     pub progress: Option<crate::problem::progress::Progress>,
+    /// What one timed run computes (`work:`).
+    pub work: Option<crate::problem::work::Work>,
 }
 
 impl Problem {
@@ -244,6 +246,7 @@ impl Ctx<'_> {
             run_at: Some(cx.span(&raw.run.referenced)),
             run,
             env,
+            work: cx.work(raw.work.as_ref(), metric.kind)?,
             metric,
             repeats,
             reduce: raw.reduce.unwrap_or_default(),

@@ -24,6 +24,7 @@ pub mod sample;
 pub mod space;
 pub mod template;
 pub mod vocabulary;
+pub mod work;
 
 pub use file::{CodeIdentity, Metric, OutputCheck, Problem, SearchDefaults};
 pub use raw::from_yaml;

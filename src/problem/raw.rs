@@ -188,6 +188,8 @@ pub struct RawProblem {
     pub prefer: Option<Spanned<crate::problem::record::RawPrefer>>,
     /// Intermediate values the program prints while it runs (for pruning).
     pub progress: Option<crate::problem::progress::RawProgress>,
+    /// What one timed run computes (GFLOP/s and the roofline).
+    pub work: Option<Spanned<crate::problem::work::RawWork>>,
 }
 
 /// Parses the problem file's text; unknown keys and wrong types are errors at their position.

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::error::Error;
+use crate::evaluate::roofline::Reach;
 use crate::run::log;
 use crate::run::meta;
 use crate::run::prefer::Preferred;
@@ -27,6 +28,12 @@ pub struct Best {
     /// The configuration the problem's tie rule prefers (results.json's `preferred`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preferred: Option<Preferred>,
+    /// Where the best and the default (eval 0) stand on the roofline, when the problem
+    /// declares its work (`work:`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reach: Option<Reach>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_reach: Option<Reach>,
 }
 
 /// One complete row of results.csv: its cells by column.
@@ -62,6 +69,11 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
         return Ok(None);
     };
     let (eval_id, objective, ok) = (*eval_id, *objective, oks.len());
+    let reach = |v: f64| meta.roofline.and_then(|r| r.reach(v));
+    let default_reach = oks
+        .iter()
+        .find(|(id, _, _)| *id == 0)
+        .and_then(|(_, v, _)| reach(*v));
     let json = std::fs::read(dir.join(meta::RESULTS_JSON))
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
@@ -78,6 +90,8 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
         best_c: p.is_file().then(|| p.display().to_string()),
         evaluations: n,
         ok,
+        reach: reach(objective),
+        default_reach,
         verification: meta.verification,
         preferred,
     }))

@@ -21,6 +21,7 @@ pub mod pick;
 pub mod plot;
 pub mod replay;
 pub mod replay_plot;
+pub mod roofline;
 pub mod run_dir;
 pub mod show;
 pub mod synthetic;

@@ -100,8 +100,10 @@ fn write_figures(out: &Path, sections: &[Section]) -> Result<Vec<PathBuf>, Error
     for s in sections {
         let importance = s.importance.svg.as_ref().zip(s.importance.file.as_ref());
         let front = s.trade_off.as_ref().map(|t| (&t.svg, &t.file));
+        let roofline = s.roofline_svg.as_ref().map(|r| (r, &s.roofline_file));
         for (svg, file) in [(&s.curve_svg, &s.curve_file)]
             .into_iter()
+            .chain(roofline)
             .chain(importance)
             .chain(front)
         {
@@ -124,6 +126,9 @@ struct Section {
     facts: Vec<Fact>,
     curve_svg: String,
     curve_file: String,
+    /// With `work:` stated in bytes too, and the machine's limits: the roofline figure.
+    roofline_svg: Option<String>,
+    roofline_file: String,
     outcomes: Vec<Outcome>,
     importance: ImportanceView,
     /// The run's best variant's file: `best.c`, `best.py`.
@@ -198,6 +203,11 @@ impl Section {
             run.meta.seed
         ));
         let n = run.records.len().max(1) as f64;
+        let roofline = crate::report::roofline::Points::of(run);
+        let roofline_svg = match &roofline {
+            Some(p) => p.svg(&run.title())?,
+            None => None,
+        };
         Ok(Section {
             title: run.title(),
             dir: run.dir.display().to_string(),
@@ -205,6 +215,8 @@ impl Section {
             facts: facts(run),
             curve_svg: curve::curve_svg(run)?,
             curve_file: format!("{id}-curve.svg"),
+            roofline_svg,
+            roofline_file: format!("{id}-roofline.svg"),
             outcomes: (run.counts().into_iter())
                 .map(|(s, count)| Outcome {
                     status: s.to_string(),
@@ -234,6 +246,9 @@ fn facts(run: &RunDir) -> Vec<Fact> {
         ("search", search_settings(run)),
     ];
     out.extend(outcome_facts(run));
+    if let Some(p) = crate::report::roofline::Points::of(run) {
+        out.push(("roofline", p.fact()));
+    }
     out.extend([
         (
             "started",

@@ -83,6 +83,8 @@ pub struct Summary {
     pub tie_rule_unfed: Option<String>,
     /// The `progress:` regex when no evaluation's output matched it (nothing could be pruned).
     pub progress_unfed: Option<String>,
+    /// The problem's work and the machine's limits (`work:`): GFLOP/s and the roofline.
+    pub roofline: Option<crate::evaluate::roofline::Roofline>,
 }
 
 /// `moldtune run`: the problem file's search with a learner of [`crate::search`].
@@ -586,6 +588,7 @@ impl<'p> Session<'p> {
                         .any(|r| r.m.recorded.contains_key(VALUE))
                 })
                 .map(|p| p.regex.as_str().to_string()),
+            roofline: self.meta.roofline,
         }
     }
 }

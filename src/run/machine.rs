@@ -1,6 +1,7 @@
 //! Facts of the machine a run, a baseline or a check records: the time, the CPU, the
 //! compiler's version.
 
+use crate::evaluate::roofline::{self, Limits, Roofline};
 use crate::problem::Problem;
 
 /// The current time as RFC 3339 in UTC, to the second (`2026-11-22T18:00:20Z`).
@@ -19,8 +20,12 @@ pub fn cpu_model() -> Option<String> {
 
 /// The first line of the problem's compiler's `--version`.
 pub fn compiler_version(problem: &Problem) -> Option<String> {
-    let cc = default_compile_argv(problem)?.into_iter().next()?;
-    let argv = [cc, "--version".into()];
+    version_of(&default_compile_argv(problem)?.into_iter().next()?)
+}
+
+/// The first line of a compiler's `--version`.
+pub fn version_of(cc: &str) -> Option<String> {
+    let argv = [cc.to_string(), "--version".into()];
     let out =
         crate::process::helper::output(&argv, crate::evaluate::reuse::HELPER_TIMEOUT, 1 << 20);
     String::from_utf8_lossy(&out.stdout)
@@ -36,4 +41,44 @@ pub fn default_compile_argv(problem: &Problem) -> Option<Vec<String>> {
         crate::problem::template::Builtins::placeholder(&problem.dir, &problem.sources, &source);
     let ctx = crate::problem::template::context(&problem.space, &problem.default_config(), &b);
     problem.compile.argv(&ctx).ok()
+}
+
+/// The threads a timed run of the problem uses: its `OMP_NUM_THREADS` at the default
+/// configuration, else every CPU this process may run on.
+pub fn threads(problem: &Problem) -> usize {
+    let source = problem.mold.variant_file();
+    let b =
+        crate::problem::template::Builtins::placeholder(&problem.dir, &problem.sources, &source);
+    let ctx = crate::problem::template::context(&problem.space, &problem.default_config(), &b);
+    let given = (problem.env.iter())
+        .find(|(k, _)| k == "OMP_NUM_THREADS")
+        .and_then(|(_, t)| t.render(&ctx).ok())
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0);
+    given.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// run.json's `roofline`: the problem's work and the machine's limits at its thread count
+/// (from the cache, or measured now, once per CPU and compiler). A mock run has no machine
+/// to measure; a probe that fails leaves the limits out with a warning.
+pub fn roofline(problem: &Problem, mock: bool) -> Option<Roofline> {
+    let work = problem.work?;
+    let measured = || -> Result<Limits, crate::error::Error> {
+        let cc = default_compile_argv(problem)
+            .and_then(|a| a.into_iter().next())
+            .ok_or_else(|| {
+                crate::error::Error::Environment("the problem has no compiler".into())
+            })?;
+        let cpu = cpu_model().unwrap_or_default();
+        let compiler = compiler_version(problem).unwrap_or_else(|| cc.clone());
+        let threads = threads(problem);
+        roofline::limits(&cc, (&cpu, &compiler), threads, false)
+    };
+    let limits = match mock {
+        true => None,
+        false => measured()
+            .map_err(|e| eprintln!("warning: no roofline for `work:` ({e}); GFLOP/s only"))
+            .ok(),
+    };
+    Some(Roofline { work, limits })
 }

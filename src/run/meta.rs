@@ -81,6 +81,10 @@ pub struct RunMeta {
     /// The run given to `--warm-start`, and what of it became the prior.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warm_start: Option<WarmStart>,
+    /// The problem's `work:` and the machine's limits at its thread count (GFLOP/s and the
+    /// roofline fraction of `best`, `report` and the summary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roofline: Option<crate::evaluate::roofline::Roofline>,
 }
 
 impl RunMeta {

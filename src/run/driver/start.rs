@@ -186,6 +186,10 @@ pub(super) fn new_meta(
         verification: None,
         mctree: None,
         warm_start: None,
+        roofline: match prev.and_then(|m| m.roofline) {
+            Some(r) if Some(r.work) == problem.work => Some(r),
+            _ => crate::run::machine::roofline(problem, s.mock),
+        },
     }
 }
 

@@ -1,0 +1,68 @@
+//! `moldtune machine`: the machine's limits the roofline figures are measured against
+//! ([`crate::evaluate::roofline`]), from the cache or measured.
+
+use crate::error::{exit, Error};
+use crate::evaluate::roofline;
+use crate::run::machine::{cpu_model, version_of};
+
+use super::print::print_json;
+
+/// `moldtune machine`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct MachineArgs {
+    /// The compiler that builds the probe (a problem's runs use their own compile command's).
+    #[arg(long, default_value = "clang-22")]
+    cc: String,
+    /// Thread counts, separated by commas [default: 1 and every CPU].
+    #[arg(long, value_delimiter = ',')]
+    threads: Vec<usize>,
+    /// Measure again, even where the cache has the figures.
+    #[arg(long)]
+    remeasure: bool,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(super) fn machine_command(a: MachineArgs) -> Result<u8, Error> {
+    let compiler = version_of(&a.cc).ok_or_else(|| {
+        Error::usage(
+            format!("`{} --version` printed nothing: is the compiler installed?", a.cc),
+            Some("give the compiler with `--cc`, e.g. `--cc clang-22` (scripts/setup.sh installs it)"),
+        )
+    })?;
+    if a.threads.contains(&0) {
+        return Err(Error::usage(
+            "`--threads` 0: a thread count is at least 1",
+            None,
+        ));
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut threads = a.threads.clone();
+    if threads.is_empty() {
+        threads = if cpus > 1 { vec![1, cpus] } else { vec![1] };
+    }
+    let cpu = cpu_model().unwrap_or_default();
+    let limits = (threads.iter())
+        .map(|&t| roofline::limits(&a.cc, (&cpu, &compiler), t, a.remeasure))
+        .collect::<Result<Vec<_>, _>>()?;
+    if a.json {
+        print_json(&serde_json::json!({ "cpu": cpu, "compiler": compiler, "limits": limits }));
+        return Ok(exit::OK);
+    }
+    println!("{cpu}, {compiler}");
+    for l in &limits {
+        println!(
+            "{} thread{}: peak {:.1} GFLOP/s ({}-double FMA vectors), triad bandwidth {:.1} GB/s",
+            l.threads,
+            if l.threads == 1 { "" } else { "s" },
+            l.peak_gflops,
+            l.vector_doubles,
+            l.bandwidth_gbs
+        );
+    }
+    if let Some(f) = roofline::cache_file() {
+        println!("kept in {} (`--remeasure` to measure again)", f.display());
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,135 @@
+//! `work:` — what one timed run of the kernel computes: its floating-point operations and the
+//! bytes it must move at least, as numbers or as expressions over named sizes. With it a
+//! time becomes a rate (GFLOP/s) and a point on the machine's roofline
+//! ([`crate::evaluate::roofline`]).
+//!
+//! ```yaml
+//! work:
+//!   sizes: {NI: 1000, NJ: 1100, NK: 1200}
+//!   flops: "2*NI*NJ*NK + NI*NJ"
+//!   bytes: "8*(NI*NK + NK*NJ + 2*NI*NJ)"
+//! ```
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_saphyr::Spanned;
+
+use crate::error::Error;
+use crate::problem::expr::{self, Val};
+use crate::problem::locate::Ctx;
+use crate::problem::vocabulary::MetricKind;
+
+/// A work amount as written: a number or an expression over `sizes`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RawAmount {
+    Number(f64),
+    Text(String),
+}
+
+/// The `work:` section as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWork {
+    #[serde(default)]
+    pub sizes: BTreeMap<String, Spanned<f64>>,
+    pub flops: Spanned<RawAmount>,
+    pub bytes: Option<Spanned<RawAmount>>,
+}
+
+/// What one timed run computes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Work {
+    /// Floating-point operations (an FMA counts two).
+    pub flops: f64,
+    /// Bytes the kernel must move to and from memory at least (its compulsory traffic);
+    /// without them there is no arithmetic intensity, and the bound is the peak rate alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<f64>,
+}
+
+impl Ctx<'_> {
+    /// `work:`, checked: every amount evaluates to a positive finite number, and the metric
+    /// is a time (a rate needs seconds).
+    pub(super) fn work(
+        &self,
+        raw: Option<&Spanned<RawWork>>,
+        metric: MetricKind,
+    ) -> Result<Option<Work>, Error> {
+        let Some(w) = raw else { return Ok(None) };
+        if !matches!(
+            metric,
+            MetricKind::KernelTime | MetricKind::WallTime | MetricKind::CpuTime
+        ) {
+            return self.err(
+                &w.referenced,
+                format!(
+                    "`work:` turns a time into GFLOP/s, and the metric is `{}`, not a time",
+                    serde_json::to_value(metric).map_or(String::new(), |v| v.as_str().unwrap_or_default().to_string())
+                ),
+                Some("use `metric.kind: kernel_time`, `wall_time` or `cpu_time`, or leave `work:` out"),
+            );
+        }
+        let sizes = &w.value.sizes;
+        let flops = self.amount(&w.value.flops, "work.flops", sizes)?;
+        let bytes = (w.value.bytes.as_ref())
+            .map(|b| self.amount(b, "work.bytes", sizes))
+            .transpose()?;
+        Ok(Some(Work { flops, bytes }))
+    }
+
+    /// One amount: the number, or the expression's value over `sizes`.
+    fn amount(
+        &self,
+        a: &Spanned<RawAmount>,
+        key: &str,
+        sizes: &BTreeMap<String, Spanned<f64>>,
+    ) -> Result<f64, Error> {
+        let names: Vec<&String> = sizes.keys().collect();
+        let value = match &a.value {
+            RawAmount::Number(x) => Ok(*x),
+            RawAmount::Text(t) => {
+                let lookup = |n: &str| names.iter().position(|k| k.as_str() == n);
+                let e = expr::parse(t, &lookup).map_err(|pe| {
+                    let mut span = self.span(&a.referenced);
+                    span.col += pe.col as u32 + 1;
+                    Error::Config {
+                        span,
+                        message: format!(
+                            "in `{key}` `{t}`: {}",
+                            pe.message.replace("unknown parameter", "unknown size")
+                        ),
+                        hint: Some(sizes_hint(&names)),
+                    }
+                })?;
+                let get = |i: usize| Some(Val::Num(sizes[names[i]].value));
+                e.eval(&get).and_then(|v| expr::num(&v))
+            }
+        };
+        match value {
+            Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+            Ok(x) => self.err(
+                &a.referenced,
+                format!("`{key}` is {x}: it must be a positive number"),
+                None,
+            ),
+            Err(why) => self.err(
+                &a.referenced,
+                format!("`{key}` cannot be evaluated: {why}"),
+                None,
+            ),
+        }
+    }
+}
+
+/// The names an expression may use.
+fn sizes_hint(names: &[&String]) -> String {
+    match names.is_empty() {
+        true => "name the sizes under `work.sizes`, e.g. `sizes: {N: 1000}`".into(),
+        false => {
+            let n: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+            format!("the sizes are {} (`work.sizes`)", n.join(", "))
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! `work:` and the roofline (issue 41): the declaration's errors at their `file:line:col`,
+//! GFLOP/s computed from the work and the time in the summary, `best` and `report`, and the
+//! machine's limits measured once and kept (`moldtune machine`, with clang-22).
+
+use std::path::{Path, PathBuf};
+
+use crate::common::*;
+
+/// The toy problem with `work` appended, and its mold, in a temp dir.
+fn toy_with(work: &str) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    write_toy(tmp.path());
+    let yaml = format!("{TOY_YAML}{work}");
+    std::fs::write(tmp.path().join("p.yaml"), yaml).unwrap();
+    tmp
+}
+
+/// `moldtune run p.yaml --mock` in `dir`; its output.
+fn mock_run(dir: &Path, extra: &[&str]) -> std::process::Output {
+    moldtune("run")
+        .arg(dir.join("p.yaml"))
+        .mock()
+        .out(dir.join("run"))
+        .args(extra)
+        .cwd(dir)
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env_remove("MOLDTUNE_MOCK_DELAY_MS")
+        .output()
+}
+
+#[track_caller]
+fn assert_rejected(work: &str, needles: &[&str]) {
+    let tmp = toy_with(work);
+    let o = mock_run(tmp.path(), &["--max-evals", "3"]);
+    assert_code(&o, 2);
+    let err = text(&o.stderr);
+    for n in needles {
+        assert!(err.contains(n), "stderr lacks {n:?}:\n{err}");
+    }
+    assert!(
+        !tmp.path().join("run").exists(),
+        "a run directory for a bad problem"
+    );
+}
+
+// TOY_YAML has 17 lines: `work:` starts on line 18.
+
+#[test]
+fn an_unknown_size_in_a_work_expression_is_refused_at_its_column() {
+    let work = "work:\n  sizes: {N: 100}\n  flops: \"2*N*M\"\n";
+    // `flops: "2*N*M"`: the quote is at column 10, `M` at 15.
+    assert_rejected(
+        work,
+        &[
+            "p.yaml:20:15",
+            "`work.flops`",
+            "unknown size `M`",
+            "the sizes are `N`",
+        ],
+    );
+}
+
+#[test]
+fn a_work_amount_that_is_not_positive_is_refused() {
+    let work = "work:\n  sizes: {N: 100}\n  flops: \"N - 100\"\n";
+    assert_rejected(work, &["p.yaml:20:", "`work.flops` is 0", "positive"]);
+    let work = "work:\n  flops: 1.0e9\n  bytes: -8\n";
+    assert_rejected(work, &["p.yaml:20:", "`work.bytes` is -8"]);
+}
+
+#[test]
+fn work_with_a_metric_that_is_not_a_time_is_refused() {
+    let work =
+        "metric: {kind: regex, regex: 'acc ([0-9.]+)', goal: maximize}\nwork: {flops: 1.0e9}\n";
+    assert_rejected(work, &["p.yaml:19:", "`work:`", "`regex`, not a time"]);
+}
+
+/// The number after `key` in `text` ("5.41 GFLOP/s" → 5.41 for key "(").
+fn number_before(text: &str, unit: &str) -> f64 {
+    let at = text
+        .find(unit)
+        .unwrap_or_else(|| panic!("no {unit:?} in:\n{text}"));
+    let head = text[..at].trim_end();
+    let start = head.rfind([' ', '(']).map_or(0, |i| i + 1);
+    head[start..]
+        .parse()
+        .unwrap_or_else(|_| panic!("no number before {unit:?} in:\n{text}"))
+}
+
+#[test]
+fn a_mock_run_states_gflops_from_the_declared_work_and_its_times() {
+    // 2·N³ operations over 3·N² doubles, N = 500: 2.5e8 operations, intensity 41.67 FLOP/B.
+    let tmp = toy_with("work:\n  sizes: {N: 500}\n  flops: \"2*N*N*N\"\n  bytes: \"8*3*N*N\"\n");
+    let o = mock_run(tmp.path(), &["--max-evals", "4"]);
+    assert_code(&o, 0);
+    let out = text(&o.stdout);
+    let line = (out.lines())
+        .find(|l| l.starts_with("best: "))
+        .expect("a best line");
+    let objective: f64 = line["best: ".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let gflops = number_before(line, "GFLOP/s");
+    assert!((gflops - 0.25 / objective).abs() < 0.006, "{line}");
+    assert!(line.contains("intensity 41.67 FLOP/B"), "{line}");
+    // A mock run has no machine to measure: no roofline bound, and nothing cached.
+    assert!(!out.contains("roofline bound"), "{out}");
+    assert!(!tmp.path().join("cache").exists());
+    // `best --json` computes the same from run.json and results.csv, at full precision.
+    let o = moldtune("best").arg(tmp.path().join("run")).json().output();
+    assert_code(&o, 0);
+    let b: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let objective = b["objective"].as_f64().unwrap();
+    let reach = b["reach"]["gflops"].as_f64().unwrap();
+    assert!(
+        (reach - 2.5e8 / objective / 1e9).abs() <= 1e-9 * reach,
+        "{b}"
+    );
+    assert!(b["default_reach"]["gflops"].as_f64().is_some(), "{b}");
+}
+
+/// The example matmul problem (N = 320, C += A·B) with its work declared, in a temp dir.
+fn matmul_with_work(dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/matmul");
+    std::fs::copy(src.join("matmul.mold.c"), dir.join("matmul.mold.c")).unwrap();
+    let yaml = std::fs::read_to_string(src.join("matmul.yaml")).unwrap();
+    let work = "work:\n  sizes: {N: 320}\n  flops: \"2*N*N*N\"\n  bytes: \"8*3*N*N\"\n";
+    let p = dir.join("matmul.yaml");
+    std::fs::write(&p, format!("{yaml}{work}")).unwrap();
+    p
+}
+
+#[test]
+fn a_real_run_measures_the_machine_once_and_states_its_roofline_fraction() {
+    require_clang!();
+    let tmp = tempfile::tempdir().unwrap();
+    let (problem, cache) = (matmul_with_work(tmp.path()), tmp.path().join("cache"));
+    let run = |out: &str| {
+        let o = moldtune("run")
+            .arg(&problem)
+            .out(tmp.path().join(out))
+            .max_evals(2)
+            .args(["--verify", "0"])
+            .env("XDG_CACHE_HOME", &cache)
+            .output();
+        assert_code(&o, 0);
+        text(&o.stdout)
+    };
+    let out = run("a");
+    let line = (out.lines())
+        .find(|l| l.starts_with("default configuration: "))
+        .unwrap();
+    assert!(
+        line.contains("% of the roofline bound (") && line.contains("at 1 thread)"),
+        "{line}"
+    );
+    let bound = number_before(&line[line.find("bound (").unwrap()..], "GFLOP/s at");
+    let file = cache.join("moldtune/machine.json");
+    let kept = std::fs::read_to_string(&file).expect("the limits are kept");
+    // The second run reads them: the cache is not rewritten, the bound is the same.
+    let out = run("b");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), kept);
+    assert!(
+        out.contains(&format!("({bound:.1} GFLOP/s at 1 thread)")),
+        "{out}"
+    );
+    // `moldtune machine` shows the kept figures without measuring.
+    let o = moldtune("machine")
+        .args(["--threads", "1", "--json"])
+        .env("XDG_CACHE_HOME", &cache)
+        .output();
+    assert_code(&o, 0);
+    let m: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let peak = m["limits"][0]["peak_gflops"].as_f64().unwrap();
+    assert!(kept.contains(&format!("{peak}")), "{m}\n{kept}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), kept);
+    // The report draws the roofline.
+    let report = tmp.path().join("report");
+    let o = moldtune("report")
+        .arg(tmp.path().join("a"))
+        .out(&report)
+        .output();
+    assert_code(&o, 0);
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    assert!(
+        md.contains("- roofline: best ") && md.contains("-roofline.svg)"),
+        "{md}"
+    );
+}
