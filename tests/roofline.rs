@@ -125,7 +125,9 @@ fn a_mock_run_states_gflops_from_the_declared_work_and_its_times() {
 /// The example matmul problem (N = 320, C += A·B) with its work declared, in a temp dir.
 fn matmul_with_work(dir: &Path) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/matmul");
-    std::fs::copy(src.join("matmul.mold.c"), dir.join("matmul.mold.c")).unwrap();
+    for f in ["matmul.mold.c", "matmul.baseline.json"] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
     let yaml = std::fs::read_to_string(src.join("matmul.yaml")).unwrap();
     let work = "work:\n  sizes: {N: 320}\n  flops: \"2*N*N*N\"\n  bytes: \"8*3*N*N\"\n";
     let p = dir.join("matmul.yaml");
@@ -188,5 +190,27 @@ fn a_real_run_measures_the_machine_once_and_states_its_roofline_fraction() {
     assert!(
         md.contains("- roofline: best ") && md.contains("-roofline.svg)"),
         "{md}"
+    );
+    // `check`'s Markdown states both programs' reach from the medians of its rounds.
+    let check = |extra: &[&str]| {
+        (moldtune("check").args(["--threshold", "25%"]).args(extra))
+            .env("XDG_CACHE_HOME", &cache)
+            .cwd(tmp.path())
+            .output()
+    };
+    assert_code(&check(&["--update", "matmul.baseline.json"]), 0);
+    let o = check(&["matmul.baseline.json", "--markdown", "c.md"]);
+    assert!(
+        matches!(o.status.code(), Some(0 | 4 | 7)),
+        "{}",
+        describe(&o)
+    );
+    let md = std::fs::read_to_string(tmp.path().join("c.md")).unwrap();
+    let line = (md.lines())
+        .find(|l| l.contains("on the roofline"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(
+        line.contains("% of the roofline bound") && line.contains("; the reference "),
+        "{line}"
     );
 }

@@ -13,6 +13,7 @@ use crate::check::session::Undecided;
 use crate::error::Error;
 use crate::evaluate::interleave::{Failed, Remeasured, Rounds};
 use crate::evaluate::outcome::{Status, Stop};
+use crate::evaluate::roofline::{Reach, Roofline};
 use crate::evaluate::Evaluator;
 use crate::problem::objective::{Gain, Objective};
 use crate::stats::Ratio;
@@ -62,6 +63,12 @@ pub struct Guarded {
     /// Warnings about the comparison (a different compiler, …).
     pub notes: Vec<String>,
     pub seconds: f64,
+    /// Where the guarded configuration and the reference stand on the roofline, by the
+    /// medians of this check's rounds (a problem that declares its `work:`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reach: Option<Reach>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference_reach: Option<Reach>,
 }
 
 /// Rounds until the rule has judged every guard (or one of them is already settled
@@ -110,6 +117,7 @@ pub fn check(
     rule: Rule,
     evaluator: &mut dyn Evaluator,
     work: &Path,
+    roofline: Option<Roofline>,
 ) -> Result<Vec<Guarded>, Error> {
     let start = std::time::Instant::now();
     let mut configs = vec![loaded.reference.clone()];
@@ -128,9 +136,19 @@ pub fn check(
         Err(e) => return Err(e),
     };
     let seconds = start.elapsed().as_secs_f64();
+    let reach = |k: usize| {
+        let samples = measured.get(k)?.as_deref().ok()?;
+        roofline?.reach(crate::stats::median(samples)?)
+    };
     Ok((0..loaded.guards.len())
         .map(|i| guarded(loaded, i, &measured, gate.judged[i], seconds))
         .map(|g| explained(g, rule.threshold))
+        .enumerate()
+        .map(|(i, g)| Guarded {
+            reach: reach(i + 1),
+            reference_reach: reach(0),
+            ..g
+        })
         .collect())
 }
 
@@ -191,6 +209,8 @@ fn guarded(
         cause,
         notes: Vec::new(),
         seconds,
+        reach: None,
+        reference_reach: None,
     }
 }
 
@@ -323,6 +343,8 @@ mod tests {
             cause: None,
             notes: vec![],
             seconds: 1.0,
+            reach: None,
+            reference_reach: None,
         };
         explained(g, 0.10).cause.unwrap()
     }

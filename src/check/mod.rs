@@ -63,7 +63,8 @@ pub fn check(paths: &[PathBuf], opts: &Options) -> Result<Checked, Error> {
             format!("checking {} ({}/{})", l.baseline.name, k + 1, loaded.len()),
         );
         let mut ev = evaluator(opts.mock, opts.jobs);
-        let mut got = gate::check(l, opts.rule, ev.as_mut(), &scratch.dir(k))?;
+        let roofline = machine::roofline(&l.problem, opts.mock);
+        let mut got = gate::check(l, opts.rule, ev.as_mut(), &scratch.dir(k), roofline)?;
         for g in &mut got {
             g.notes.clone_from(&notes);
             progress(opts, output::line(g));

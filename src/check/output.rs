@@ -92,6 +92,19 @@ fn row(g: &Guarded) -> [String; 7] {
     ]
 }
 
+/// "12.30 GFLOP/s, …, 34% of the roofline bound (…); the reference 4.10 GFLOP/s, …", or
+/// empty when the problem declares no work.
+fn reach_text(g: &Guarded) -> String {
+    let mut parts = Vec::new();
+    if let Some(r) = &g.reach {
+        parts.push(r.describe());
+    }
+    if let Some(r) = &g.reference_reach {
+        parts.push(format!("the reference {}", r.describe()));
+    }
+    parts.join("; ")
+}
+
 /// "7 guarded: 7 ok; threshold 10%; 212 s; exit 0".
 fn summary(c: &Checked) -> String {
     let mut counts: Vec<(&str, usize)> = Vec::new();
@@ -126,6 +139,7 @@ fn context(c: &Checked) -> tera::Context {
             v["recorded_text"] = cells[4].clone().into();
             v["change_text"] = cells[5].clone().into();
             v["failed"] = c.fails(g.verdict).into();
+            v["reach_text"] = reach_text(g).into();
             v
         })
         .collect();
