@@ -32,11 +32,14 @@ pub struct Limits {
     pub bandwidth_gbs: f64,
 }
 
-/// One entry of the cache: the limits of a CPU and compiler at a thread count.
+/// One entry of the cache: the limits of a CPU and compiler at a thread count, measured by
+/// one version of the probe (a changed probe measures again).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Cached {
     cpu: String,
     compiler: String,
+    #[serde(default)]
+    probe: String,
     measured_at: String,
     limits: Limits,
 }
@@ -69,15 +72,20 @@ pub fn limits(
 ) -> Result<Limits, Error> {
     let file = cache_file();
     let mut cache = file.as_deref().map(read_cache).unwrap_or_default();
-    let same = |c: &Cached| c.cpu == cpu && c.compiler == compiler && c.limits.threads == threads;
+    let probe = probe_version();
+    let same = |c: &Cached| {
+        c.cpu == cpu && c.compiler == compiler && c.limits.threads == threads && c.probe == probe
+    };
     if let Some(c) = cache.iter().find(|c| same(c)).filter(|_| !remeasure) {
         return Ok(c.limits);
     }
     let limits = measure(cc, threads)?;
-    cache.retain(|c| !same(c));
+    // One entry per CPU, compiler and thread count: an older probe's goes.
+    cache.retain(|c| !(c.cpu == cpu && c.compiler == compiler && c.limits.threads == threads));
     cache.push(Cached {
         cpu: cpu.to_string(),
         compiler: compiler.to_string(),
+        probe,
         measured_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
         limits,
     });
@@ -87,6 +95,11 @@ pub fn limits(
             .and_then(|_| std::fs::write(f, serde_json::to_vec_pretty(&cache).unwrap_or_default()));
     }
     Ok(limits)
+}
+
+/// The probe's version: a hash of its source.
+fn probe_version() -> String {
+    format!("{:016x}", crate::rng::fnv1a(PROBE_C.as_bytes()))
 }
 
 /// Compiles the probe with `cc` and runs it at `threads` threads.
