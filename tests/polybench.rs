@@ -18,7 +18,40 @@ fn problems() -> Vec<PathBuf> {
     v.push(root().join("polybench/syr2k/illegal.yaml"));
     v.push(root().join("polybench/floyd-warshall/illegal.yaml"));
     v.push(root().join("polybench/gemm/gemm-table.yaml"));
+    v.push(root().join("polybench/gemm/gemm-reach.yaml"));
     v
+}
+
+/// The reach mold's register tile, packed panel and parallel row tiles leave rows and columns
+/// over at LARGE (1000 rows, 1100 columns): every such shape's output must match gemm.c.
+#[test]
+fn the_reach_mold_agrees_with_gemm_at_its_edges() {
+    require_clang!();
+    let shapes = [
+        [
+            "TJ=64",
+            "TK=32",
+            "RI=6",
+            "RJ=3",
+            "PACK=1",
+            "PAR=#pragma omp parallel for",
+        ],
+        ["TJ=1100", "TK=1200", "RI=8", "RJ=1", "PACK=0", "PAR="],
+        ["TJ=128", "TK=256", "RI=1", "RJ=2", "PACK=1", "PAR="],
+    ];
+    for shape in shapes {
+        let mut m = moldtune("measure").arg(root().join("polybench/gemm/gemm-reach.yaml"));
+        for s in shape {
+            m = m.arg("--set").arg(s);
+        }
+        let o = m.args(["--repeats", "1"]).output();
+        assert!(
+            o.status.success(),
+            "{shape:?}: {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
 }
 
 #[test]
