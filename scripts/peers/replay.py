@@ -38,6 +38,9 @@ def parse_args(argv):
     ap.add_argument("--command", default="", help="the command line to record (run.sh's)")
     ap.add_argument("--add", action="store_true",
                     help="keep what --out holds (same budget): replay only --tables and --peers, with these seeds")
+    ap.add_argument("--from-seed", type=int, default=0,
+                    help="with --add: keep a table's peer's seeds below this one and replay only the rest "
+                         "(to extend a slow peer's seed count; the peers are deterministic per seed, determinism.py)")
     return ap.parse_args(argv)
 
 
@@ -52,11 +55,11 @@ def finite(x):
     return x if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
-def run_peer(table, module, seeds: int, budget: int, log) -> list[dict]:
-    """`seeds` searches of one peer on one table (seeds 0, 1, ...): each seed's summary."""
+def run_peer(table, module, seeds: range, budget: int, log) -> list[dict]:
+    """The searches of one peer on one table, one per seed: each seed's summary."""
     opt = table.optimum()
     out = []
-    for seed in range(seeds):
+    for seed in seeds:
         t0 = time.time()
         peer = module.Peer(table.space, seed, budget)
         try:
@@ -98,6 +101,15 @@ def kept_tables(out: str, doc: dict) -> dict:
     return doc
 
 
+def kept_seeds(before: dict, from_seed: int) -> dict:
+    """What --from-seed keeps of a table's peer: its seeds 0 .. from_seed - 1 (all of them
+    present, or the replay would leave a hole) and the wall time they took."""
+    seeds = [s for s in before.get("seeds", []) if s["seed"] < from_seed]
+    if [s["seed"] for s in seeds] != list(range(from_seed)):
+        sys.exit(f"--from-seed {from_seed}: the earlier replay lacks some of seeds 0..{from_seed - 1}")
+    return {"seeds": seeds, "wall_s": sum(s["wall_s"] for s in seeds)}
+
+
 def main(argv=None):
     a = parse_args(argv)
     names = [t for t in a.tables.split(",") if t]
@@ -126,6 +138,8 @@ def main(argv=None):
     out = os.path.join(a.root, a.out)
     if a.add:
         doc = kept_tables(out, doc)
+    elif a.from_seed:
+        sys.exit("--from-seed extends an earlier replay: give --add")
     for name in names:
         table = tables.load(a.root, name)
         entry = {
@@ -138,8 +152,10 @@ def main(argv=None):
         doc["tables"][name] = entry
         for p, m in modules.items():
             t0 = time.time()
-            entry["peers"][p] = {"seeds": run_peer(table, m, doc["peer_seeds"][p], a.budget, log)}
-            entry["peers"][p]["wall_s"] = time.time() - t0
+            kept = kept_seeds(entry["peers"].get(p, {}), a.from_seed)
+            first = len(kept["seeds"])
+            new = run_peer(table, m, range(first, doc["peer_seeds"][p]), a.budget, log)
+            entry["peers"][p] = {"seeds": kept["seeds"] + new, "wall_s": kept["wall_s"] + time.time() - t0}
             doc["wall_s"] = doc.get("wall_before_s", 0.0) + time.time() - t_start
             doc["load_at_end"] = os.getloadavg()
             with open(out + ".tmp", "w") as f:

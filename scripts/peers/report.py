@@ -1,6 +1,7 @@
 """Writes results/search/peers.md from the peers' per-seed numbers (peers.json) and moldtune's
-own rows, parsed from results/search/identical-rules.md (under the peers' rules) and
-results/search/README.md (restricted rules), both written by `moldtune replay`.
+own rows, parsed from results/search/README.md (every learner under the peers' rules; else
+identical-rules.md, gp and auto) and results/search/restricted.md (restricted rules), all written
+by `moldtune replay`.
 
     python report.py --root REPO [--json results/search/peers.json]
         [--out results/search/peers.md] [--script-seconds S]
@@ -38,7 +39,7 @@ COLUMNS = [
 # last two only since `moldtune replay --rules` (absent: "–").
 README_COLUMNS = COLUMNS[:9] + ["repeated rows (median)", "answered by another row (median)"]
 # moldtune's replay pages the rows are read from: under the peers' rules first.
-MOLDTUNE_PAGES = ("identical-rules.md", "README.md")
+MOLDTUNE_PAGES = ("README.md", "identical-rules.md", "restricted.md")
 # Bootstrap resamples of the interval of a median (moldtune's stats::RESAMPLES).
 RESAMPLES = 2000
 
@@ -253,8 +254,9 @@ def intro(doc: dict, script_s: float | None, nearest: bool) -> str:
     return f"""# Search quality of other optimisers on moldtune's replay tables
 
 Written by `scripts/peers/run.sh` (`scripts/peers/report.py`); the per-seed numbers are in
-`results/search/peers.json`. The moldtune rows are parsed from `results/search/identical-rules.md`
-(under the peers' rules) and `results/search/README.md` (restricted) (`moldtune replay`) when this file is
+`results/search/peers.json`. The moldtune rows are parsed from `results/search/README.md` (every learner
+under the peers' rules), else `identical-rules.md`, and `results/search/restricted.md` (restricted rules)
+(`moldtune replay`) when this file is
 written, not copied; each table says which.
 
 **What was run.** Each peer searches each table with a budget of {doc['budget']} evaluations
