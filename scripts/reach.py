@@ -241,10 +241,12 @@ the ratio of medians. GFLOP/s use the same count for every program.
 
 ## The PolyBench bests of results/paper on the roofline
 
-Each run's best time **as its search recorded it** (not re-measured: the recordings are older, some from a quieter
-machine; gemm/large's recorded {TUNED_S} s is the tuned program above, which this run timed at
-{gemm['threads'][2]['programs']['tuned (paper space)']['median_s']:.4f} s at 2 threads), the problem's `work:` (as declared today) and the
-machine's limits at the problem's `OMP_NUM_THREADS` (roof: min(peak, intensity × triad bandwidth)).
+Each run's best time **as its search recorded it**, not re-measured, the problem's `work:` (as declared today) and
+the machine's limits at the problem's `OMP_NUM_THREADS` (roof: min(peak, intensity × triad bandwidth)). These are
+upper bounds, not measurements of today's programs: gemm/large's recorded {TUNED_S} s is the tuned program above,
+which this run timed at {gemm['threads'][2]['programs']['tuned (paper space)']['median_s']:.4f} s at 2 threads
+({gemm['threads'][2]['programs']['tuned (paper space)']['median_s'] / TUNED_S:.1f}× slower: this run's load explains
+part of it; why the recording is that much faster is not known yet).
 
 {paper_md}
 """)
