@@ -223,7 +223,7 @@ def main():
     (out / "README.md").write_text(f"""# Reach: how far the tuned kernels are from the machine
 
 `{doc['command']}` ({started}; load average {gemm['load_before'][0]:.1f} before, {gemm['load_after'][0]:.1f} after:
-this machine is shared, and the three programs were timed interleaved, each round in a shuffled order, so a busy
+this machine is shared, and the programs were timed interleaved, each round in a shuffled order, so a busy
 moment falls on all of them alike). Machine (`moldtune machine`): {machine['cpu']}, {machine['compiler']}; peak
 {l1['peak_gflops']:.1f} GFLOP/s and triad {l1['bandwidth_gbs']:.1f} GB/s at 1 thread, {l2['peak_gflops']:.1f} and
 {l2['bandwidth_gbs']:.1f} at 2.

@@ -32,12 +32,12 @@ fn the_reach_mold_agrees_with_gemm_at_its_edges() {
             "TJ=64",
             "TK=32",
             "RI=6",
-            "RJ=3",
+            "RJ=2",
             "PACK=1",
             "PAR=#pragma omp parallel for",
         ],
         ["TJ=1100", "TK=1200", "RI=8", "RJ=1", "PACK=0", "PAR="],
-        ["TJ=128", "TK=256", "RI=1", "RJ=2", "PACK=1", "PAR="],
+        ["TJ=128", "TK=256", "RI=3", "RJ=3", "PACK=1", "PAR="],
     ];
     for shape in shapes {
         let mut m = moldtune("measure").arg(root().join("polybench/gemm/gemm-reach.yaml"));

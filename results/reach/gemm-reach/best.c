@@ -39,10 +39,10 @@
 #endif
 #endif
 
-#define TJ 512
-#define TK 256
-#define RI 8
-#define RJ 3
+#define TJ 1100
+#define TK 64
+#define RI 6
+#define RJ 2
 #define PACK 0
 #if defined(__AVX512F__)
 #define VW 8
