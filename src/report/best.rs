@@ -28,7 +28,7 @@ pub struct Best {
     /// The configuration the problem's tie rule prefers (results.json's `preferred`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preferred: Option<Preferred>,
-    /// Where the best and the default (eval 0) stand on the roofline, when the problem
+    /// Where the best and the default (`source` default) stand on the roofline, when the problem
     /// declares its work (`work:`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reach: Option<Reach>,
@@ -70,9 +70,9 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
     };
     let (eval_id, objective, ok) = (*eval_id, *objective, oks.len());
     let reach = |v: f64| meta.roofline.and_then(|r| r.reach(v));
-    let default_reach = oks
-        .iter()
-        .find(|(id, _, _)| *id == 0)
+    let source = t.column("source")?;
+    let default_reach = (oks.iter())
+        .find(|(_, _, row)| row.cells[source] == "default")
         .and_then(|(_, v, _)| reach(*v));
     let json = std::fs::read(dir.join(meta::RESULTS_JSON))
         .ok()

@@ -34,22 +34,23 @@ pub fn version_of(cc: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// The compile command of the default configuration (with placeholder paths).
-pub fn default_compile_argv(problem: &Problem) -> Option<Vec<String>> {
+/// The template context of the default configuration (with placeholder paths).
+fn default_context(problem: &Problem) -> tera::Context {
     let source = problem.mold.variant_file();
     let b =
         crate::problem::template::Builtins::placeholder(&problem.dir, &problem.sources, &source);
-    let ctx = crate::problem::template::context(&problem.space, &problem.default_config(), &b);
-    problem.compile.argv(&ctx).ok()
+    crate::problem::template::context(&problem.space, &problem.default_config(), &b)
+}
+
+/// The compile command of the default configuration (with placeholder paths).
+pub fn default_compile_argv(problem: &Problem) -> Option<Vec<String>> {
+    problem.compile.argv(&default_context(problem)).ok()
 }
 
 /// The threads a timed run of the problem uses: its `OMP_NUM_THREADS` at the default
 /// configuration, else every CPU this process may run on.
 pub fn threads(problem: &Problem) -> usize {
-    let source = problem.mold.variant_file();
-    let b =
-        crate::problem::template::Builtins::placeholder(&problem.dir, &problem.sources, &source);
-    let ctx = crate::problem::template::context(&problem.space, &problem.default_config(), &b);
+    let ctx = default_context(problem);
     let given = (problem.env.iter())
         .find(|(k, _)| k == "OMP_NUM_THREADS")
         .and_then(|(_, t)| t.render(&ctx).ok())
@@ -70,7 +71,7 @@ pub fn roofline(problem: &Problem, mock: bool) -> Option<Roofline> {
                 crate::error::Error::Environment("the problem has no compiler".into())
             })?;
         let cpu = cpu_model().unwrap_or_default();
-        let compiler = compiler_version(problem).unwrap_or_else(|| cc.clone());
+        let compiler = version_of(&cc).unwrap_or_else(|| cc.clone());
         let threads = threads(problem);
         roofline::limits(&cc, (&cpu, &compiler), threads, false)
     };
