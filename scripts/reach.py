@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """How far the tuned kernels are from the machine (issue 41), into results/reach/:
 
-1. gemm LARGE: the tuned best of results/paper/gemm/large, the problem's default configuration
-   and OpenBLAS's cblas_dgemm on the same data (scripts/reach/gemm_openblas.c), each output
+1. gemm LARGE: the tuned bests of results/paper/gemm/large and results/reach/gemm-reach, the
+   problem's default configuration and OpenBLAS's cblas_dgemm (each kernel set the CPU can run)
+   on the same data (scripts/reach/gemm_openblas.c), each output
    checked against the default's, then timed interleaved in one run (rounds in a shuffled order,
    at 1 and 2 threads), with medians, GFLOP/s and 95% bootstrap intervals of the ratios.
-2. The roofline fraction of every PolyBench best in results/paper, from its recorded time, the
-   problem's `work:` and `moldtune machine`'s limits at the problem's thread count.
+2. The roofline fraction of every PolyBench best in results/paper and of its problem's default,
+   re-measured by `moldtune measure`, from the problem's `work:` and `moldtune machine`'s limits
+   at the problem's thread count.
 
-    python3 scripts/reach.py [--rounds 11] [--moldtune target/release/moldtune] [--out results/reach]
+    python3 scripts/reach.py [--rounds 11] [--repeats 5] [--moldtune target/release/moldtune] [--out results/reach]
 
 Needs clang-22 and libopenblas-dev (scripts/setup.sh installs both).
 """
@@ -62,13 +64,36 @@ def build_openblas(work):
     return str(exe)
 
 
+# OpenBLAS's kernel sets (OPENBLAS_CORETYPE) and the CPU flags each needs. OpenBLAS picks one by
+# the CPU's model number and falls back to Prescott's SSE3 kernels on a model newer than its
+# release (0.3.21 on an Emerald Rapids Xeon: 5x slower), so every set this CPU can run is timed
+# and the fastest is the reference.
+CORES = [("Haswell", {"avx2", "fma"}), ("Zen", {"avx2", "fma", "AuthenticAMD"}),
+         ("SkylakeX", {"avx512f", "avx512bw", "avx512dq", "avx512vl"}),
+         ("Cooperlake", {"avx512f", "avx512_bf16"}), ("SapphireRapids", {"avx512f", "amx_tile"})]
+
+
+def openblas_cores(exe):
+    """[(label, env)]: OpenBLAS as it detects this CPU, then each other kernel set it can run."""
+    info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    flags = set(info.split())
+    core = lambda env: sh([exe, "--core"], env=env).stdout.strip()
+    found = [(f"OpenBLAS {core({})} (detected)", {}, core({}))]
+    for name, needs in CORES:
+        env = {"OPENBLAS_CORETYPE": name}
+        if needs <= flags and all(core(env) != c for _, _, c in found):
+            found.append((f"OpenBLAS {core(env)}", env, core(env)))
+    return [(label, env) for label, env, _ in found]
+
+
 def threads_env(n):
     return {"OMP_NUM_THREADS": str(n), "OPENBLAS_NUM_THREADS": str(n)}
 
 
-def dump(exe):
-    """The program's dumped arrays as numbers."""
-    out = sh([exe], env={"PB_DUMP": "1", **threads_env(1)}).stderr
+def dump(prog):
+    """The program's (executable, environment) dumped arrays as numbers."""
+    exe, env = prog
+    out = sh([exe], env={"PB_DUMP": "1", **env, **threads_env(1)}).stderr
     body = out.split("==BEGIN DUMP_ARRAYS==")[1].split("==END")[0]
     return [float(x) for x in re.findall(r"-?\d[\d.eE+-]*", body.split("\n", 1)[1])]
 
@@ -77,9 +102,10 @@ def agree(a, b, rtol=1e-6, atol=1e-9):
     return len(a) == len(b) and all(abs(x - y) <= atol + rtol * max(abs(x), abs(y)) for x, y in zip(a, b))
 
 
-def kernel_time(exe, threads):
-    """One timed run: the last line of stdout that is a number."""
-    out = sh([exe], env=threads_env(threads)).stdout
+def kernel_time(prog, threads):
+    """One timed run of (executable, environment): the last line of stdout that is a number."""
+    exe, env = prog
+    out = sh([exe], env={**env, **threads_env(threads)}).stdout
     return float([l for l in out.split() if re.fullmatch(r"[\d.eE+-]+", l)][-1])
 
 
@@ -138,21 +164,30 @@ def roof(flops, bytes_, lim):
     return min(lim["peak_gflops"], flops / bytes_ * lim["bandwidth_gbs"])
 
 
-def gemm_section(moldtune, rounds, lims, work):
-    """The gemm LARGE comparison: a dict for the JSON and its Markdown."""
-    flops, _ = work_of(GEMM)
+def gemm_programs(moldtune, work):
+    """{name: (executable, environment)} and {name: configuration} of the gemm comparison."""
     programs = {
-        "default": build_variant(shown(moldtune, GEMM), work / "default"),
-        "tuned (paper space)": build_variant(shown(moldtune, GEMM, TUNED), work / "tuned"),
+        "default": (build_variant(shown(moldtune, GEMM), work / "default"), {}),
+        "tuned (paper space)": (build_variant(shown(moldtune, GEMM, TUNED), work / "tuned"), {}),
     }
     configs = {"tuned (paper space)": shown(moldtune, GEMM, TUNED)["described"]}
     if (REACH_RUN / "run.json").exists():
-        programs["tuned (reach space)"] = build_variant(shown(moldtune, REACH, REACH_RUN), work / "reach")
-        configs["tuned (reach space)"] = shown(moldtune, REACH, REACH_RUN)["described"]
-    programs["OpenBLAS dgemm"] = build_openblas(work)
+        reach = shown(moldtune, REACH, REACH_RUN)
+        programs["tuned (reach space)"] = (build_variant(reach, work / "reach"), {})
+        configs["tuned (reach space)"] = reach["described"]
+    blas = build_openblas(work)
+    for label, env in openblas_cores(blas):
+        programs[label] = (blas, env)
+    return programs, configs
+
+
+def gemm_section(moldtune, rounds, lims, work):
+    """The gemm LARGE comparison: a dict for the JSON and its Markdown."""
+    flops, _ = work_of(GEMM)
+    programs, configs = gemm_programs(moldtune, work)
     ref = dump(programs["default"])
-    for name, exe in programs.items():
-        if name != "default" and not agree(dump(exe), ref):
+    for name, prog in programs.items():
+        if name != "default" and not agree(dump(prog), ref):
             sys.exit(f"reach: {name}'s output differs from the default's: no timing")
     load0 = os.getloadavg()
     times = measure(programs, [1, 2], rounds)
@@ -161,50 +196,98 @@ def gemm_section(moldtune, rounds, lims, work):
     rows = []
     for t, by in times.items():
         peak = lims[t]["peak_gflops"]
-        entry = {"peak_gflops": peak, "programs": {}}
+        blas = min((n for n in by if n.startswith("OpenBLAS")), key=lambda n: statistics.median(by[n]))
+        entry = {"peak_gflops": peak, "openblas": blas, "programs": {}}
         for name, samples in by.items():
             med = statistics.median(samples)
-            of_blas = bootstrap_ratio(by["OpenBLAS dgemm"], samples)  # its rate / OpenBLAS's
+            of_blas = bootstrap_ratio(by[blas], samples)  # its rate / the fastest OpenBLAS's
             g = flops / med / 1e9
             entry["programs"][name] = {"samples": samples, "median_s": med, "gflops": g, "of_openblas": of_blas}
-            versus = "(itself)" if name == "OpenBLAS dgemm" else \
-                f"**{of_blas[0]:.0%}** [{of_blas[1]:.0%}, {of_blas[2]:.0%}]"
+            versus = "(the reference)" if name == blas else f"**{of_blas[0]:.0%}** [{of_blas[1]:.0%}, {of_blas[2]:.0%}]"
             rows.append(f"| {t} | {name} | {med:.4f} | {g:.1f} | {g / peak:.0%} | {versus} |")
         out["threads"][t] = entry
-    md = ["| threads | program | median s | GFLOP/s | of the peak | rate / OpenBLAS's [95%] |",
+    md = ["| threads | program | median s | GFLOP/s | of the peak | rate / the fastest OpenBLAS's [95%] |",
           "|---|---|---|---|---|---|"] + rows
     return out, "\n".join(md)
 
 
-def paper_section(lims):
-    """The roofline fraction of every PolyBench best in results/paper."""
+def measured(moldtune, problem, run_dir, repeats):
+    """`moldtune measure`'s median seconds of a run's best (run_dir) or of the default (None)."""
+    argv = [moldtune, "measure", str(problem), "--repeats", str(repeats), "--json"]
+    out = json.loads(sh(argv + (["--from", str(run_dir)] if run_dir else [])).stdout)
+    if out["status"] != "ok":
+        sys.exit(f"reach: measuring {run_dir or problem} failed: {out['status']} {out.get('cause')}")
+    return out["objective"]
+
+
+def paper_section(moldtune, lims, repeats):
+    """The roofline fraction of every PolyBench best in results/paper and of its problem's
+    default, both re-measured now (`moldtune measure`, output checked), beside the best's time
+    as its search recorded it."""
     rows, out = [], []
     for run in sorted((ROOT / "results/paper").glob("*/*/run.json")):
         meta = json.loads(run.read_text())
         problem = (run.parent / meta["problem"]).resolve()
         w = problem.exists() and work_of(problem)
-        if not w or not meta.get("best_objective"):
-            continue
-        t = threads_of(problem)
-        lim = lims.get(t)
-        if lim is None:
+        lim = lims.get(threads_of(problem))
+        if not w or not meta.get("best_objective") or lim is None:
             continue
         flops, bytes_ = w
-        gflops = flops / meta["best_objective"] / 1e9
         bound = roof(flops, bytes_, lim)
+        best, default = measured(moldtune, problem, run.parent, repeats), measured(moldtune, problem, None, repeats)
         name = f"{run.parent.parent.name}/{run.parent.name}"
-        out.append({"run": name, "threads": t, "best_s": meta["best_objective"], "gflops": gflops,
-                    "intensity": flops / bytes_, "bound_gflops": bound, "fraction": gflops / bound})
-        rows.append(f"| {name} | {t} | {meta['best_objective']:.4g} | {gflops:.2f} | {flops / bytes_:.1f} | "
-                    f"{bound:.1f} | {gflops / bound:.0%} |")
-    md = ["| run | threads | best s | GFLOP/s | intensity FLOP/B | roof GFLOP/s | fraction |",
-          "|---|---|---|---|---|---|---|"] + rows
+        g, g0 = flops / best / 1e9, flops / default / 1e9
+        out.append({"run": name, "threads": lim["threads"], "recorded_s": meta["best_objective"], "best_s": best,
+                    "default_s": default, "gflops": g, "default_gflops": g0, "intensity": flops / bytes_,
+                    "bound_gflops": bound, "fraction": g / bound, "default_fraction": g0 / bound})
+        print(f"{name}: best {best:.4g} s, default {default:.4g} s", file=sys.stderr)
+        rows.append(f"| {name} | {lim['threads']} | {flops / bytes_:.1f} | {bound:.1f} | {default:.4g} | {g0:.2f} | "
+                    f"{g0 / bound:.0%} | {best:.4g} | {meta['best_objective']:.4g} | {g:.2f} | **{g / bound:.0%}** |")
+    md = ["| run | threads | intensity FLOP/B | roof GFLOP/s | default s | GFLOP/s | fraction | best s | "
+          "(recorded) | GFLOP/s | fraction |", "|---|---|---|---|---|---|---|---|---|---|---|"] + rows
     return out, "\n".join(md)
+
+
+def readme(doc, gemm_md, paper_md):
+    machine, gemm = doc["machine"], doc["gemm_large"]
+    l1, l2 = ({l["threads"]: l for l in machine["limits"]}[t] for t in (1, 2))
+    blas = {t: e["openblas"] for t, e in gemm["threads"].items()}
+    return f"""# Reach: how far the tuned kernels are from the machine
+
+`{doc['command']}` ({doc['started']}; load average {gemm['load_before'][0]:.1f} before, {gemm['load_after'][0]:.1f}
+after: this machine is shared, and the programs were timed interleaved, each round in a shuffled order, so a busy
+moment falls on all of them alike). Machine (`moldtune machine`): {machine['cpu']}, {machine['compiler']}; peak
+{l1['peak_gflops']:.1f} GFLOP/s and triad {l1['bandwidth_gbs']:.1f} GB/s at 1 thread, {l2['peak_gflops']:.1f} and
+{l2['bandwidth_gbs']:.1f} at 2. What was tried to get closer: [experiments.md](experiments.md).
+
+## gemm LARGE (NI 1000, NJ 1100, NK 1200; {gemm['flops'] / 1e9:.2f} GFLOP by BLAS's count)
+
+The problem's default configuration (`polybench/gemm/gemm.yaml` at its defaults), the tuned best of the paper's
+space (`results/paper/gemm/large`), the tuned best of the reach space (`polybench/gemm/gemm-reach.yaml`,
+`results/reach/gemm-reach`) and OpenBLAS's `cblas_dgemm` (Debian's libopenblas 0.3.21) on the same data
+(`scripts/reach/gemm_openblas.c`), once with the kernel set OpenBLAS detects and once with each other set this CPU
+can run (`OPENBLAS_CORETYPE`); the fastest at each thread count is the reference ({blas[1]} at 1 thread,
+{blas[2]} at 2). Every output agrees with the default's (rtol 1e-6) before anything is timed.
+Configurations: {'; '.join(f'{k}: {v}' for k, v in gemm['configs'].items())}. {gemm['rounds']} rounds; medians;
+the intervals are 95% bootstrap intervals of the ratio of medians. GFLOP/s use the same count for every program.
+
+{gemm_md}
+
+## The PolyBench runs of results/paper on the roofline
+
+Each run's best and its problem's default, re-measured by `moldtune measure` ({doc['repeats']} repeats, median,
+output checked; one after the other, not interleaved), the problem's `work:` and the machine's limits at the
+problem's `OMP_NUM_THREADS` (roof: min(peak, intensity × triad bandwidth)); "(recorded)" is the best's time as its
+search recorded it, on whichever machine ran it. floyd-warshall is integer and declares no work.
+
+{paper_md}
+"""
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=11)
+    ap.add_argument("--repeats", type=int, default=5, help="moldtune measure's repeats for results/paper")
     ap.add_argument("--moldtune", default=str(ROOT / "target/release/moldtune"))
     ap.add_argument("--out", default=str(ROOT / "results/reach"))
     a = ap.parse_args()
@@ -212,44 +295,13 @@ def main():
     machine, lims = limits(a.moldtune)
     with tempfile.TemporaryDirectory(prefix="moldtune-reach-") as tmp:
         gemm, gemm_md = gemm_section(a.moldtune, a.rounds, lims, Path(tmp))
-    paper, paper_md = paper_section(lims)
+    paper, paper_md = paper_section(a.moldtune, lims, a.repeats)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    doc = {"started": started, "machine": machine, "gemm_large": gemm, "paper": paper,
-           "command": f"python3 scripts/reach.py --rounds {a.rounds}"}
+    doc = {"started": started, "machine": machine, "gemm_large": gemm, "paper": paper, "repeats": a.repeats,
+           "command": f"python3 scripts/reach.py --rounds {a.rounds} --repeats {a.repeats}"}
     (out / "reach.json").write_text(json.dumps(doc, indent=1))
-    l1, l2 = lims[1], lims[2]
-    TUNED_S = json.loads((TUNED / "run.json").read_text())["best_objective"]
-    (out / "README.md").write_text(f"""# Reach: how far the tuned kernels are from the machine
-
-`{doc['command']}` ({started}; load average {gemm['load_before'][0]:.1f} before, {gemm['load_after'][0]:.1f} after:
-this machine is shared, and the programs were timed interleaved, each round in a shuffled order, so a busy
-moment falls on all of them alike). Machine (`moldtune machine`): {machine['cpu']}, {machine['compiler']}; peak
-{l1['peak_gflops']:.1f} GFLOP/s and triad {l1['bandwidth_gbs']:.1f} GB/s at 1 thread, {l2['peak_gflops']:.1f} and
-{l2['bandwidth_gbs']:.1f} at 2.
-
-## gemm LARGE (NI 1000, NJ 1100, NK 1200; {gemm['flops'] / 1e9:.2f} GFLOP by BLAS's count)
-
-The problem's default configuration (`polybench/gemm/gemm.yaml` at its defaults), the tuned best of the paper's
-space (`results/paper/gemm/large`), the tuned best of the reach space (`polybench/gemm/gemm-reach.yaml`,
-`results/reach/gemm-reach`) and OpenBLAS's `cblas_dgemm` (Debian's libopenblas 0.3.21, its Zen kernel) on the same
-data (`scripts/reach/gemm_openblas.c`); every output agrees with the default's (rtol 1e-6) before anything is timed.
-Configurations: {'; '.join(f'{k}: {v}' for k, v in gemm['configs'].items())}. {gemm['rounds']} rounds; medians; the intervals are 95% bootstrap intervals of
-the ratio of medians. GFLOP/s use the same count for every program.
-
-{gemm_md}
-
-## The PolyBench bests of results/paper on the roofline
-
-Each run's best time **as its search recorded it**, not re-measured, the problem's `work:` (as declared today) and
-the machine's limits at the problem's `OMP_NUM_THREADS` (roof: min(peak, intensity × triad bandwidth)). These are
-upper bounds, not measurements of today's programs: gemm/large's recorded {TUNED_S} s is the tuned program above,
-which this run timed at {gemm['threads'][2]['programs']['tuned (paper space)']['median_s']:.4f} s at 2 threads
-({gemm['threads'][2]['programs']['tuned (paper space)']['median_s'] / TUNED_S:.1f}× slower: this run's load explains
-part of it; why the recording is that much faster is not known yet).
-
-{paper_md}
-""")
+    (out / "README.md").write_text(readme(doc, gemm_md, paper_md))
     print(f"wrote {out / 'README.md'}")
 
 

@@ -1,6 +1,8 @@
 /* gemm through OpenBLAS's cblas_dgemm on PolyBench's gemm data (the same init_array,
  * timer and dump as polybench/gemm/gemm.c), for scripts/reach.py's comparison. */
 #include <cblas.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "../../polybench/harness/pb.h"
 
@@ -21,7 +23,13 @@ static void init_array(double *alpha, double *beta, double *C, double *A, double
     for (int j = 0; j < NJ; j++) B[i * NJ + j] = (double)(i * (j + 2) % NJ) / NJ;
 }
 
-int main(void) {
+/* `gemm_openblas --core`: the kernel set OpenBLAS chose (OPENBLAS_CORETYPE overrides its
+ * detection, which falls back to Prescott's SSE3 kernels on CPUs newer than its release). */
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--core") == 0) {
+    puts(openblas_get_corename());
+    return 0;
+  }
   double alpha, beta;
   PB_ARRAY_1D(C, double, (size_t)NI * NJ);
   PB_ARRAY_1D(A, double, (size_t)NI * NK);
