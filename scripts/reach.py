@@ -6,7 +6,12 @@
    on the same data (scripts/reach/gemm_openblas.c), each output
    checked against the default's, then timed interleaved in one run (rounds in a shuffled order,
    at 1 and 2 threads), with medians, GFLOP/s and 95% bootstrap intervals of the ratios.
-2. The roofline fraction of every PolyBench best in results/paper and of its problem's default,
+2. What each choice of the reach space is worth: its tuned best against each one-change
+   neighbour, interleaved.
+4. The roofline fraction of -O3, Polly and mctree's best on each PolyBench/C 4.2.1 kernel of
+   results/mctree's campaign, their work counted by running each kernel with
+   scripts/reach/counted.hpp.
+3. The roofline fraction of every PolyBench best in results/paper and of its problem's default,
    re-measured by `moldtune measure`, from the problem's `work:` and `moldtune machine`'s limits
    at the problem's thread count.
 
@@ -211,6 +216,69 @@ def gemm_section(moldtune, rounds, lims, work):
     return out, "\n".join(md)
 
 
+def space(problem):
+    """[(name, [values])] and the constraint expressions of a problem file (as this repository
+    writes them: `values:` or `choices:` as a one-line list after `- name:`)."""
+    text = Path(problem).read_text()
+    params = [(m.group(1), json.loads(m.group(2))) for m in re.finditer(
+        r"- name: (\w+)\n(?:\s+#.*\n|\s+type: \w+\n)*\s+(?:values|choices): (\[.*\])", text)]
+    constraints = re.findall(r'^  - "(.+)"$', text.split("constraints:", 1)[1], re.M) if "constraints:" in text else []
+    return params, constraints
+
+
+def neighbours(config, problem):
+    """The one-change neighbours of a configuration: every other choice of a categorical
+    parameter, the next value either side of an ordinal one; those within the constraints."""
+    params, constraints = space(problem)
+    out = []
+    for name, values in params:
+        at = values.index(config[name])
+        others = [v for v in values if v != config[name]] if isinstance(values[0], str) else \
+            [values[i] for i in (at - 1, at + 1) if 0 <= i < len(values)]
+        for v in others:
+            c = {**config, name: v}
+            if all(eval(e, {"__builtins__": {}}, c) for e in constraints):  # arithmetic over ints
+                out.append((name, v, c))
+    return out
+
+
+def ablation_section(moldtune, rounds, lims, work):
+    """The reach space's tuned best against each of its one-change neighbours and the fastest
+    OpenBLAS, timed interleaved at 1 and 2 threads: what each choice is worth."""
+    flops, _ = work_of(GEMM)
+    best = shown(moldtune, REACH, REACH_RUN)
+    programs = {"tuned best": (build_variant(best, work / "best"), {})}
+    for n, (name, v, c) in enumerate(neighbours(best["config"], REACH)):
+        sets = [a for k, x in c.items() for a in ("--set", f"{k}={x}")]
+        show = json.loads(sh([moldtune, "show", str(REACH), "--json"] + sets).stdout)
+        programs[f"{name}={v!r}" if isinstance(v, str) else f"{name}={v}"] = \
+            (build_variant(show, work / f"n{n}"), {})
+    blas = build_openblas(work)
+    cores = openblas_cores(blas)
+    programs.update((label, (blas, env)) for label, env in cores)
+    ref = dump(programs["tuned best"])
+    for name, prog in programs.items():
+        if not agree(dump(prog), ref):
+            sys.exit(f"reach: {name}'s output differs from the tuned best's: no timing")
+    times = measure(programs, [1, 2], rounds, seed=1)
+    rows, out = [], {"best": best["described"], "rounds": rounds, "threads": {}}
+    for t, by in times.items():
+        fastest = min((l for l, _ in cores), key=lambda n: statistics.median(by[n]))
+        out["threads"][t] = {}
+        for name, samples in by.items():
+            if name.startswith("OpenBLAS") and name != fastest:
+                continue
+            med = statistics.median(samples)
+            of_best = bootstrap_ratio(by["tuned best"], samples)
+            of_blas = bootstrap_ratio(by[fastest], samples)
+            out["threads"][t][name] = {"median_s": med, "of_best": of_best, "of_openblas": of_blas}
+            rows.append(f"| {t} | {name} | {med:.4f} | {flops / med / 1e9:.1f} | {of_best[0]:.2f} "
+                        f"[{of_best[1]:.2f}, {of_best[2]:.2f}] | {of_blas[0]:.0%} |")
+    md = ["| threads | program (one change from the tuned best) | median s | GFLOP/s | rate / the best's [95%] | "
+          "rate / OpenBLAS's |", "|---|---|---|---|---|---|"] + rows
+    return out, "\n".join(md)
+
+
 def measured(moldtune, problem, run_dir, repeats):
     """`moldtune measure`'s median seconds of a run's best (run_dir) or of the default (None)."""
     argv = [moldtune, "measure", str(problem), "--repeats", str(repeats), "--json"]
@@ -248,7 +316,72 @@ def paper_section(moldtune, lims, repeats):
     return out, "\n".join(md)
 
 
-def readme(doc, gemm_md, paper_md):
+def micro_ceiling(moldtune, work):
+    """GFLOP/s of the reach space's tuned register tile alone on packed operands in L1, 1 thread
+    (scripts/reach/micro_ceiling.c built with the variant's own compile command)."""
+    best = shown(moldtune, REACH, REACH_RUN)
+    d = work / "micro"
+    build_variant(best, d)
+    harness, exe = str(ROOT / "scripts/reach/micro_ceiling.c"), str(d / "micro")
+    argv = [harness if a == best["source_file"] else a.replace("{work_dir}/variant", exe)
+            for a in best["compile"]["argv"]]
+    sh(argv[:1] + [f'-DVARIANT="{d / best["source_file"]}"'] + argv[1:], cwd=d)
+    out = sh([exe], env=threads_env(1)).stdout
+    return float(re.search(r"flops_per_s (\S+)", out).group(1)) / 1e9
+
+
+CAMPAIGN = ROOT / "results/mctree/polybench-4.2.1.json"
+
+
+def polybench_c():
+    """PolyBench/C 4.2.1 where scripts/polybench_campaign.py keeps it."""
+    cache = os.environ.get("MOLDTUNE_CACHE", os.path.expanduser("~/.cache/moldtune"))
+    return Path(cache) / "polybench-c-4.2.1"
+
+
+def counted_work(pb, file, work):
+    """(flops, bytes) of a PolyBench/C kernel at MEDIUM, counted by running it as C++ with
+    scripts/reach/counted.hpp (its floating-point operations while the timer runs; its arrays'
+    bytes, each counted once), or None for an integer kernel."""
+    header = (pb / file).with_suffix(".h").read_text()
+    kind = re.search(r"^#\s*define DATA_TYPE_IS_(INT|FLOAT|DOUBLE)\s*$", header, re.M).group(1)
+    if kind == "INT":
+        return None
+    exe = work / Path(file).stem
+    sh(["clang++-22", "-x", "c++", "-std=c++17", "-O1", "-w", "-include", str(ROOT / "scripts/reach/counted.hpp"),
+        "-DPOLYBENCH_TIME", "-DMEDIUM_DATASET", "-Iutilities", f"-I{Path(file).parent}", file, "-o", str(exe)], cwd=pb)
+    got = dict(l.split() for l in sh([str(exe)]).stdout.splitlines() if l.startswith(("flops ", "elements ")))
+    return int(got["flops"]), int(got["elements"]) * (4 if kind == "FLOAT" else 8)
+
+
+def mctree_section(lims, work):
+    """The roofline fraction of -O3, Polly and mctree's best on every PolyBench/C 4.2.1 kernel
+    of results/mctree's campaign (its medians, 2 threads), from counted work."""
+    pb = polybench_c()
+    if not CAMPAIGN.exists() or not (pb / "utilities").is_dir():
+        return None, f"(not measured: needs {CAMPAIGN.relative_to(ROOT)} and PolyBench/C in {pb}; " \
+                     "`python3 scripts/polybench_campaign.py` fetches it)"
+    campaign = json.loads(CAMPAIGN.read_text())
+    lim, rows, out = lims[2], [], []
+    for run in campaign["runs"]:
+        med = run.get("measured", {}).get("median_s")
+        w = med and counted_work(pb, run["file"], work)
+        if not w:
+            continue
+        flops, bytes_ = w
+        bound = roof(flops, bytes_, lim)
+        rate = {k: flops / med[k] / 1e9 for k in ("O3", "polly", "mctree")}
+        out.append({"kernel": run["kernel"], "flops": flops, "bytes": bytes_, "bound_gflops": bound,
+                    "gflops": rate, "fraction": {k: r / bound for k, r in rate.items()}})
+        rows.append(f"| {run['kernel']} | {flops / 1e6:.1f} | {flops / bytes_:.1f} | {bound:.1f} | "
+                    + " | ".join(f"{rate[k]:.2f} ({rate[k] / bound:.0%})" for k in ("O3", "polly"))
+                    + f" | **{rate['mctree']:.2f} ({rate['mctree'] / bound:.0%})** |")
+    md = ["| kernel | MFLOP (counted) | intensity FLOP/B | roof GFLOP/s | -O3 GFLOP/s (fraction) | Polly | mctree |",
+          "|---|---|---|---|---|---|---|"] + rows
+    return {"campaign_machine": campaign.get("machine"), "kernels": out}, "\n".join(md)
+
+
+def readme(doc, gemm_md, ablation_md, paper_md, mctree_md):
     machine, gemm = doc["machine"], doc["gemm_large"]
     l1, l2 = ({l["threads"]: l for l in machine["limits"]}[t] for t in (1, 2))
     blas = {t: e["openblas"] for t, e in gemm["threads"].items()}
@@ -273,6 +406,19 @@ the intervals are 95% bootstrap intervals of the ratio of medians. GFLOP/s use t
 
 {gemm_md}
 
+## What each choice of the reach space is worth
+
+The reach space's tuned best ({doc['ablation']['best']}) against each configuration one change away from it (every
+other choice of a categorical parameter, the next value either side of an ordinal one, within the constraint), and
+the fastest OpenBLAS, timed interleaved in a second run of {doc['ablation']['rounds']} rounds; the interval is the
+95% bootstrap interval of the neighbour's rate over the best's.
+
+{ablation_md}
+
+The tuned best's register tile alone, on packed operands that stay in the L1 cache (128 steps of k per call, as
+`scripts/reach/micro_ceiling.c` runs it with the variant's own compile command; 1 thread, best of 7):
+**{doc['ablation']['micro_gflops']:.1f} GFLOP/s, {doc['ablation']['micro_gflops'] / l1['peak_gflops']:.0%} of the peak**.
+
 ## The PolyBench runs of results/paper on the roofline
 
 Each run's best and its problem's default, re-measured by `moldtune measure` ({doc['repeats']} repeats, median,
@@ -281,6 +427,18 @@ problem's `OMP_NUM_THREADS` (roof: min(peak, intensity × triad bandwidth)); "(r
 search recorded it, on whichever machine ran it. floyd-warshall is integer and declares no work.
 
 {paper_md}
+
+## mctree's bests on PolyBench/C 4.2.1 on the roofline
+
+The medians of `results/mctree/polybench-4.2.1.md` (plain `-O3`, `-O3 -mllvm -polly` and mctree's verified best,
+MEDIUM, 2 threads, timed interleaved by `scripts/polybench_campaign.py` on {(doc['mctree'] or {}).get('campaign_machine')}),
+against this machine's limits at 2 threads. PolyBench/C declares no work, so each kernel's is counted: the file,
+unmodified, compiled as C++ with `scripts/reach/counted.hpp`, which counts every floating-point +, -, *, /, sqrt,
+exp and pow while PolyBench's timer runs (the program as written: gemm's `alpha * A * B` is 3 operations per
+multiply-add, not BLAS's 2) and the bytes of the arrays PolyBench allocates, each once (the least traffic there
+can be, so the roof is the highest it can be). floyd-warshall and nussinov compute on integers and are left out.
+
+{mctree_md}
 """
 
 
@@ -295,13 +453,18 @@ def main():
     machine, lims = limits(a.moldtune)
     with tempfile.TemporaryDirectory(prefix="moldtune-reach-") as tmp:
         gemm, gemm_md = gemm_section(a.moldtune, a.rounds, lims, Path(tmp))
+        ablation, ablation_md = ablation_section(a.moldtune, a.rounds, lims, Path(tmp))
+        ablation["micro_gflops"] = micro_ceiling(a.moldtune, Path(tmp))
+        mctree, mctree_md = mctree_section(lims, Path(tmp))
     paper, paper_md = paper_section(a.moldtune, lims, a.repeats)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    doc = {"started": started, "machine": machine, "gemm_large": gemm, "paper": paper, "repeats": a.repeats,
+    doc = {"started": started, "machine": machine, "gemm_large": gemm, "ablation": ablation, "paper": paper,
+           "mctree": mctree,
+           "repeats": a.repeats,
            "command": f"python3 scripts/reach.py --rounds {a.rounds} --repeats {a.repeats}"}
     (out / "reach.json").write_text(json.dumps(doc, indent=1))
-    (out / "README.md").write_text(readme(doc, gemm_md, paper_md))
+    (out / "README.md").write_text(readme(doc, gemm_md, ablation_md, paper_md, mctree_md))
     print(f"wrote {out / 'README.md'}")
 
 
