@@ -115,11 +115,17 @@ def kernel_time(prog, threads):
 
 
 def bootstrap_ratio(num, den, n=4000, seed=1):
-    """Median(num)/median(den) with a 95% percentile bootstrap interval."""
+    """Median(num)/median(den) with a 95% percentile bootstrap interval. The samples are paired
+    by round (sample r of each was timed in round r, interleaved), so rounds are resampled
+    whole: a busy moment that slowed every program of a round stays in one resampled round."""
     rng = random.Random(seed)
     est = statistics.median(num) / statistics.median(den)
-    rs = sorted(statistics.median(rng.choices(num, k=len(num))) / statistics.median(rng.choices(den, k=len(den)))
-                for _ in range(n))
+    rounds = range(min(len(num), len(den)))
+    rs = []
+    for _ in range(n):
+        pick = rng.choices(rounds, k=len(rounds))
+        rs.append(statistics.median(num[i] for i in pick) / statistics.median(den[i] for i in pick))
+    rs.sort()
     return est, rs[int(0.025 * n)], rs[int(0.975 * n) - 1]
 
 
@@ -187,7 +193,7 @@ def gemm_programs(moldtune, work):
 
 
 def gemm_section(moldtune, rounds, lims, work):
-    """The gemm LARGE comparison: a dict for the JSON and its Markdown."""
+    """The gemm LARGE comparison, measured: each program's samples per thread count."""
     flops, _ = work_of(GEMM)
     programs, configs = gemm_programs(moldtune, work)
     ref = dump(programs["default"])
@@ -196,24 +202,26 @@ def gemm_section(moldtune, rounds, lims, work):
             sys.exit(f"reach: {name}'s output differs from the default's: no timing")
     load0 = os.getloadavg()
     times = measure(programs, [1, 2], rounds)
-    out = {"flops": flops, "rounds": rounds, "load_before": load0, "load_after": os.getloadavg(),
-           "configs": configs, "threads": {}}
+    return {"flops": flops, "rounds": rounds, "load_before": load0, "load_after": os.getloadavg(),
+            "configs": configs, "peak_gflops": {t: lims[t]["peak_gflops"] for t in times}, "samples": times}
+
+
+def fastest_openblas(by):
+    return min((n for n in by if n.startswith("OpenBLAS")), key=lambda n: statistics.median(by[n]))
+
+
+def gemm_table(gemm):
     rows = []
-    for t, by in times.items():
-        peak = lims[t]["peak_gflops"]
-        blas = min((n for n in by if n.startswith("OpenBLAS")), key=lambda n: statistics.median(by[n]))
-        entry = {"peak_gflops": peak, "openblas": blas, "programs": {}}
+    for t, by in gemm["samples"].items():
+        peak, blas = gemm["peak_gflops"][t], fastest_openblas(by)
         for name, samples in by.items():
             med = statistics.median(samples)
-            of_blas = bootstrap_ratio(by[blas], samples)  # its rate / the fastest OpenBLAS's
-            g = flops / med / 1e9
-            entry["programs"][name] = {"samples": samples, "median_s": med, "gflops": g, "of_openblas": of_blas}
-            versus = "(the reference)" if name == blas else f"**{of_blas[0]:.0%}** [{of_blas[1]:.0%}, {of_blas[2]:.0%}]"
+            g = gemm["flops"] / med / 1e9
+            of = bootstrap_ratio(by[blas], samples)  # its rate / the fastest OpenBLAS's
+            versus = "(the reference)" if name == blas else f"**{of[0]:.0%}** [{of[1]:.0%}, {of[2]:.0%}]"
             rows.append(f"| {t} | {name} | {med:.4f} | {g:.1f} | {g / peak:.0%} | {versus} |")
-        out["threads"][t] = entry
-    md = ["| threads | program | median s | GFLOP/s | of the peak | rate / the fastest OpenBLAS's [95%] |",
-          "|---|---|---|---|---|---|"] + rows
-    return out, "\n".join(md)
+    return "\n".join(["| threads | program | median s | GFLOP/s | of the peak | rate / the fastest OpenBLAS's [95%] |",
+                      "|---|---|---|---|---|---|"] + rows)
 
 
 def space(problem):
@@ -242,10 +250,9 @@ def neighbours(config, problem):
     return out
 
 
-def ablation_section(moldtune, rounds, lims, work):
-    """The reach space's tuned best against each of its one-change neighbours and the fastest
-    OpenBLAS, timed interleaved at 1 and 2 threads: what each choice is worth."""
-    flops, _ = work_of(GEMM)
+def ablation_section(moldtune, rounds, work):
+    """The reach space's tuned best against each of its one-change neighbours and OpenBLAS,
+    timed interleaved at 1 and 2 threads: what each choice is worth."""
     best = shown(moldtune, REACH, REACH_RUN)
     programs = {"tuned best": (build_variant(best, work / "best"), {})}
     for n, (name, v, c) in enumerate(neighbours(best["config"], REACH)):
@@ -254,29 +261,28 @@ def ablation_section(moldtune, rounds, lims, work):
         programs[f"{name}={v!r}" if isinstance(v, str) else f"{name}={v}"] = \
             (build_variant(show, work / f"n{n}"), {})
     blas = build_openblas(work)
-    cores = openblas_cores(blas)
-    programs.update((label, (blas, env)) for label, env in cores)
+    programs.update((label, (blas, env)) for label, env in openblas_cores(blas))
     ref = dump(programs["tuned best"])
     for name, prog in programs.items():
         if not agree(dump(prog), ref):
             sys.exit(f"reach: {name}'s output differs from the tuned best's: no timing")
-    times = measure(programs, [1, 2], rounds, seed=1)
-    rows, out = [], {"best": best["described"], "rounds": rounds, "threads": {}}
-    for t, by in times.items():
-        fastest = min((l for l, _ in cores), key=lambda n: statistics.median(by[n]))
-        out["threads"][t] = {}
+    return {"best": best["described"], "rounds": rounds, "flops": work_of(GEMM)[0],
+            "samples": measure(programs, [1, 2], rounds, seed=1)}
+
+
+def ablation_table(ablation):
+    rows = []
+    for t, by in ablation["samples"].items():
+        blas = fastest_openblas(by)
         for name, samples in by.items():
-            if name.startswith("OpenBLAS") and name != fastest:
+            if name.startswith("OpenBLAS") and name != blas:
                 continue
             med = statistics.median(samples)
-            of_best = bootstrap_ratio(by["tuned best"], samples)
-            of_blas = bootstrap_ratio(by[fastest], samples)
-            out["threads"][t][name] = {"median_s": med, "of_best": of_best, "of_openblas": of_blas}
-            rows.append(f"| {t} | {name} | {med:.4f} | {flops / med / 1e9:.1f} | {of_best[0]:.2f} "
+            of_best, of_blas = bootstrap_ratio(by["tuned best"], samples), bootstrap_ratio(by[blas], samples)
+            rows.append(f"| {t} | {name} | {med:.4f} | {ablation['flops'] / med / 1e9:.1f} | {of_best[0]:.2f} "
                         f"[{of_best[1]:.2f}, {of_best[2]:.2f}] | {of_blas[0]:.0%} |")
-    md = ["| threads | program (one change from the tuned best) | median s | GFLOP/s | rate / the best's [95%] | "
-          "rate / OpenBLAS's |", "|---|---|---|---|---|---|"] + rows
-    return out, "\n".join(md)
+    return "\n".join(["| threads | program (one change from the tuned best) | median s | GFLOP/s | "
+                      "rate / the best's [95%] | rate / OpenBLAS's |", "|---|---|---|---|---|---|"] + rows)
 
 
 def measured(moldtune, problem, run_dir, repeats):
@@ -292,7 +298,7 @@ def paper_section(moldtune, lims, repeats):
     """The roofline fraction of every PolyBench best in results/paper and of its problem's
     default, both re-measured now (`moldtune measure`, output checked), beside the best's time
     as its search recorded it."""
-    rows, out = [], []
+    out = []
     for run in sorted((ROOT / "results/paper").glob("*/*/run.json")):
         meta = json.loads(run.read_text())
         problem = (run.parent / meta["problem"]).resolve()
@@ -309,16 +315,20 @@ def paper_section(moldtune, lims, repeats):
                     "default_s": default, "gflops": g, "default_gflops": g0, "intensity": flops / bytes_,
                     "bound_gflops": bound, "fraction": g / bound, "default_fraction": g0 / bound})
         print(f"{name}: best {best:.4g} s, default {default:.4g} s", file=sys.stderr)
-        rows.append(f"| {name} | {lim['threads']} | {flops / bytes_:.1f} | {bound:.1f} | {default:.4g} | {g0:.2f} | "
-                    f"{g0 / bound:.0%} | {best:.4g} | {meta['best_objective']:.4g} | {g:.2f} | **{g / bound:.0%}** |")
-    md = ["| run | threads | intensity FLOP/B | roof GFLOP/s | default s | GFLOP/s | fraction | best s | "
-          "(recorded) | GFLOP/s | fraction |", "|---|---|---|---|---|---|---|---|---|---|---|"] + rows
-    return out, "\n".join(md)
+    return out
+
+
+def paper_table(paper):
+    rows = [f"| {r['run']} | {r['threads']} | {r['intensity']:.1f} | {r['bound_gflops']:.1f} | {r['default_s']:.4g} | "
+            f"{r['default_gflops']:.2f} | {r['default_fraction']:.0%} | {r['best_s']:.4g} | {r['recorded_s']:.4g} | "
+            f"{r['gflops']:.2f} | **{r['fraction']:.0%}** |" for r in paper]
+    return "\n".join(["| run | threads | intensity FLOP/B | roof GFLOP/s | default s | GFLOP/s | fraction | best s | "
+                      "(recorded) | GFLOP/s | fraction |", "|---|---|---|---|---|---|---|---|---|---|---|"] + rows)
 
 
 def micro_ceiling(moldtune, work):
     """GFLOP/s of the reach space's tuned register tile alone on packed operands in L1, 1 thread
-    (scripts/reach/micro_ceiling.c built with the variant's own compile command)."""
+    (scripts/reach/micro_ceiling.c built with the variant's own compile command), 5 runs sorted."""
     best = shown(moldtune, REACH, REACH_RUN)
     d = work / "micro"
     build_variant(best, d)
@@ -326,8 +336,8 @@ def micro_ceiling(moldtune, work):
     argv = [harness if a == best["source_file"] else a.replace("{work_dir}/variant", exe)
             for a in best["compile"]["argv"]]
     sh(argv[:1] + [f'-DVARIANT="{d / best["source_file"]}"'] + argv[1:], cwd=d)
-    out = sh([exe], env=threads_env(1)).stdout
-    return float(re.search(r"flops_per_s (\S+)", out).group(1)) / 1e9
+    runs = [sh([exe], env=threads_env(1)).stdout for _ in range(5)]
+    return sorted(float(re.search(r"flops_per_s (\S+)", out).group(1)) / 1e9 for out in runs)
 
 
 CAMPAIGN = ROOT / "results/mctree/polybench-4.2.1.json"
@@ -356,35 +366,47 @@ def counted_work(pb, file, work):
 
 def mctree_section(lims, work):
     """The roofline fraction of -O3, Polly and mctree's best on every PolyBench/C 4.2.1 kernel
-    of results/mctree's campaign (its medians, 2 threads), from counted work."""
+    of results/mctree's campaign (its medians, 2 threads), from counted work; None without
+    the campaign or PolyBench/C."""
     pb = polybench_c()
     if not CAMPAIGN.exists() or not (pb / "utilities").is_dir():
-        return None, f"(not measured: needs {CAMPAIGN.relative_to(ROOT)} and PolyBench/C in {pb}; " \
-                     "`python3 scripts/polybench_campaign.py` fetches it)"
+        print(f"reach: no mctree section: needs {CAMPAIGN} and PolyBench/C in {pb} "
+              "(`python3 scripts/polybench_campaign.py` fetches it)", file=sys.stderr)
+        return None
     campaign = json.loads(CAMPAIGN.read_text())
-    lim, rows, out = lims[2], [], []
+    out = []
     for run in campaign["runs"]:
         med = run.get("measured", {}).get("median_s")
         w = med and counted_work(pb, run["file"], work)
         if not w:
             continue
         flops, bytes_ = w
-        bound = roof(flops, bytes_, lim)
+        bound = roof(flops, bytes_, lims[2])
         rate = {k: flops / med[k] / 1e9 for k in ("O3", "polly", "mctree")}
         out.append({"kernel": run["kernel"], "flops": flops, "bytes": bytes_, "bound_gflops": bound,
                     "gflops": rate, "fraction": {k: r / bound for k, r in rate.items()}})
-        rows.append(f"| {run['kernel']} | {flops / 1e6:.1f} | {flops / bytes_:.1f} | {bound:.1f} | "
-                    + " | ".join(f"{rate[k]:.2f} ({rate[k] / bound:.0%})" for k in ("O3", "polly"))
-                    + f" | **{rate['mctree']:.2f} ({rate['mctree'] / bound:.0%})** |")
-    md = ["| kernel | MFLOP (counted) | intensity FLOP/B | roof GFLOP/s | -O3 GFLOP/s (fraction) | Polly | mctree |",
-          "|---|---|---|---|---|---|---|"] + rows
-    return {"campaign_machine": campaign.get("machine"), "kernels": out}, "\n".join(md)
+    return {"campaign_machine": campaign.get("machine"), "kernels": out}
 
 
-def readme(doc, gemm_md, ablation_md, paper_md, mctree_md):
+def mctree_table(mctree):
+    if not mctree:
+        return "(not measured: the campaign's results or PolyBench/C were missing)"
+    rows = []
+    for k in mctree["kernels"]:
+        g, f = k["gflops"], k["fraction"]
+        rows.append(f"| {k['kernel']} | {k['flops'] / 1e6:.1f} | {k['flops'] / k['bytes']:.1f} | {k['bound_gflops']:.1f} | "
+                    f"{g['O3']:.2f} ({f['O3']:.0%}) | {g['polly']:.2f} ({f['polly']:.0%}) | "
+                    f"**{g['mctree']:.2f} ({f['mctree']:.0%})** |")
+    return "\n".join(["| kernel | MFLOP (counted) | intensity FLOP/B | roof GFLOP/s | -O3 GFLOP/s (fraction) | Polly | "
+                      "mctree |", "|---|---|---|---|---|---|---|"] + rows)
+
+
+def readme(doc):
+    gemm_md, ablation_md = gemm_table(doc["gemm_large"]), ablation_table(doc["ablation"])
+    paper_md, mctree_md = paper_table(doc["paper"]), mctree_table(doc["mctree"])
     machine, gemm = doc["machine"], doc["gemm_large"]
     l1, l2 = ({l["threads"]: l for l in machine["limits"]}[t] for t in (1, 2))
-    blas = {t: e["openblas"] for t, e in gemm["threads"].items()}
+    blas = {int(t): fastest_openblas(by) for t, by in gemm["samples"].items()}
     return f"""# Reach: how far the tuned kernels are from the machine
 
 `{doc['command']}` ({doc['started']}; load average {gemm['load_before'][0]:.1f} before, {gemm['load_after'][0]:.1f}
@@ -402,7 +424,8 @@ space (`results/paper/gemm/large`), the tuned best of the reach space (`polybenc
 can run (`OPENBLAS_CORETYPE`); the fastest at each thread count is the reference ({blas[1]} at 1 thread,
 {blas[2]} at 2). Every output agrees with the default's (rtol 1e-6) before anything is timed.
 Configurations: {'; '.join(f'{k}: {v}' for k, v in gemm['configs'].items())}. {gemm['rounds']} rounds; medians;
-the intervals are 95% bootstrap intervals of the ratio of medians. GFLOP/s use the same count for every program.
+the intervals are 95% bootstrap intervals of the ratio of medians, resampling whole rounds (a round's samples are
+paired: a busy moment slows all of them). GFLOP/s use the same count for every program.
 
 {gemm_md}
 
@@ -411,13 +434,15 @@ the intervals are 95% bootstrap intervals of the ratio of medians. GFLOP/s use t
 The reach space's tuned best ({doc['ablation']['best']}) against each configuration one change away from it (every
 other choice of a categorical parameter, the next value either side of an ordinal one, within the constraint), and
 the fastest OpenBLAS, timed interleaved in a second run of {doc['ablation']['rounds']} rounds; the interval is the
-95% bootstrap interval of the neighbour's rate over the best's.
+95% bootstrap interval of the neighbour's rate over the best's, resampling whole rounds.
 
 {ablation_md}
 
 The tuned best's register tile alone, on packed operands that stay in the L1 cache (128 steps of k per call, as
-`scripts/reach/micro_ceiling.c` runs it with the variant's own compile command; 1 thread, best of 7):
-**{doc['ablation']['micro_gflops']:.1f} GFLOP/s, {doc['ablation']['micro_gflops'] / l1['peak_gflops']:.0%} of the peak**.
+`scripts/reach/micro_ceiling.c` runs it with the variant's own compile command; 1 thread, each run the best of 7
+rounds of the CPU time it got; 5 runs): **median {doc['ablation']['micro_gflops'][2]:.1f} GFLOP/s,
+{doc['ablation']['micro_gflops'][2] / l1['peak_gflops']:.0%} of the peak** (runs {doc['ablation']['micro_gflops'][0]:.1f}–{doc['ablation']['micro_gflops'][-1]:.1f}: CPU time does not
+shield a run from what else shares the core and its caches on this virtual machine's host).
 
 ## The PolyBench runs of results/paper on the roofline
 
@@ -437,6 +462,9 @@ unmodified, compiled as C++ with `scripts/reach/counted.hpp`, which counts every
 exp and pow while PolyBench's timer runs (the program as written: gemm's `alpha * A * B` is 3 operations per
 multiply-add, not BLAS's 2) and the bytes of the arrays PolyBench allocates, each once (the least traffic there
 can be, so the roof is the highest it can be). floyd-warshall and nussinov compute on integers and are left out.
+At MEDIUM most kernels' arrays fit in the caches, so for the kernels of low intensity (atax, bicg, gesummv, mvt,
+trisolv, gemver, deriche) the memory roof, from a triad far larger than the caches, is lower than what cached data
+allows, and their fractions overstate how close they are.
 
 {mctree_md}
 """
@@ -448,23 +476,27 @@ def main():
     ap.add_argument("--repeats", type=int, default=5, help="moldtune measure's repeats for results/paper")
     ap.add_argument("--moldtune", default=str(ROOT / "target/release/moldtune"))
     ap.add_argument("--out", default=str(ROOT / "results/reach"))
+    ap.add_argument("--report-only", action="store_true", help="rewrite README.md from reach.json")
     a = ap.parse_args()
+    out = Path(a.out)
+    if a.report_only:
+        (out / "README.md").write_text(readme(json.loads((out / "reach.json").read_text())))
+        return
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     machine, lims = limits(a.moldtune)
     with tempfile.TemporaryDirectory(prefix="moldtune-reach-") as tmp:
-        gemm, gemm_md = gemm_section(a.moldtune, a.rounds, lims, Path(tmp))
-        ablation, ablation_md = ablation_section(a.moldtune, a.rounds, lims, Path(tmp))
+        gemm = gemm_section(a.moldtune, a.rounds, lims, Path(tmp))
+        ablation = ablation_section(a.moldtune, a.rounds, Path(tmp))
         ablation["micro_gflops"] = micro_ceiling(a.moldtune, Path(tmp))
-        mctree, mctree_md = mctree_section(lims, Path(tmp))
-    paper, paper_md = paper_section(a.moldtune, lims, a.repeats)
-    out = Path(a.out)
+        mctree = mctree_section(lims, Path(tmp))
+    paper = paper_section(a.moldtune, lims, a.repeats)
     out.mkdir(parents=True, exist_ok=True)
     doc = {"started": started, "machine": machine, "gemm_large": gemm, "ablation": ablation, "paper": paper,
-           "mctree": mctree,
-           "repeats": a.repeats,
+           "mctree": mctree, "repeats": a.repeats,
            "command": f"python3 scripts/reach.py --rounds {a.rounds} --repeats {a.repeats}"}
     (out / "reach.json").write_text(json.dumps(doc, indent=1))
-    (out / "README.md").write_text(readme(doc, gemm_md, ablation_md, paper_md, mctree_md))
+    # Through JSON and back, as --report-only reads it (thread counts become strings).
+    (out / "README.md").write_text(readme(json.loads(json.dumps(doc))))
     print(f"wrote {out / 'README.md'}")
 
 

@@ -261,3 +261,47 @@ fn the_probe_emits_its_fmas_at_the_width_it_counts() {
         packed("xmm")
     );
 }
+
+/// scripts/reach/counted.hpp counts a PolyBench/C kernel's floating-point operations (the
+/// roofline of mctree's PolyBench/C bests in results/reach rests on it): a kernel whose count
+/// is known, with work before and after the timer that must not count.
+#[test]
+fn the_flop_counter_counts_only_the_timed_operations() {
+    require_clang!();
+    let tmp = tempfile::tempdir().unwrap();
+    let kernel = tmp.path().join("k.c");
+    std::fs::write(
+        &kernel,
+        "static double x[100], y[100];\n\
+         int main(void) {\n\
+           double *a = (double *)polybench_alloc_data(100, sizeof(double));\n\
+           for (int i = 0; i < 100; i++) x[i] = i * 0.5;\n\
+           double s = 0.0;\n\
+           polybench_timer_start();\n\
+           for (int i = 0; i < 100; i++) { y[i] = 2.0 * x[i] + 1; s += y[i]; }\n\
+           s = sqrt(s) / 3;\n\
+           if (s > 1.0) s = -s;\n\
+           a[0] = s;\n\
+           polybench_timer_stop();\n\
+           float f = 2.0f; f = f * f + a[0];\n\
+           polybench_timer_print();\n\
+           return f > 0;\n\
+         }\n",
+    )
+    .unwrap();
+    let header = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/reach/counted.hpp");
+    let exe = tmp.path().join("k");
+    let o = std::process::Command::new("clang++-22")
+        .args(["-x", "c++", "-std=c++17", "-O1", "-w", "-include"])
+        .arg(&header)
+        .arg(&kernel)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = std::process::Command::new(&exe).output().unwrap();
+    // 100 × (a multiply and two adds), then a square root and a division; the comparison,
+    // the negation and the work outside the timer do not count.
+    assert_eq!(text(&o.stdout), "flops 302\nelements 100\n");
+}

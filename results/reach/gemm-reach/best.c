@@ -47,13 +47,13 @@
 #endif
 #endif
 
-#define TJ 512
-#define TK 128
-#define RI 6
-#define RJ 4
-#define TI (384 / RI * RI > 0 ? 384 / RI * RI : RI)
+#define TJ 1100
+#define TK 64
+#define RI 8
+#define RJ 3
+#define TI (1000 / RI * RI > 0 ? 1000 / RI * RI : RI)
 #define PACKA 1
-#define PACKB 1
+#define PACKB 2
 #define VEC 1
 #define ORDER 0
 #if defined(__AVX512F__)
