@@ -311,7 +311,8 @@ def paper_section(moldtune, lims, repeats):
         best, default = measured(moldtune, problem, run.parent, repeats), measured(moldtune, problem, None, repeats)
         name = f"{run.parent.parent.name}/{run.parent.name}"
         g, g0 = flops / best / 1e9, flops / default / 1e9
-        out.append({"run": name, "threads": lim["threads"], "recorded_s": meta["best_objective"], "best_s": best,
+        out.append({"run": name, "threads": lim["threads"], "recorded_s": meta["best_objective"],
+                    "recorded_on": meta.get("cpu_model"), "best_s": best,
                     "default_s": default, "gflops": g, "default_gflops": g0, "intensity": flops / bytes_,
                     "bound_gflops": bound, "fraction": g / bound, "default_fraction": g0 / bound})
         print(f"{name}: best {best:.4g} s, default {default:.4g} s", file=sys.stderr)
@@ -320,7 +321,8 @@ def paper_section(moldtune, lims, repeats):
 
 def paper_table(paper):
     rows = [f"| {r['run']} | {r['threads']} | {r['intensity']:.1f} | {r['bound_gflops']:.1f} | {r['default_s']:.4g} | "
-            f"{r['default_gflops']:.2f} | {r['default_fraction']:.0%} | {r['best_s']:.4g} | {r['recorded_s']:.4g} | "
+            f"{r['default_gflops']:.2f} | {r['default_fraction']:.0%} | {r['best_s']:.4g} | {r['recorded_s']:.4g} "
+            f"({r.get('recorded_on') or '?'}) | "
             f"{r['gflops']:.2f} | **{r['fraction']:.0%}** |" for r in paper]
     return "\n".join(["| run | threads | intensity FLOP/B | roof GFLOP/s | default s | GFLOP/s | fraction | best s | "
                       "(recorded) | GFLOP/s | fraction |", "|---|---|---|---|---|---|---|---|---|---|---|"] + rows)
@@ -449,7 +451,7 @@ shield a run from what else shares the core and its caches on this virtual machi
 Each run's best and its problem's default, re-measured by `moldtune measure` ({doc['repeats']} repeats, median,
 output checked; one after the other, not interleaved), the problem's `work:` and the machine's limits at the
 problem's `OMP_NUM_THREADS` (roof: min(peak, intensity × triad bandwidth)); "(recorded)" is the best's time as its
-search recorded it, on whichever machine ran it. floyd-warshall is integer and declares no work.
+search recorded it, with the CPU it ran on (its run.json). floyd-warshall is integer and declares no work.
 
 {paper_md}
 
