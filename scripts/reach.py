@@ -3,21 +3,27 @@
 
 1. gemm LARGE: the tuned bests of results/paper/gemm/large and results/reach/gemm-reach, the
    problem's default configuration and OpenBLAS's cblas_dgemm (each kernel set the CPU can run)
-   on the same data (scripts/reach/gemm_openblas.c), each output
-   checked against the default's, then timed interleaved in one run (rounds in a shuffled order,
-   at 1 and 2 threads), with medians, GFLOP/s and 95% bootstrap intervals of the ratios.
+   on the same data (scripts/reach/gemm_openblas.c), each output checked against the
+   default's, then timed interleaved in one run (rounds in a shuffled order, at 1 and 2
+   threads), with medians, GFLOP/s and 95% bootstrap intervals of the ratios (whole rounds
+   resampled).
 2. What each choice of the reach space is worth: its tuned best against each one-change
-   neighbour, interleaved.
-4. The roofline fraction of -O3, Polly and mctree's best on each PolyBench/C 4.2.1 kernel of
-   results/mctree's campaign, their work counted by running each kernel with
-   scripts/reach/counted.hpp.
+   neighbour, interleaved; and its register tile alone in L1 (scripts/reach/micro_ceiling.c).
 3. The roofline fraction of every PolyBench best in results/paper and of its problem's default,
    re-measured by `moldtune measure`, from the problem's `work:` and `moldtune machine`'s limits
    at the problem's thread count.
+4. The roofline fraction of -O3, Polly and mctree's best on each PolyBench/C 4.2.1 kernel of
+   results/mctree's campaign, their work counted by running each kernel with
+   scripts/reach/counted.hpp.
+
+Writes reach.json (every sample) and README.md; `--report-only` rewrites README.md from
+reach.json. About 8 minutes with `--rounds 15`.
 
     python3 scripts/reach.py [--rounds 11] [--repeats 5] [--moldtune target/release/moldtune] [--out results/reach]
+                             [--report-only]
 
-Needs clang-22 and libopenblas-dev (scripts/setup.sh installs both).
+Needs clang-22 and libopenblas-dev (scripts/setup.sh installs both); section 4 also PolyBench/C
+4.2.1 where scripts/polybench_campaign.py keeps it (skipped, and said, without it).
 """
 import argparse
 import json
