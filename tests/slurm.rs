@@ -287,14 +287,19 @@ fn twelve_matmul_evaluations_over_two_workers() {
     assert_no_jobs_left(&out);
 }
 
-/// A run that ended leaves no job of its own behind (the last one may take a moment to
-/// leave the queue after its reply).
+/// A run that ended leaves no job of its own behind.
 #[track_caller]
 fn assert_no_jobs_left(out: &Path) {
-    let tag = tag_of(out);
+    assert_queue_drains(&tag_of(out));
+}
+
+/// No job whose name contains `tag` stays in the queue (the last one may take a moment to
+/// leave it after its reply).
+#[track_caller]
+fn assert_queue_drains(tag: &str) {
     let t0 = Instant::now();
-    while !squeue(&tag).is_empty() {
-        let left = squeue(&tag);
+    while !squeue(tag).is_empty() {
+        let left = squeue(tag);
         assert!(
             t0.elapsed() < Duration::from_secs(10),
             "jobs left behind: {left:?}"
@@ -665,5 +670,5 @@ fn check_update_records_baselines_as_jobs_and_a_failed_one_is_left_as_it_was() {
             .any(|n| n.to_string_lossy().starts_with(".moldtune-check-")),
         "the jobs' folder is removed: {left:?}"
     );
-    assert!(squeue("-record-").is_empty(), "{:?}", squeue("-record-"));
+    assert_queue_drains("-record-");
 }
