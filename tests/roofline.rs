@@ -223,11 +223,11 @@ fn a_real_run_measures_the_machine_once_and_states_its_roofline_fraction() {
 fn the_probe_emits_its_fmas_at_the_width_it_counts() {
     require_clang!();
     let tmp = tempfile::tempdir().unwrap();
+    // The probe as `moldtune machine` builds it: its source, its flags.
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/evaluate/roofline_probe.c");
-    let flags = ["-O3", "-march=native", "-ffp-contract=fast", "-fopenmp"];
     let cc = |extra: &[&str]| {
         let o = std::process::Command::new("clang-22")
-            .args(flags)
+            .args(moldtune::evaluate::roofline::PROBE_FLAGS)
             .args(extra)
             .arg(&src)
             .current_dir(tmp.path())

@@ -19,6 +19,9 @@ use crate::problem::work::Work;
 /// The probe: independent FMA chains per thread, then a triad over arrays far larger than
 /// the caches. Prints the vector width, the best FLOP/s and the best bytes/s of 5 rounds.
 const PROBE_C: &str = include_str!("roofline_probe.c");
+/// The flags the probe is built with, after the compiler (its FMAs at the widest vector width
+/// the compiler targets on this CPU, contracted, threaded by OpenMP).
+pub const PROBE_FLAGS: [&str; 4] = ["-O3", "-march=native", "-ffp-contract=fast", "-fopenmp"];
 /// How long the probe may take (it runs for about a second).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -97,9 +100,10 @@ pub fn limits(
     Ok(limits)
 }
 
-/// The probe's version: a hash of its source.
+/// The probe's version: a hash of its source and its build flags.
 fn probe_version() -> String {
-    format!("{:016x}", crate::rng::fnv1a(PROBE_C.as_bytes()))
+    let probe = format!("{PROBE_C}\n{}", PROBE_FLAGS.join(" "));
+    format!("{:016x}", crate::rng::fnv1a(probe.as_bytes()))
 }
 
 /// Compiles the probe with `cc` and runs it at `threads` threads.
@@ -111,8 +115,8 @@ pub fn measure(cc: &str, threads: usize) -> Result<Limits, Error> {
     std::fs::write(&src, PROBE_C)
         .map_err(|e| Error::Environment(format!("cannot write {}: {e}", src.display())))?;
     let path = |p: &Path| p.display().to_string();
-    let build: Vec<String> = [cc, "-O3", "-march=native", "-ffp-contract=fast", "-fopenmp"]
-        .iter()
+    let build: Vec<String> = std::iter::once(cc)
+        .chain(PROBE_FLAGS)
         .map(|s| s.to_string())
         .chain([path(&src), "-o".into(), path(&exe)])
         .collect();
