@@ -149,27 +149,16 @@ def measure(programs, threads, rounds, seed=0):
     return times
 
 
-def work_of(problem):
-    """(flops, bytes) from a problem file's `work:` (evaluated over its sizes), or None."""
-    text = Path(problem).read_text()
-    m = re.search(r"^work:\n((?:  .*\n?)+)", text, re.M)
-    if not m:
-        return None
-    block = m.group(1)
-    sizes = {k: float(v) for k, v in re.findall(r"(\w+): (\d+)", re.search(r"sizes: \{(.*)\}", block).group(1))}
-
-    def amount(key):
-        e = re.search(rf'{key}: "([^"]+)"', block).group(1)
-        if not re.fullmatch(r"[\w\s+\-*/%().]+", e):
-            sys.exit(f"reach: unexpected `{key}` expression {e!r} in {problem}")
-        return float(eval(e, {"__builtins__": {}}, sizes))  # arithmetic over the sizes only
-
-    return amount("flops"), amount("bytes")
+def work_of(show):
+    """(flops, bytes or None) of a problem's `work:` as moldtune evaluates it (in `show
+    --json`), or None when the problem declares none."""
+    w = show.get("work")
+    return w and (w["flops"], w.get("bytes"))
 
 
-def threads_of(problem):
-    m = re.search(r'OMP_NUM_THREADS: "(\d+)"', Path(problem).read_text())
-    return int(m.group(1)) if m else os.cpu_count()
+def threads_of(show):
+    """The threads a timed run uses: its OMP_NUM_THREADS (in `show --json`), else every CPU."""
+    return int(show["run"]["env"].get("OMP_NUM_THREADS") or os.cpu_count())
 
 
 def limits(moldtune):
@@ -178,7 +167,8 @@ def limits(moldtune):
 
 
 def roof(flops, bytes_, lim):
-    return min(lim["peak_gflops"], flops / bytes_ * lim["bandwidth_gbs"])
+    """min(peak, intensity x bandwidth); the peak alone without the bytes."""
+    return min(lim["peak_gflops"], flops / bytes_ * lim["bandwidth_gbs"] if bytes_ else float("inf"))
 
 
 def gemm_programs(moldtune, work):
@@ -200,7 +190,7 @@ def gemm_programs(moldtune, work):
 
 def gemm_section(moldtune, rounds, lims, work):
     """The gemm LARGE comparison, measured: each program's samples per thread count."""
-    flops, _ = work_of(GEMM)
+    flops, _ = work_of(shown(moldtune, GEMM))
     programs, configs = gemm_programs(moldtune, work)
     ref = dump(programs["default"])
     for name, prog in programs.items():
@@ -230,29 +220,22 @@ def gemm_table(gemm):
                       "|---|---|---|---|---|---|"] + rows)
 
 
-def space(problem):
-    """[(name, [values])] and the constraint expressions of a problem file (as this repository
-    writes them: `values:` or `choices:` as a one-line list after `- name:`)."""
-    text = Path(problem).read_text()
-    params = [(m.group(1), json.loads(m.group(2))) for m in re.finditer(
-        r"- name: (\w+)\n(?:\s+#.*\n|\s+type: \w+\n)*\s+(?:values|choices): (\[.*\])", text)]
-    constraints = re.findall(r'^  - "(.+)"$', text.split("constraints:", 1)[1], re.M) if "constraints:" in text else []
-    return params, constraints
-
-
-def neighbours(config, problem):
-    """The one-change neighbours of a configuration: every other choice of a categorical
-    parameter, the next value either side of an ordinal one; those within the constraints."""
-    params, constraints = space(problem)
+def neighbours(moldtune, best):
+    """[(label, shown)]: the one-change neighbours of the reach run's best, every other value of
+    an unordered parameter and the next value either side of an ordered one (the space as `show
+    --json` gives it); `show` refuses those that break a constraint, and they are left out."""
     out = []
-    for name, values in params:
-        at = values.index(config[name])
-        others = [v for v in values if v != config[name]] if isinstance(values[0], str) else \
-            [values[i] for i in (at - 1, at + 1) if 0 <= i < len(values)]
+    for p in best["space"]:
+        values, now = p["values"] or [], best["config"][p["name"]]
+        at = values.index(now) if now in values else None
+        others = [v for v in values if v != now] if not p["ordered"] else \
+            [values[i] for i in (at - 1, at + 1) if at is not None and 0 <= i < len(values)]
         for v in others:
-            c = {**config, name: v}
-            if all(eval(e, {"__builtins__": {}}, c) for e in constraints):  # arithmetic over ints
-                out.append((name, v, c))
+            argv = [moldtune, "show", str(REACH), "--from", str(REACH_RUN), "--set", f"{p['name']}={v}", "--json"]
+            shown_v = sh(argv, check=False)
+            if shown_v.returncode == 0:
+                out.append((f"{p['name']}={v!r}" if isinstance(v, str) else f"{p['name']}={v}",
+                            json.loads(shown_v.stdout)))
     return out
 
 
@@ -261,18 +244,15 @@ def ablation_section(moldtune, rounds, work):
     timed interleaved at 1 and 2 threads: what each choice is worth."""
     best = shown(moldtune, REACH, REACH_RUN)
     programs = {"tuned best": (build_variant(best, work / "best"), {})}
-    for n, (name, v, c) in enumerate(neighbours(best["config"], REACH)):
-        sets = [a for k, x in c.items() for a in ("--set", f"{k}={x}")]
-        show = json.loads(sh([moldtune, "show", str(REACH), "--json"] + sets).stdout)
-        programs[f"{name}={v!r}" if isinstance(v, str) else f"{name}={v}"] = \
-            (build_variant(show, work / f"n{n}"), {})
+    for n, (label, show) in enumerate(neighbours(moldtune, best)):
+        programs[label] = (build_variant(show, work / f"n{n}"), {})
     blas = build_openblas(work)
     programs.update((label, (blas, env)) for label, env in openblas_cores(blas))
     ref = dump(programs["tuned best"])
     for name, prog in programs.items():
         if not agree(dump(prog), ref):
             sys.exit(f"reach: {name}'s output differs from the tuned best's: no timing")
-    return {"best": best["described"], "rounds": rounds, "flops": work_of(GEMM)[0],
+    return {"best": best["described"], "rounds": rounds, "flops": work_of(best)[0],
             "samples": measure(programs, [1, 2], rounds, seed=1)}
 
 
@@ -308,8 +288,8 @@ def paper_section(moldtune, lims, repeats):
     for run in sorted((ROOT / "results/paper").glob("*/*/run.json")):
         meta = json.loads(run.read_text())
         problem = (run.parent / meta["problem"]).resolve()
-        w = problem.exists() and work_of(problem)
-        lim = lims.get(threads_of(problem))
+        show = problem.exists() and shown(moldtune, problem)
+        w, lim = show and work_of(show), show and lims.get(threads_of(show))
         if not w or not meta.get("best_objective") or lim is None:
             continue
         flops, bytes_ = w
@@ -319,17 +299,20 @@ def paper_section(moldtune, lims, repeats):
         g, g0 = flops / best / 1e9, flops / default / 1e9
         out.append({"run": name, "threads": lim["threads"], "recorded_s": meta["best_objective"],
                     "recorded_on": meta.get("cpu_model"), "best_s": best,
-                    "default_s": default, "gflops": g, "default_gflops": g0, "intensity": flops / bytes_,
+                    "default_s": default, "gflops": g, "default_gflops": g0,
+                    "intensity": bytes_ and flops / bytes_,
                     "bound_gflops": bound, "fraction": g / bound, "default_fraction": g0 / bound})
         print(f"{name}: best {best:.4g} s, default {default:.4g} s", file=sys.stderr)
     return out
 
 
 def paper_table(paper):
-    rows = [f"| {r['run']} | {r['threads']} | {r['intensity']:.1f} | {r['bound_gflops']:.1f} | {r['default_s']:.4g} | "
-            f"{r['default_gflops']:.2f} | {r['default_fraction']:.0%} | {r['best_s']:.4g} | {r['recorded_s']:.4g} "
-            f"({r.get('recorded_on') or '?'}) | "
-            f"{r['gflops']:.2f} | **{r['fraction']:.0%}** |" for r in paper]
+    def cells(r):
+        intensity = f"{r['intensity']:.1f}" if r["intensity"] else "–"
+        return (f"| {r['run']} | {r['threads']} | {intensity} | {r['bound_gflops']:.1f} | {r['default_s']:.4g} | "
+                f"{r['default_gflops']:.2f} | {r['default_fraction']:.0%} | {r['best_s']:.4g} | {r['recorded_s']:.4g} "
+                f"({r.get('recorded_on') or '?'}) | {r['gflops']:.2f} | **{r['fraction']:.0%}** |")
+    rows = [cells(r) for r in paper]
     return "\n".join(["| run | threads | intensity FLOP/B | roof GFLOP/s | default s | GFLOP/s | fraction | best s | "
                       "(recorded) | GFLOP/s | fraction |", "|---|---|---|---|---|---|---|---|---|---|---|"] + rows)
 

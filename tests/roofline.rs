@@ -120,6 +120,18 @@ fn a_mock_run_states_gflops_from_the_declared_work_and_its_times() {
         "{b}"
     );
     assert!(b["default_reach"]["gflops"].as_f64().is_some(), "{b}");
+    // `show --json` states the work as evaluated (scripts/reach.py reads it there).
+    let o = moldtune("show")
+        .arg(tmp.path().join("p.yaml"))
+        .json()
+        .output();
+    assert_code(&o, 0);
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        s["work"],
+        serde_json::json!({"flops": 2.5e8, "bytes": 6.0e6}),
+        "{s}"
+    );
 }
 
 /// The example matmul problem (N = 320, C += A·B) with its work declared, in a temp dir.

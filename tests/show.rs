@@ -123,6 +123,20 @@ fn show_json_and_out_file() {
     assert_eq!(v["check"]["env"]["MT_CHECK"], "1");
     assert_eq!(v["check"]["stream"], "stderr");
     assert_eq!(v["run"]["env"]["MT_MODE"], "u");
+    // The space, for scripts that walk it: an ordinal's values in order, a range as null.
+    let space = v["space"].as_array().unwrap();
+    let names: Vec<&str> = space.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["T", "P2", "VEC", "U", "DEF"]);
+    assert_eq!(space[0]["values"], serde_json::json!([4, 8, 16]));
+    assert_eq!(space[0]["ordered"], true);
+    assert_eq!(
+        space[1]["values"],
+        serde_json::json!(["", "#pragma omp interchange"])
+    );
+    assert_eq!(space[1]["ordered"], false);
+    assert_eq!(space[2]["values"], serde_json::json!([false, true]));
+    assert!(space[3]["values"].is_null(), "{v}");
+    assert!(v.get("work").is_none(), "no `work:` declared: {v}");
     let src = std::fs::read_to_string(d.join("v.c")).unwrap();
     assert_eq!(src, "int t = 4;\n\nint v = 0;\n");
     assert_eq!(v["source"], src.as_str());

@@ -39,6 +39,37 @@ pub struct Shown {
     pub repeats: u32,
     pub reduce: Reduce,
     pub metric: MetricKind,
+    /// Each parameter's values, for scripts that walk the space (`scripts/reach.py`).
+    pub space: Vec<ShownParam>,
+    /// What one timed run computes (`work:`, evaluated over its sizes), when declared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub work: Option<crate::problem::work::Work>,
+}
+
+/// A parameter's values in order (`None` for a range), and whether that order means
+/// anything (an ordinal's does; a categorical's does not).
+#[derive(Debug, serde::Serialize)]
+pub struct ShownParam {
+    pub name: String,
+    pub ordered: bool,
+    pub values: Option<Vec<serde_json::Value>>,
+}
+
+impl ShownParam {
+    fn of(p: &crate::problem::param::Param) -> ShownParam {
+        use crate::problem::param::Kind;
+        let n = match &p.kind {
+            Kind::Ordinal(v) => Some(v.len()),
+            Kind::Categorical(v) => Some(v.len()),
+            Kind::Boolean => Some(2),
+            Kind::Integer { .. } | Kind::Real { .. } | Kind::Open(_) => None,
+        };
+        ShownParam {
+            name: p.name.clone(),
+            ordered: matches!(p.kind, Kind::Ordinal(_)),
+            values: n.map(|n| (0..n).map(|i| p.json(i as f64)).collect()),
+        }
+    }
 }
 
 /// The check run, and what its output is compared with.
@@ -123,6 +154,8 @@ pub fn show(problem_path: &Path, which: &pick::Which) -> Result<Shown, Error> {
         repeats: problem.repeats,
         reduce: problem.reduce,
         metric: problem.metric.kind,
+        space: problem.space.params.iter().map(ShownParam::of).collect(),
+        work: problem.work,
     })
 }
 
