@@ -80,13 +80,14 @@ pub enum Error {
         /// The run stopped before its budget: every evaluation failed for that cause.
         early: bool,
     },
-    #[error("interrupted; resume with `moldtune run --resume {}`", .0.display())]
-    Interrupted(PathBuf),
+    /// Interrupted: the run directory, and the command that resumes it (`run`, `mctree`).
+    #[error("interrupted; resume with `moldtune {} --resume {}`", .1, .0.display())]
+    Interrupted(PathBuf, &'static str),
     /// Interrupted where there is nothing to resume (`moldtune check`).
     #[error("interrupted: {0}")]
     Cancelled(String),
     /// The machine, not a variant, failed (see `evaluate::environment`).
-    #[error("the machine failed, not the variant: {0}\n  hint: fix it, then continue the run with `moldtune run --resume DIR`")]
+    #[error("the machine failed, not the variant: {0}\n  hint: fix it, then continue the run with `--resume DIR` (`moldtune run`, or `moldtune mctree` for a run it started)")]
     Environment(String),
     /// Measurements too noisy to decide what was asked (`baseline --strict`).
     #[error("{message}{}", hint_suffix(.hint))]
@@ -136,7 +137,7 @@ impl Error {
             | Error::Usage { .. }
             | Error::Reference { .. } => exit::USAGE,
             Error::NoSuccess { .. } => exit::NO_SUCCESS,
-            Error::Interrupted(_) | Error::Cancelled(_) => exit::INTERRUPTED,
+            Error::Interrupted(..) | Error::Cancelled(_) => exit::INTERRUPTED,
             Error::Environment(_) => exit::ENVIRONMENT,
             Error::Undecidable { .. } => exit::UNDECIDED,
             Error::Io { .. } | Error::Internal(_) => exit::INTERNAL,

@@ -411,6 +411,42 @@ fn the_verification_re_measures_each_polly_knob_alone_whatever_its_rank() {
     assert!(ids.len() <= 2 + knobs.len(), "{ids:?}");
 }
 
+/// An interrupted mctree run names the command that resumes it, and that command does (it said
+/// `moldtune run --resume DIR`, which fails on the C file; issue 53 item 5).
+#[test]
+fn an_interrupted_mctree_run_says_how_to_resume_it() {
+    require_clang!();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let child = mctree(&kernel("gemm"))
+        .mock()
+        .quiet()
+        .out(&out)
+        .args(["--max-evals", "200", "--verify", "0"])
+        .args(["--", "-DMINI_DATASET"])
+        .env("MOLDTUNE_MOCK_DELAY_MS", "200")
+        .spawn();
+    let t0 = std::time::Instant::now();
+    while Csv::try_rows(&out) < 2 && t0.elapsed().as_secs() < 120 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", describe(&o));
+    let err = crate::common::text(&o.stderr);
+    let said = format!("moldtune mctree --resume {}", out.display());
+    assert!(err.contains(&said), "{err}");
+    let o = moldtune("mctree")
+        .args(["--resume"])
+        .arg(&out)
+        .mock()
+        .quiet()
+        .args(["--max-evals", "4", "--verify", "0"])
+        .output();
+    assert_code(&o, 0);
+}
+
 #[test]
 fn sigkill_then_resume_loses_and_repeats_no_experiment() {
     require_clang!();

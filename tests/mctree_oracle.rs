@@ -35,7 +35,7 @@ use moldtune::rng::Rng;
 const SEEDS: [u32; 3] = [1, 2, 3];
 
 /// The kernels of `tests/mctree/adversarial/`.
-const ADVERSARIAL: [&str; 18] = [
+const ADVERSARIAL: [&str; 20] = [
     "down.c",
     "strided.c",
     "pview.c",
@@ -54,6 +54,8 @@ const ADVERSARIAL: [&str; 18] = [
     "trips.c",
     "temporaries.c",
     "rows.c",
+    "unlisted.c",
+    "precise.c",
 ];
 
 /// One input of a program: extra compile flags (a dataset) and environment (a seed).
@@ -344,6 +346,10 @@ const ILLEGAL: &[(&str, &str, bool)] = &[
     ("rows.c", "L0: tile sizes(4,4)", true),
     ("temporaries.c", "L2: reverse", true),
     ("temporaries.c", "L4: reverse", true),
+    // Issue 53: calls through pointers named like libm functions were pure by their name.
+    ("unlisted.c", "L2: reverse", true),
+    ("unlisted.c", "L2: parallel for", false),
+    ("unlisted.c", "L3: reverse", true),
 ];
 
 #[test]
@@ -425,6 +431,48 @@ fn directions_are_listed_in_the_order_iterations_run() {
             l.id
         );
     }
+}
+
+/// Headers outside the grammar (issue 53: each was proved on main at eb5b199): a bound computed
+/// in `double`, one that reads its own counter, a `return` reached through a `do { … } while
+/// (0)` macro. The loop is not transformable at all, and `--list` says which rule it breaks.
+#[test]
+fn a_header_outside_the_grammar_is_refused_with_the_rule_it_breaks() {
+    require_clang!();
+    let r = recorded(&adversarial("unlisted.c"), "", &[]);
+    let (_, t) = loop_tree(&r);
+    let cases: &[(u32, &str)] = &[
+        (27, "its bound is computed in `double`"),
+        (29, "its bound is computed in `double`"),
+        (36, "its bound reads its own counter `k`"),
+        (38, "leaves the loop early"),
+    ];
+    for &(line, why) in cases {
+        let l = t.loops.iter().find(|l| l.line == line).unwrap();
+        let said = l.untouchable.as_deref().unwrap_or("");
+        assert!(said.contains(why), "L{} at line {line}: {said}", l.id);
+    }
+    let listed = t.render();
+    assert!(listed.contains("computed in `double`"), "{listed}");
+}
+
+/// Ordinary code the grammar reads precisely (issue 53): `enum` constants as sizes and field
+/// indices, `const` integers, glibc's `assert` and a helper without effect in a body. Every loop
+/// is transformable and every one-directive stack proved (on main at eb5b199, the `enum` field
+/// index, the `assert` and the helper's call left loops unproved).
+#[test]
+fn ordinary_code_is_read_precisely() {
+    require_clang!();
+    let r = recorded(&adversarial("precise.c"), "", &[]);
+    let (_, t) = loop_tree(&r);
+    for l in &t.loops {
+        assert!(l.untouchable.is_none(), "L{}: {:?}", l.id, l.untouchable);
+        assert!(l.outside.is_empty(), "L{}: {:?}", l.id, l.outside);
+    }
+    let strict = Options::default();
+    let (proved, refused) = moldtune::mctree::directive::Stacks::root().children(&t, &strict);
+    assert!(refused.is_empty(), "{refused:?}");
+    assert!(proved.len() > 40, "{}", proved.len());
 }
 
 /// What lies outside the dependence test's model is named, with where, and leaves the loops

@@ -132,7 +132,7 @@ pub fn check(
             .remeasure(&loaded.problem, &configs, &mut gate)
             .map_err(stopped)?,
         Err(Error::Reference { message, built }) => vec![Err(reference_failed(message, built))],
-        Err(Error::Interrupted(_)) => return Err(stopped(Stop::Interrupted)),
+        Err(Error::Interrupted(..)) => return Err(stopped(Stop::Interrupted)),
         Err(e) => return Err(e),
     };
     let seconds = start.elapsed().as_secs_f64();

@@ -44,7 +44,7 @@ pub(super) fn leave_curve<T>(
 ) {
     let dir = match result {
         Ok(t) => Some(finished(t)),
-        Err(Error::Interrupted(d)) => Some(d.clone()),
+        Err(Error::Interrupted(d, _)) => Some(d.clone()),
         Err(e) if e.code() == exit::USAGE => None,
         Err(_) => out.map(Path::to_path_buf),
     };

@@ -83,7 +83,7 @@ impl Stop {
     /// The command's error for a stop while working in `dir`.
     pub fn into_error(self, dir: &std::path::Path) -> crate::error::Error {
         match self {
-            Stop::Interrupted => crate::error::Error::Interrupted(dir.to_path_buf()),
+            Stop::Interrupted => crate::error::Error::Interrupted(dir.to_path_buf(), "run"),
             Stop::Environment(why) => crate::error::Error::Environment(why),
         }
     }

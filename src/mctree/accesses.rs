@@ -8,10 +8,12 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use serde_json::Value;
 
 use crate::mctree::affine::Affine;
-use crate::mctree::header::{assigns, header, is_write};
+use crate::mctree::calls::{callee, is_pure};
+use crate::mctree::header::{assigns, header};
 use crate::mctree::memory::{Memory, Place, Subscript};
-use crate::mctree::model::PURE;
-use crate::mctree::node::{bare, decl_ref, inner, kind, literal, loop_key, text_of, Positions};
+use crate::mctree::node::{
+    bare, decl_ref, inner, is_write, kind, literal, loop_key, text_of, Positions,
+};
 use crate::problem::mold::line_col;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -228,6 +230,12 @@ impl<'k> Collector<'k> {
                 self.address(v)
             }
             ("CallExpr", _) => self.call(v),
+            // Its statements, as conditional as an `if`'s.
+            ("StmtExpr", _) => {
+                let was = std::mem::replace(&mut self.direct, false);
+                inner(v).iter().for_each(|c| self.stmt(c));
+                self.direct = was;
+            }
             ("ArraySubscriptExpr", _) | ("UnaryOperator", Some("*")) => self.access(v, false),
             ("DeclRefExpr", _) => self.scalar(v, false),
             _ => inner(v).iter().for_each(|c| self.expr(c)),
@@ -236,9 +244,8 @@ impl<'k> Collector<'k> {
 
     fn call(&mut self, v: &Value) {
         let kids = inner(v);
-        let callee = kids.first().and_then(decl_ref).map(|(_, n, _)| n);
-        if !callee.is_some_and(|c| PURE.contains(&c)) {
-            let name = callee.unwrap_or("through a pointer");
+        if !is_pure(v) {
+            let name = callee(v).map_or("through a pointer", |(_, n)| n);
             self.note(
                 v,
                 &format!("a call of `{name}`, which may write any memory"),

@@ -7,9 +7,9 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::Value;
 
-use crate::mctree::header::{assigns, header, is_write, leaves_early, moving_bound};
+use crate::mctree::header::{assigns, checked, header, leaves_early, moving_bound, NotCanonical};
 use crate::mctree::looptree::{Bound, Loop, LoopTree};
-use crate::mctree::node::{decl_ref, inner, kind, literal, loop_key, refs, text_of};
+use crate::mctree::node::{decl_ref, inner, is_write, kind, literal, loop_key, refs, text_of};
 use crate::mctree::unit::Function;
 use crate::problem::mold::line_col;
 
@@ -79,7 +79,7 @@ impl Walk<'_> {
             inclusive: false,
             step: 1,
             trip: None,
-            canonical: h.as_ref().is_some_and(|h| h.integer),
+            canonical: h.is_some(),
             untouchable: None,
             parent,
             children: vec![],
@@ -121,8 +121,9 @@ impl Walk<'_> {
         if !before.trim().is_empty() || !self.text[l.offset..].starts_with("for") {
             return Some("the `for` does not start its line (a macro or a one-line nest)".into());
         }
-        if !l.canonical {
-            return Some("not in OpenMP's canonical loop form".into());
+        if let Err(NotCanonical(why)) = checked(v) {
+            let why = why.unwrap_or_else(|| "its header has another shape".into());
+            return Some(format!("not in OpenMP's canonical loop form: {why}"));
         }
         let moved = header(v).is_some_and(|h| assigns(inner(v).get(4), &h.iv_id));
         if moved {

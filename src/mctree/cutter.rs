@@ -15,10 +15,21 @@ use std::collections::BTreeSet;
 /// parsed tree takes about ten times its text.
 pub const MAX_DECL_BYTES: usize = 16 << 20;
 
+/// The most bytes of a global variable's JSON held whole: a constant's initialiser is read
+/// ([`crate::mctree::constants`]), a lookup table's is not.
+const MAX_GLOBAL_BYTES: usize = 4096;
+
 /// Strings longer than this are never compared with a kind or kept as a name.
 const MAX_STRING: usize = 4096;
 
-/// One top-level declaration as it was cut.
+/// One top-level declaration as it was cut, with the file its location is in (clang writes a
+/// location's file only where it changes: the cutter follows it through the stream).
+pub struct Cut<'a> {
+    pub decl: Decl<'a>,
+    pub file: &'a str,
+}
+
+/// One top-level declaration's JSON.
 pub enum Decl<'a> {
     /// Its whole JSON.
     Whole(&'a [u8]),
@@ -42,6 +53,8 @@ pub struct Cutter {
     in_array: bool,
     /// The declaration being cut (depth ≥ 3).
     decl: Option<Cutting>,
+    /// The file of the last location written.
+    file: String,
 }
 
 /// What is kept of the declaration being cut.
@@ -61,11 +74,15 @@ struct Cutting {
     kind: String,
     named: BTreeSet<String>,
     restrict: bool,
+    /// The file of its location, once read.
+    file: Option<String>,
+    /// The most bytes held whole, when not [`MAX_DECL_BYTES`] (0).
+    limit: usize,
 }
 
 impl Cutter {
     /// Hands each declaration completed in `chunk` to `each`.
-    pub fn feed(&mut self, chunk: &[u8], each: &mut dyn FnMut(Decl)) {
+    pub fn feed(&mut self, chunk: &[u8], each: &mut dyn FnMut(Cut)) {
         let blank = |b: &u8| matches!(b, b' ' | b'\n' | b'\r' | b'\t');
         let mut i = 0;
         while i < chunk.len() {
@@ -92,14 +109,22 @@ impl Cutter {
         }
     }
 
-    fn byte(&mut self, b: u8, each: &mut dyn FnMut(Decl)) {
+    fn byte(&mut self, b: u8, each: &mut dyn FnMut(Cut)) {
         if self.in_string {
             let ended = !self.escaped && b == b'"';
             self.escaped = !self.escaped && b == b'\\';
             if let Some(d) = &mut self.decl {
                 d.keep(b);
                 match ended {
-                    true => d.string_ended(self.depth),
+                    true => {
+                        if let Some(f) = d.string_ended(self.depth) {
+                            self.file = f;
+                        }
+                        // The declaration's own `loc` is written before its `range`.
+                        if self.depth == 3 && d.key == "range" && d.file.is_none() {
+                            d.file = Some(self.file.clone());
+                        }
+                    }
                     false if d.string.len() < MAX_STRING => d.string.push(b),
                     false => {}
                 }
@@ -146,7 +171,7 @@ impl Cutter {
         }
     }
 
-    fn close(&mut self, b: u8, each: &mut dyn FnMut(Decl)) {
+    fn close(&mut self, b: u8, each: &mut dyn FnMut(Cut)) {
         if let Some(d) = &mut self.decl {
             if self.depth == 4 && d.in_inner {
                 d.in_inner = false;
@@ -155,7 +180,11 @@ impl Cutter {
         }
         if self.depth == 3 {
             if let Some(d) = self.decl.take() {
-                each(d.cut());
+                let file = d.file.as_deref().unwrap_or(&self.file);
+                each(Cut {
+                    decl: d.cut(),
+                    file,
+                });
             }
         }
         self.depth = self.depth.saturating_sub(1);
@@ -163,10 +192,19 @@ impl Cutter {
 }
 
 impl Cutting {
+    /// The most bytes of it held whole.
+    fn limit(&self) -> usize {
+        match self.limit {
+            0 => MAX_DECL_BYTES,
+            l => l,
+        }
+    }
+
     fn keep(&mut self, b: u8) {
+        let limit = self.limit();
         if let Some(w) = &mut self.whole {
             w.push(b);
-            if w.len() > MAX_DECL_BYTES {
+            if w.len() > limit {
                 self.whole = None; // given up: its memory goes back now
             }
         }
@@ -177,9 +215,10 @@ impl Cutting {
 
     /// Plain bytes of a string.
     fn keep_str(&mut self, bytes: &[u8]) {
+        let limit = self.limit();
         if let Some(w) = &mut self.whole {
             w.extend_from_slice(bytes);
-            if w.len() > MAX_DECL_BYTES {
+            if w.len() > limit {
                 self.whole = None;
             }
         }
@@ -192,10 +231,12 @@ impl Cutting {
     }
 
     /// A string ended at `depth`: the declaration's kind and keys; a function named
-    /// (`"kind":"FunctionDecl","name":"f"` below the declaration's own level); `RestrictAttr`.
-    fn string_ended(&mut self, depth: u32) {
+    /// (`"kind":"FunctionDecl","name":"f"` below the declaration's own level); `RestrictAttr`;
+    /// a location's file (`"offset":N,"file":"…"`: not `includedFrom`'s), returned.
+    fn string_ended(&mut self, depth: u32) -> Option<String> {
         let s = String::from_utf8_lossy(&self.string).into_owned();
         let prev = |k: usize| self.last[k].0.as_str();
+        let file = ((prev(1), prev(2)) == ("offset", "file")).then(|| s.clone());
         if depth > 3 && (prev(0), prev(1), prev(2)) == ("kind", "FunctionDecl", "name") {
             self.named.insert(s.clone());
         }
@@ -204,7 +245,7 @@ impl Cutting {
                 3 if self.kind.is_empty() => {
                     self.kind = s.clone();
                     if s == "VarDecl" {
-                        self.whole = None; // a global: its initialiser is not held
+                        self.limit = MAX_GLOBAL_BYTES; // a global: a large initialiser is not held
                     }
                 }
                 5 if s == "RestrictAttr" => self.restrict = true,
@@ -216,6 +257,7 @@ impl Cutting {
         }
         self.last.rotate_left(1);
         self.last[2] = (s, depth);
+        file
     }
 
     fn cut(&self) -> Decl<'_> {
@@ -238,8 +280,8 @@ mod tests {
         let mut cutter = Cutter::default();
         let mut got = vec![];
         for chunk in json.chunks(size) {
-            cutter.feed(chunk, &mut |d| {
-                got.push(match d {
+            cutter.feed(chunk, &mut |c| {
+                got.push(match c.decl {
                     Decl::Whole(w) => String::from_utf8(w.to_vec()).unwrap(),
                     Decl::Head {
                         head,
@@ -254,15 +296,22 @@ mod tests {
 
     /// However the stream is cut into chunks, the same declarations come out whole, without
     /// whitespace: braces and brackets inside strings (escaped quotes too) do not count; a
-    /// global comes out as its head and the functions its initialiser names.
+    /// global with a large initialiser comes out as its head and the functions it names.
     #[test]
     fn the_cutter_finds_each_top_level_declaration_across_chunks() {
-        let json = br#"{"kind":"TranslationUnitDecl","loc":{},"range":{"begin":{}},"inner":[
-            {"kind":"TypedefDecl", "name":"a{[\"} x"},
-            {"kind":"FunctionDecl","inner":[ {"kind":"CompoundStmt","inner":[]} ]},
-            {"kind":"VarDecl","name":"x]","type":{"qualType":"int (*[2])(void)"},"inner":[
-               {"kind":"InitListExpr","inner":[{"kind":"DeclRefExpr","referencedDecl":
-                 {"id":"0x1","kind":"FunctionDecl","name":"f","type":{}}}]}]}]}"#;
+        let big = format!(
+            "{{\"kind\":\"IntegerLiteral\",\"value\":\"{}\"}}",
+            "7".repeat(5000)
+        );
+        let json = format!(
+            r#"{{"kind":"TranslationUnitDecl","loc":{{}},"range":{{"begin":{{}}}},"inner":[
+            {{"kind":"TypedefDecl", "name":"a{{[\"}} x"}},
+            {{"kind":"FunctionDecl","inner":[ {{"kind":"CompoundStmt","inner":[]}} ]}},
+            {{"kind":"VarDecl","name":"x]","type":{{"qualType":"int (*[2])(void)"}},"inner":[
+               {{"kind":"InitListExpr","inner":[{big},{{"kind":"DeclRefExpr","referencedDecl":
+                 {{"id":"0x1","kind":"FunctionDecl","name":"f","type":{{}}}}}}]}}]}}]}}"#
+        );
+        let json = json.as_bytes();
         for size in [1, 2, 3, 7, 64, json.len()] {
             let (got, depth) = cut(json, size);
             assert_eq!(
@@ -275,6 +324,26 @@ mod tests {
                 "chunks of {size}"
             );
             assert_eq!(depth, 0);
+        }
+    }
+
+    /// Each declaration comes with the file of its location: written where it changes (not the
+    /// file an `includedFrom` names), else the one before it.
+    #[test]
+    fn each_declaration_carries_the_file_its_location_is_in() {
+        let json = br#"{"kind":"TranslationUnitDecl","inner":[
+            {"kind":"FunctionDecl","loc":{"offset":5,"file":"/usr/include/math.h","line":3,
+              "includedFrom":{"file":"k.c"}},"range":{"begin":{"offset":1}},"name":"sqrt"},
+            {"kind":"FunctionDecl","loc":{"offset":9},"range":{"begin":{"offset":9}},"name":"exp"},
+            {"kind":"FunctionDecl","loc":{"spellingLoc":{"offset":7,"file":"k.c"},"expansionLoc":
+              {"offset":7}},"range":{"begin":{"offset":7}},"name":"log"}]}"#;
+        for size in [1, 5, json.len()] {
+            let mut cutter = Cutter::default();
+            let mut files = vec![];
+            for chunk in json.chunks(size) {
+                cutter.feed(chunk, &mut |c| files.push(c.file.to_string()));
+            }
+            assert_eq!(files, ["/usr/include/math.h", "/usr/include/math.h", "k.c"]);
         }
     }
 

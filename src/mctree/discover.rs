@@ -12,7 +12,9 @@ use crate::mctree::looptree::LoopTree;
 use crate::mctree::memory::Memory;
 use crate::mctree::setup::Recorded;
 use crate::mctree::unit::{choose, Unit};
-use crate::mctree::{ast, deps, extents, legality, second, trips, unit, unmodelled};
+use crate::mctree::{
+    ast, calls, constants, deps, extents, legality, second, trips, unit, unmodelled,
+};
 use crate::problem::mold;
 
 /// The loop tree of the kernel (`wanted`, or the one [`choose`] finds) in the translation
@@ -25,7 +27,9 @@ pub fn kernel_tree(
     others: &[PathBuf],
 ) -> Result<LoopTree, Error> {
     let fns = &unit.functions;
-    let k = choose(fns, wanted, text, file)?;
+    let mut k = calls::annotate(unit, choose(fns, wanted, text, file)?);
+    constants::fold(unit, &mut k);
+    let k = &k;
     let whole_program = !named_in(others, &k.name);
     let memory = Memory::of(unit, k, whole_program);
     let name = file.display().to_string();

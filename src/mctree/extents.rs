@@ -16,10 +16,9 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use crate::mctree::header::is_write;
 use crate::mctree::looptree::{LoopTree, Outside};
 use crate::mctree::model::{array_of, effect_of_call};
-use crate::mctree::node::{bare, decl_ref, inner, kind, offset, text_of};
+use crate::mctree::node::{bare, decl_ref, inner, is_write, kind, offset, text_of};
 use crate::mctree::ranges::{kernel_env, range, walk, Env, Visitor};
 use crate::mctree::unit::{Function, Unit};
 use crate::problem::mold::line_col;

@@ -6,7 +6,10 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::mctree::node::{bare, decl_ref, find_kind, inner, kind, literal, offset, refs};
+use crate::mctree::calls::is_pure;
+use crate::mctree::node::{
+    bare, decl_ref, find_kind, inner, is_write, kind, literal, offset, refs,
+};
 
 /// The parts of a canonical `for` header.
 pub(crate) struct Header {
@@ -17,34 +20,60 @@ pub(crate) struct Header {
     pub(crate) upper: Value,
     pub(crate) inclusive: bool,
     pub(crate) step: i64,
-    pub(crate) integer: bool,
 }
 
+/// The header of `for_stmt` when it is canonical by every rule of [`checked`].
 pub(crate) fn header(for_stmt: &Value) -> Option<Header> {
+    checked(for_stmt).ok()
+}
+
+/// Why a header is not canonical: the grammar's rule it breaks (`None`: not even the shape
+/// `iv = lower; iv < upper; iv += step`).
+pub(crate) struct NotCanonical(pub(crate) Option<String>);
+
+/// The header of `for_stmt` in OpenMP's canonical form, typed: a counter of an integer type;
+/// an initial value and a bound of integer type (no floating-point value converted on the
+/// way) that do not read the counter; the comparison made in the counter's type (or, for a
+/// signed counter, a wider signed one: C and OpenMP then count the same iterations); a
+/// constant integer step.
+pub(crate) fn checked(for_stmt: &Value) -> Result<Header, NotCanonical> {
     let parts = inner(for_stmt);
-    let (init, cond, inc) = (parts.first()?, parts.get(2)?, parts.get(3)?);
-    let (iv_id, iv, ty, lower, declared_in_loop) = match kind(init) {
-        "DeclStmt" => {
-            let [d] = inner(init) else { return None };
-            let id = d.get("id")?.as_str()?.to_string();
-            let name = d.get("name")?.as_str()?.to_string();
-            let ty = d.get("type")?.get("qualType")?.as_str()?.to_string();
-            (id, name, ty, inner(d).first()?.clone(), true)
-        }
-        "BinaryOperator" if init.get("opcode")?.as_str()? == "=" => {
-            let (id, name, ty) = decl_ref(inner(init).first()?)?;
-            let lower = inner(init).get(1)?.clone();
-            (id.into(), name.into(), ty.into(), lower, false)
-        }
-        _ => return None,
+    let shape = || NotCanonical(None);
+    let (init, cond, inc) = match (parts.first(), parts.get(2), parts.get(3)) {
+        (Some(i), Some(c), Some(s)) => (i, c, s),
+        _ => return Err(shape()),
     };
-    let (upper, inclusive, down) = condition(cond, &iv_id)?;
-    let step = increment(inc, &iv_id)?;
+    let (iv_id, iv, ty, lower, declared_in_loop) = counter(init).ok_or_else(shape)?;
+    let (upper, inclusive, down, compared) = condition(cond, &iv_id).ok_or_else(shape)?;
+    let step = increment(inc, &iv_id).ok_or_else(shape)?;
     if (step < 0) != down {
-        return None;
+        return Err(shape());
     }
-    let integer = !(ty.contains("float") || ty.contains("double") || ty.contains('*'));
-    Some(Header {
+    let why = |w: String| Err(NotCanonical(Some(w)));
+    let Some(signed) = integer_type(&ty) else {
+        return why(format!("its counter `{iv}` is a `{ty}`, not an integer"));
+    };
+    for (what, e) in [("initial value", &lower), ("bound", &upper)] {
+        if let Some(t) = floating(e) {
+            return why(format!("its {what} is computed in `{t}`: C compares in `{t}`, OpenMP converts it to `{ty}` first and may run another number of iterations"));
+        }
+        if reads_counter(e, &iv_id) {
+            return why(format!("its {what} reads its own counter `{iv}`"));
+        }
+    }
+    let same = type_of(compared) == Some(ty.as_str());
+    let as_signed = integer_type(type_of(compared).unwrap_or(""));
+    let wider = signed && as_signed == Some(true);
+    // From a constant at or above 0 upwards, a signed counter compares the same as unsigned.
+    let natural =
+        signed && as_signed == Some(false) && step > 0 && literal(&lower).is_some_and(|c| c >= 0);
+    if !same && !wider && !natural {
+        let t = type_of(compared).unwrap_or("?");
+        return why(format!(
+            "its condition compares `{iv}` as `{t}`, not as its own `{ty}`"
+        ));
+    }
+    Ok(Header {
         iv_id,
         iv,
         declared_in_loop,
@@ -52,12 +81,81 @@ pub(crate) fn header(for_stmt: &Value) -> Option<Header> {
         upper,
         inclusive,
         step,
-        integer,
     })
 }
 
-/// `iv < e`, `iv <= e`, `iv > e`, `iv >= e`: (e, inclusive, counts down).
-fn condition(cond: &Value, iv: &str) -> Option<(Value, bool, bool)> {
+/// The counter an init sets: (id, name, type, initial value, declared in the loop).
+fn counter(init: &Value) -> Option<(String, String, String, Value, bool)> {
+    match kind(init) {
+        "DeclStmt" => {
+            let [d] = inner(init) else { return None };
+            let id = d.get("id")?.as_str()?.to_string();
+            let name = d.get("name")?.as_str()?.to_string();
+            let ty = type_of(d)?.to_string();
+            Some((id, name, ty, inner(d).first()?.clone(), true))
+        }
+        "BinaryOperator" if init.get("opcode")?.as_str()? == "=" => {
+            let target = inner(init).first()?;
+            let (id, name, _) = decl_ref(target)?;
+            let ty = type_of(bare(target))?.to_string();
+            let lower = inner(init).get(1)?.clone();
+            Some((id.into(), name.into(), ty, lower, false))
+        }
+        _ => None,
+    }
+}
+
+/// A node's type as C sees it: a typedef's underlying type (`size_t` is `unsigned long`).
+pub(crate) fn type_of(v: &Value) -> Option<&str> {
+    let t = v.get("type")?;
+    t.get("desugaredQualType")
+        .or_else(|| t.get("qualType"))
+        .and_then(Value::as_str)
+}
+
+/// Whether `ty` is one of C's standard integer types, and whether it is signed (`char` is
+/// signed on the targets clang-22 builds here). Not `_Bool`, enums, `__int128`, `_BitInt`,
+/// or anything `volatile` or `_Atomic`.
+pub(crate) fn integer_type(ty: &str) -> Option<bool> {
+    let ty = ty.strip_prefix("const ").unwrap_or(ty);
+    match ty {
+        "char" | "signed char" | "short" | "int" | "long" | "long long" => Some(true),
+        "unsigned char" | "unsigned short" | "unsigned int" | "unsigned long"
+        | "unsigned long long" => Some(false),
+        _ => None,
+    }
+}
+
+/// The floating-point type a header expression is computed in, if any: its own type under
+/// the implicit conversions, or one it converts from (`(int)(n * 0.5)` is explicit and
+/// evaluated once: integer).
+fn floating(e: &Value) -> Option<String> {
+    let mut v = e;
+    loop {
+        let ty = type_of(v).unwrap_or("");
+        if integer_type(ty).is_none() {
+            return Some(ty.to_string());
+        }
+        match kind(v) {
+            "ImplicitCastExpr" | "ParenExpr" | "ConstantExpr" => match inner(v).first() {
+                Some(c) => v = c,
+                None => return None,
+            },
+            _ => return None,
+        }
+    }
+}
+
+/// Whether `e` reads the counter `iv` anywhere.
+fn reads_counter(e: &Value, iv: &str) -> bool {
+    let mut ids = BTreeSet::new();
+    refs(e, &mut ids);
+    ids.contains(iv)
+}
+
+/// `iv < e`, `iv <= e`, `iv > e`, `iv >= e`: (e, inclusive, counts down, the counter's operand
+/// as compared, conversions included).
+fn condition<'c>(cond: &'c Value, iv: &str) -> Option<(Value, bool, bool, &'c Value)> {
     let op = cond.get("opcode")?.as_str()?;
     let [l, r] = inner(cond) else { return None };
     if decl_ref(l)?.0 != iv {
@@ -70,7 +168,7 @@ fn condition(cond: &Value, iv: &str) -> Option<(Value, bool, bool)> {
         ">=" => (true, true),
         _ => return None,
     };
-    Some((r.clone(), inclusive, down))
+    Some((r.clone(), inclusive, down, l))
 }
 
 /// `iv++`, `++iv`, `iv--`, `iv += c`, `iv -= c`, `iv = iv + c`, `iv = c + iv`, `iv = iv - c`
@@ -104,17 +202,21 @@ fn assigned_step(e: &Value, iv: &str) -> Option<i64> {
 }
 
 /// Why the bound `upper` may change while the loop runs (OpenMP computes the trip count
-/// once): the body assigns a variable it reads or an array it reads, or it calls a function.
+/// once): the body assigns a variable it reads or an array it reads, or it calls a function
+/// that is not pure ([`crate::mctree::calls`]).
 pub(crate) fn moving_bound(upper: &Value, body: Option<&Value>) -> Option<String> {
     let mut ids = BTreeSet::new();
     refs(upper, &mut ids);
-    let mut call = false;
-    find_kind(Some(upper), &["CallExpr"], &mut call);
-    if call {
+    if calls_with_effect(upper) {
         return Some("its bound calls a function, which may change while it runs".into());
     }
     let assigned = (ids.iter()).find(|id| assigns(body, id) || writes_array(body, id));
     assigned.map(|_| "its body changes what its bound reads (OpenMP needs it fixed)".to_string())
+}
+
+/// Whether `v` calls a function that is not pure.
+fn calls_with_effect(v: &Value) -> bool {
+    (kind(v) == "CallExpr" && !is_pure(v)) || inner(v).iter().any(calls_with_effect)
 }
 
 /// Whether anything below `v` writes an element of the array `id` (`id[..] = `, `op=`, `++`).
@@ -122,17 +224,6 @@ fn writes_array(v: Option<&Value>, id: &str) -> bool {
     let Some(v) = v else { return false };
     let target = inner(v).first().and_then(array_base);
     (is_write(v) && target == Some(id)) || inner(v).iter().any(|c| writes_array(Some(c), id))
-}
-
-/// Whether `v` writes its first operand: `=`, `op=`, `++` or `--`.
-pub(crate) fn is_write(v: &Value) -> bool {
-    let op = v.get("opcode").and_then(Value::as_str);
-    match kind(v) {
-        "BinaryOperator" => op == Some("="),
-        "CompoundAssignOperator" => true,
-        "UnaryOperator" => matches!(op, Some("++" | "--")),
-        _ => false,
-    }
 }
 
 /// The declaration an element access `A[i][j]` indexes.

@@ -16,6 +16,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
+use crate::mctree::calls::callee;
 use crate::mctree::node::{decl_ref, inner, kind};
 use crate::mctree::unit::{Function, Unit};
 
@@ -439,7 +440,7 @@ pub(crate) fn find_calls(
 ) {
     if kind(v) == "CallExpr" {
         let kids = inner(v);
-        let callee = kids.first().and_then(decl_ref).map(|(_, n, _)| n);
+        let callee = callee(v).map(|(_, n)| n);
         if callee == Some(name) {
             found(&kids[1..]);
         }
@@ -516,8 +517,9 @@ fn allocates(e: &Value, allocators: &HashSet<String>) -> bool {
         "ParenExpr" | "ImplicitCastExpr" | "CStyleCastExpr" => {
             inner(e).first().is_some_and(|x| allocates(x, allocators))
         }
-        "CallExpr" => (inner(e).first().and_then(decl_ref))
-            .is_some_and(|(_, n, _)| allocators.contains(n) || ALLOCATORS.contains(&n)),
+        "CallExpr" => {
+            callee(e).is_some_and(|(_, n)| allocators.contains(n) || ALLOCATORS.contains(&n))
+        }
         _ => false,
     }
 }

@@ -9,7 +9,9 @@
 pub mod accesses;
 pub mod affine;
 pub mod ast;
+pub mod calls;
 pub mod carried;
+pub mod constants;
 mod cutter;
 pub mod deps;
 pub mod directive;
@@ -217,7 +219,7 @@ fn tune(
     if out.is_dir() {
         let _ = meta::write_atomic(&out.join("tree.dot"), search.tree.dot().as_bytes());
     }
-    let summary = result?;
+    let summary = result.map_err(resumed_by_mctree)?;
     let emitted = match (&o.emit_mold, &summary.best) {
         (Some(dir), Some((eval_id, _, _))) => {
             Some(emit_best(dir, &problem, &r, &search.tree, *eval_id)?)
@@ -230,6 +232,15 @@ fn tune(
         emitted,
         legality,
     })))
+}
+
+/// An interruption's error names `moldtune mctree --resume` (not `run`'s, which reads a
+/// problem file).
+fn resumed_by_mctree(e: Error) -> Error {
+    match e {
+        Error::Interrupted(dir, _) => Error::Interrupted(dir, "mctree"),
+        e => e,
+    }
 }
 
 /// Writes evaluation `eval_id`'s node as a mold and problem file into `dir` (`--emit-mold`).

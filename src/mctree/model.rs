@@ -39,16 +39,9 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::mctree::header::is_write;
-use crate::mctree::node::{bare, decl_ref, inner, kind};
+use crate::mctree::calls::is_pure;
+use crate::mctree::node::{bare, decl_ref, inner, is_write, kind};
 use crate::mctree::unit::Function;
-
-/// Functions without side effects on memory: calls to them are plain expressions.
-pub(crate) const PURE: &[&str] = &[
-    "sqrt", "exp", "log", "pow", "fabs", "fmin", "fmax", "sin", "cos", "tan", "floor", "ceil",
-    "abs", "sqrtf", "expf", "logf", "powf", "fabsf", "fminf", "fmaxf", "sinf", "cosf", "tanf",
-    "floorf", "ceilf", "exp2", "log2", "log10", "atan", "atan2", "tanh", "cbrt", "round",
-];
 
 /// Statements and declarations the model knows.
 pub(crate) const STATEMENTS: &[&str] = &[
@@ -183,6 +176,5 @@ pub(crate) fn array_of(v: &Value) -> Option<&str> {
 
 /// Whether `v` is a call of a function not known to be pure.
 pub(crate) fn effect_of_call(v: &Value) -> bool {
-    kind(v) == "CallExpr"
-        && !(inner(v).first().and_then(decl_ref)).is_some_and(|(_, n, _)| PURE.contains(&n))
+    kind(v) == "CallExpr" && !is_pure(v)
 }

@@ -128,9 +128,23 @@ pub(crate) fn find_kind(v: Option<&Value>, kinds: &[&str], found: &mut bool) {
             let outer: Vec<&str> = (kinds.iter().copied())
                 .filter(|k| *k != "BreakStmt")
                 .collect();
-            find_kind(inner(c).last(), &outer, found);
+            // Every part: a `do`'s body comes first, a `while`'s last.
+            inner(c)
+                .iter()
+                .for_each(|p| find_kind(Some(p), &outer, found));
         } else {
             find_kind(Some(c), kinds, found);
         }
+    }
+}
+
+/// Whether `v` writes its first operand: `=`, `op=`, `++` or `--`.
+pub(crate) fn is_write(v: &Value) -> bool {
+    let op = v.get("opcode").and_then(Value::as_str);
+    match kind(v) {
+        "BinaryOperator" => op == Some("="),
+        "CompoundAssignOperator" => true,
+        "UnaryOperator" => matches!(op, Some("++" | "--")),
+        _ => false,
     }
 }

@@ -10,10 +10,10 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use crate::mctree::header::{header, is_write, Header};
+use crate::mctree::header::{header, Header};
 use crate::mctree::looptree::LoopTree;
 use crate::mctree::memory::find_calls;
-use crate::mctree::node::{bare, decl_ref, inner, kind, literal, loop_key};
+use crate::mctree::node::{bare, decl_ref, inner, is_write, kind, literal, loop_key};
 use crate::mctree::unit::{Function, Unit};
 
 /// The ranges of the names in scope, by declaration id.

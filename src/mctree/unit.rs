@@ -25,7 +25,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::mctree::cutter::{Cutter, Decl, MAX_DECL_BYTES};
+use crate::mctree::cutter::{Cut, Cutter, Decl, MAX_DECL_BYTES};
 use crate::mctree::node::{bare, inner, kind, offset};
 use crate::process::helper::{self, Output};
 use crate::process::Exit;
@@ -84,6 +84,17 @@ pub struct Unit {
     pub(crate) allocators: HashSet<String>,
     /// Functions a global's initialiser names (their address escapes).
     pub(crate) named_by_globals: HashSet<String>,
+    /// The top-level `enum` declarations (their constants are numbers: [`crate::mctree::constants`]).
+    pub(crate) enums: Vec<Value>,
+    /// The declarations (ids) of the functions declared in a system header ([`system_header`]).
+    pub(crate) library: HashSet<String>,
+}
+
+/// Whether `file` is a system header: under the C library's or the compiler's include folders.
+fn system_header(file: &str) -> bool {
+    ["/usr/include/", "/usr/local/include/", "/usr/lib/"]
+        .iter()
+        .any(|dir| file.starts_with(dir))
 }
 
 /// The translation unit of `file` (its text `text`), parsed with `flags` (the user's -I/-D
@@ -107,15 +118,31 @@ pub fn read(
     let Ok(k) = choose(&first.functions, wanted, text, file) else {
         return Ok(first); // the caller says why no kernel
     };
-    let needed: HashSet<String> = (first.functions.iter())
+    let mut needed: HashSet<String> = (first.functions.iter())
         .filter(|f| f.name == k.name || f.mentions(&k.name))
         .map(|f| f.name.clone())
         .collect();
+    needed.extend(callees(&first.functions, k));
     let missing = (first.functions.iter()).any(|f| needed.contains(&f.name) && !f.has_body());
     if !missing {
         return Ok(first);
     }
     clang.dump(text, &mut Keep::Only(needed))
+}
+
+/// The functions of the file `kernel` calls, directly or through one another: whether a call
+/// has an effect is read from the callee's body ([`crate::mctree::calls`]).
+fn callees(fns: &[Function], kernel: &Function) -> HashSet<String> {
+    let mut found = HashSet::new();
+    let mut frontier: Vec<&Function> = vec![kernel];
+    while let Some(f) = frontier.pop() {
+        for g in fns.iter().filter(|g| f.calls.contains(&g.name)) {
+            if found.insert(g.name.clone()) {
+                frontier.push(g);
+            }
+        }
+    }
+    found
 }
 
 /// Which function bodies to keep while the dump streams by.
@@ -273,18 +300,24 @@ fn parse(decl: &[u8]) -> Result<Value, serde_json::Error> {
 impl Unit {
     /// Takes in one declaration as the dump was cut (see [`cutter`](crate::mctree::cutter));
     /// a function whose body is needed but too large to hold is refused.
-    fn take_cut(&mut self, decl: Decl, text: &str, keep: &mut Keep) -> Result<(), Error> {
+    fn take_cut(&mut self, cut: Cut, text: &str, keep: &mut Keep) -> Result<(), Error> {
         let internal = |e: serde_json::Error| Error::Internal(e.to_string());
-        match decl {
-            Decl::Whole(d) => self.take(parse(d).map_err(internal)?, text, keep),
+        let (json, head) = match cut.decl {
+            Decl::Whole(d) => (d, None),
             Decl::Head {
                 head,
                 named,
                 restrict,
-            } => {
-                let head = parse(head).map_err(internal)?;
-                return self.take_head(head, named, restrict, (text, keep));
-            }
+            } => (head, Some((named, restrict))),
+        };
+        let d = parse(json).map_err(internal)?;
+        if kind(&d) == "FunctionDecl" && system_header(cut.file) {
+            self.library
+                .extend(d.get("id").and_then(Value::as_str).map(String::from));
+        }
+        match head {
+            None => self.take(d, text, keep),
+            Some((named, restrict)) => return self.take_head(d, named, restrict, (text, keep)),
         }
         Ok(())
     }
@@ -323,6 +356,7 @@ impl Unit {
     /// Takes in one top-level declaration.
     fn take(&mut self, d: Value, text: &str, keep: &mut Keep) {
         match kind(&d) {
+            "EnumDecl" => self.enums.push(d),
             "VarDecl" => {
                 let mut named = BTreeSet::new();
                 uses(&d, &mut named, &mut BTreeSet::new());

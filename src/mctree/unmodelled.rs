@@ -142,7 +142,7 @@ impl Model<'_> {
         // An absent part of a header (`for (;;)`) is an empty node.
         let absent = k.is_empty() && v.as_object().is_some_and(|o| o.is_empty());
         let known = STATEMENTS.contains(&k) || EXPRESSIONS.contains(&k) || k.ends_with("Attr");
-        let known = known || absent;
+        let known = known || absent || plain_statement_expression(v);
         if !known && !self.stack.is_empty() {
             let stack = self.stack.clone();
             self.deny(&stack, v, name_of(k));
@@ -325,6 +325,26 @@ fn contained(body: Option<&Value>, targets: &[String]) -> bool {
     computed.is_empty()
         && into(targets) == into(&goto_targets(body))
         && !crate::mctree::header::leaves_early(Some(body))
+}
+
+/// A GNU statement expression `({ … })` the grammar reads as a block (glibc's `assert` is one):
+/// no loop and no jump in it.
+fn plain_statement_expression(v: &Value) -> bool {
+    const JUMPS: &[&str] = &[
+        "ForStmt",
+        "WhileStmt",
+        "DoStmt",
+        "ReturnStmt",
+        "BreakStmt",
+        "ContinueStmt",
+        "GotoStmt",
+        "IndirectGotoStmt",
+        "LabelStmt",
+    ];
+    fn jumps(v: &Value) -> bool {
+        JUMPS.contains(&kind(v)) || inner(v).iter().any(jumps)
+    }
+    kind(v) == "StmtExpr" && !jumps(v)
 }
 
 fn holds_goto(v: &Value) -> bool {

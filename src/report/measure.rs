@@ -36,7 +36,7 @@ pub fn measure(problem_path: &Path, which: &pick::Which, repeats: u32) -> Result
         .map(|_| ev.evaluate(&problem, &config, 0));
     drop(dir);
     match result? {
-        Evaluated::Stopped(Stop::Interrupted) => Err(Error::Interrupted(scratch)),
+        Evaluated::Stopped(Stop::Interrupted) => Err(Error::Interrupted(scratch, "run")),
         Evaluated::Stopped(Stop::Environment(why)) => Err(Error::Environment(why)),
         Evaluated::Done(m) => Ok(Measured {
             config: problem.space.describe(&config),

@@ -244,7 +244,7 @@ impl<'p> Session<'p> {
             return Ok(());
         };
         self.meta.termination = match e {
-            Error::Interrupted(_) => Termination::Interrupted,
+            Error::Interrupted(..) => Termination::Interrupted,
             Error::Environment(_) => Termination::Environment,
             _ => Termination::ReferenceFailed,
         };
@@ -364,7 +364,7 @@ impl<'p> Session<'p> {
             searcher.pending(&config, source);
             match executor.start(self.problem, *next_id, &config, source) {
                 Ok(()) => *next_id += 1,
-                Err(Error::Interrupted(_)) => return Ok(Some(Termination::Interrupted)),
+                Err(Error::Interrupted(..)) => return Ok(Some(Termination::Interrupted)),
                 Err(e) => return Err(self.abandon(e.to_string())),
             }
         }
@@ -543,7 +543,7 @@ impl<'p> Session<'p> {
         meta::write_run_json(&self.dir, &self.meta)?;
         self.tell_observers(true)?;
         if termination == Termination::Interrupted {
-            return Err(Error::Interrupted(self.dir));
+            return Err(Error::Interrupted(self.dir, "run"));
         }
         let records = &self.records;
         if !records.is_empty() && records.iter().all(|r| r.m.status != Status::Ok) {

@@ -104,7 +104,7 @@ impl Farm {
         let interrupted = |e| match process::interrupted() {
             true => {
                 queue::cancel_named(name); // it may have reached the controller
-                Error::Interrupted(self.dir.clone())
+                Error::Interrupted(self.dir.clone(), "run")
             }
             false => e,
         };
@@ -252,7 +252,7 @@ fn failure(message: String, code: u8) -> Error {
 
 fn stop_of(e: Error) -> Stop {
     match e {
-        Error::Interrupted(_) => Stop::Interrupted,
+        Error::Interrupted(..) => Stop::Interrupted,
         e => Stop::Environment(e.to_string()),
     }
 }

@@ -67,7 +67,7 @@ fn front_end(input: &serde_json::Value, fronts: &FrontEnds) -> Option<Answer> {
     };
     match handler(input) {
         Ok(output) => Some(Answer::FrontEnd { output }),
-        Err(Error::Interrupted(_)) => None,
+        Err(Error::Interrupted(..)) => None,
         Err(e) => Some(failed(e)),
     }
 }
@@ -87,7 +87,7 @@ fn answer(problem: &Problem, run_dir: &Path, meta: &RunMeta, task: Task) -> Opti
     match task {
         Task::Reference => match make_evaluator(meta.mock, false, 0).prepare(problem, run_dir) {
             Ok(()) => Some(Answer::Reference),
-            Err(Error::Interrupted(_)) => None,
+            Err(Error::Interrupted(..)) => None,
             Err(e) => Some(failed(e)),
         },
         Task::Evaluate { eval_id, cells, .. } => {
