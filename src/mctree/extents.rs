@@ -39,6 +39,8 @@ pub fn check(unit: &Unit, kernel: &Function, tree: &mut LoopTree, text: &str, wh
         text,
         written: written.0,
         found: vec![],
+        sizes: sizes(kernel),
+        counters: HashMap::new(),
     };
     walk(
         &kernel.body,
@@ -84,6 +86,32 @@ struct Subscripts<'t> {
     text: &'t str,
     written: HashMap<usize, Option<HashSet<String>>>,
     found: Vec<(usize, Outside)>,
+    /// The kernel's integer parameters it never assigns, by name: the sizes a variable-length
+    /// array parameter (`double a[n][m]`) was declared with.
+    sizes: HashMap<String, String>,
+    /// Counters that run from a constant at or above 0 up to below a size: (counter id) →
+    /// (the size's id, the byte range of the loop).
+    counters: HashMap<String, (String, (usize, usize))>,
+}
+
+/// The kernel's integer parameters that its body never assigns, name → id.
+fn sizes(kernel: &Function) -> HashMap<String, String> {
+    (kernel.params.iter())
+        .filter_map(|p| {
+            let id = p.get("id")?.as_str()?;
+            let ty = crate::mctree::header::type_of(p)?;
+            crate::mctree::header::integer_type(ty)?;
+            let name = p.get("name")?.as_str()?;
+            let kept = !crate::mctree::header::assigns(Some(&kernel.body), id);
+            kept.then(|| (name.to_string(), id.to_string()))
+        })
+        .collect()
+}
+
+/// The byte range a node spans.
+fn span(v: &Value) -> Option<(usize, usize)> {
+    let r = v.get("range")?;
+    Some((offset(r.get("begin")?)?, offset(r.get("end")?)?))
 }
 
 impl Subscripts<'_> {
@@ -96,8 +124,45 @@ impl Subscripts<'_> {
     }
 }
 
+impl Subscripts<'_> {
+    /// Records the loop `v` when its counter runs from a constant ≥ 0 up to below a size
+    /// ([`Subscripts::sizes`]) and its body leaves the counter alone.
+    fn counter(&mut self, v: &Value) {
+        let Some(h) = crate::mctree::header::header(v) else {
+            return;
+        };
+        let moved = crate::mctree::header::assigns(inner(v).get(4), &h.iv_id);
+        let from = crate::mctree::node::literal(&h.lower).is_some_and(|c| c >= 0);
+        let size = decl_ref(&h.upper).map(|(id, _, _)| id.to_string());
+        if let (false, true, true, false, Some(size), Some(at)) =
+            (moved, from, h.step > 0, h.inclusive, size, span(v))
+        {
+            self.counters.insert(h.iv_id, (size, at));
+        }
+    }
+
+    /// Whether `index` is the counter of a loop around it that stays below the size the
+    /// row's type (`double[m]`) was declared with.
+    fn within_declared_size(&self, index: &Value, row: &Value) -> bool {
+        let ty = crate::mctree::header::type_of(row).unwrap_or("");
+        let dim = ty.split_once('[').and_then(|(_, r)| r.split_once(']'));
+        let size = dim.and_then(|(d, _)| self.sizes.get(d.trim()));
+        let counter = decl_ref(index).and_then(|(id, _, _)| self.counters.get(id));
+        let at = span(index).map(|(b, _)| b);
+        match (size, counter, at) {
+            (Some(size), Some((bound, (begin, end))), Some(at)) => {
+                size == bound && *begin < at && at <= *end
+            }
+            _ => false,
+        }
+    }
+}
+
 impl Visitor for Subscripts<'_> {
     fn node(&mut self, v: &Value, env: &Env, loops: &[usize]) {
+        if kind(v) == "ForStmt" {
+            self.counter(v);
+        }
         if kind(v) != "ArraySubscriptExpr" {
             return;
         }
@@ -112,7 +177,7 @@ impl Visitor for Subscripts<'_> {
         let at: Vec<usize> = (loops.iter().copied())
             .filter(|&l| self.writes(l, array))
             .collect();
-        if at.is_empty() {
+        if at.is_empty() || self.within_declared_size(index, row) {
             return;
         }
         let Some(why) = leaves(index, extent(row), env, self.text) else {
