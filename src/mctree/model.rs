@@ -4,9 +4,11 @@
 //! them unproved (tried only under `--trust-output-check`, guarded by the output check alone),
 //! and `--list` names it and where it is. Adding a form means adding it here, with a test.
 //!
-//! - **Headers.** A transformed loop is canonical ([`super::header`]). The initial value and
-//!   the bound of every canonical loop call no function but the pure ones
-//!   ([`super::accesses::PURE`]) and assign nothing; a bound that reads memory or a variable
+//! - **Headers.** A transformed loop is canonical and typed ([`super::header::checked`]: an
+//!   integer counter; an integer initial value and bound, no floating-point value converted on
+//!   the way, neither reading the counter; the comparison in the counter's type; a constant
+//!   step). The initial value and the bound of every canonical loop call no function but the
+//!   pure ones ([`super::calls`]) and assign nothing; a bound that reads memory or a variable
 //!   that is not the kernel's own reads nothing a call or a write through a pointer in the loop
 //!   may change. (The header of a loop that is not canonical is ordinary code of the loop
 //!   around it, analysed in the order it runs: condition, body, increment.)
@@ -17,12 +19,16 @@
 //! - **Statements**: blocks, declarations of automatic variables (and of types), expression
 //!   statements, `if`, `switch` with `case`/`default`, `for`/`while`/`do`, `continue`, and
 //!   `break`/`return` (a loop they leave is not transformable at all: [`super::header`]).
+//!   A GNU statement expression with no loop and no jump in it (glibc's `assert`) is a block.
 //!   Not: `goto` or labels, inline assembly, `static` or `extern` declarations, and the
 //!   source's own directives (`#pragma omp …`, `#pragma clang loop`, `#pragma unroll`).
 //! - **Expressions**: literals, names, casts, parentheses, unary, binary, compound and
-//!   conditional operators, the comma, subscripts, members, calls (one of a function not
-//!   known to be pure writes any memory), `sizeof`, initialiser lists. Not: GNU statement
-//!   expressions, `_Generic`, `__builtin_choose_expr`, compound literals, `va_arg`, atomics.
+//!   conditional operators, the comma, subscripts, members, calls (resolved to their
+//!   declaration by [`super::calls`]: one not proved pure reads and writes any memory; a call
+//!   through a pointer is never pure), `sizeof`, initialiser lists; `enum` constants and
+//!   `const` integers are numbers ([`super::constants`]). Not: statement expressions holding
+//!   a loop or a jump, `_Generic`, `__builtin_choose_expr`, compound literals, `va_arg`,
+//!   atomics.
 //! - **Scalars**: a `volatile` or `_Atomic` object is not modelled; a scalar whose address is
 //!   taken anywhere in the kernel, or that the kernel declares `static` or `extern`, is not
 //!   modelled in a loop (a pointer may reach it; its value outlives the kernel); only the
