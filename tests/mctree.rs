@@ -791,6 +791,46 @@ fn an_output_that_varies_between_runs_is_named_and_infinities_pass_their_own_che
     assert_code(&mctree_fixture("infinite.c", tmp.path()), 0);
 }
 
+/// The output check runs each candidate on every input the user names (`--check-env`), and a
+/// candidate wrong on one of them only is `wrong_output`, naming it. Without it, the default
+/// inputs (`PB_SEED` 2 and 3) print what the first prints for a program that ignores them:
+/// they are dropped, the run says the check rests on one input, and the wrong reversal
+/// passes — only the proof protects such a program (issue 53 item 4).
+#[test]
+fn the_output_check_runs_on_the_inputs_the_user_names() {
+    require_clang!();
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("wall.yaml");
+    std::fs::write(&cfg, "metric: wall_time\n").unwrap();
+    let run = |out: &str, extra: &[&str]| {
+        let out = tmp.path().join(out);
+        let o = mctree(&fixture("shifted.c"))
+            .arg("--config")
+            .arg(&cfg)
+            .args(["--trust-output-check", "--depth", "1", "--verify", "0"])
+            .args(["--repeats", "1"])
+            .args(extra)
+            .max_evals(40)
+            .out(&out)
+            .output();
+        assert_code(&o, 0);
+        let evals = read_json(&out.join("results.json"))["evaluations"].clone();
+        let reversed = (evals.as_array().unwrap().iter())
+            .find(|e| e["config"]["transformations"] == "L0: reverse")
+            .cloned()
+            .unwrap_or_else(|| panic!("no reversal evaluated: {evals}"));
+        (o, reversed)
+    };
+    let (_, reversed) = run("named", &["--check-env", "SHIFT=1"]);
+    assert_eq!(reversed["status"], "wrong_output", "{reversed}");
+    let cause = reversed["cause"].as_str().unwrap_or("");
+    assert!(cause.contains("on the check's input `SHIFT=1`"), "{cause}");
+    let (o, reversed) = run("default", &[]);
+    assert_eq!(reversed["status"], "ok", "{reversed}");
+    let said = crate::common::text(&o.stdout);
+    assert!(said.contains("output check: on 1 of 3 inputs"), "{said}");
+}
+
 /// The disassembly of `function` in `file` compiled alone with moldtune's default flags plus
 /// `knob`, addresses dropped: the test's own reading, independent of moldtune's.
 fn kernel_disassembly(file: &Path, function: &str, knob: &[&str], dir: &Path) -> String {

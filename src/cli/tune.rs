@@ -118,6 +118,12 @@ pub(super) fn mctree_command(
                 "legality: {} evaluated nodes proved legal by the dependence analysis, {} output-checked only; {} candidates refused (not proved)",
                 l.proved, l.output_checked, l.refused
             );
+            let (checked, given) = t.check_inputs;
+            if checked < given {
+                println!(
+                    "output check: on {checked} of {given} inputs (on the others the untransformed program prints the same: its input does not vary with them, and only the proof protects what it does not show; name inputs that vary with `--check-env`)"
+                );
+            }
             if let Some(p) = &t.emitted {
                 println!("mold for `moldtune run`: {}", p.display());
             }

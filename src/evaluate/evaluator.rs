@@ -19,7 +19,7 @@ use crate::evaluate::build::{build, builds};
 use crate::evaluate::environment;
 use crate::evaluate::interleave::{self, Remeasured, Rounds};
 use crate::evaluate::outcome::{ended, Evaluated, Measurement, Status, Step, Stop};
-use crate::evaluate::output_check::{check_output, checked_stream, compare_files};
+use crate::evaluate::output_check::{check_output, checked_stream, compare_files, References};
 use crate::evaluate::prune::Pruner;
 use crate::evaluate::reuse::{self, Reuse};
 use crate::evaluate::time::{time, ADAPTIVE_FACTOR, ADAPTIVE_FLOOR_S};
@@ -65,8 +65,9 @@ pub trait BuildsAhead {
 #[derive(Default)]
 pub struct RealEvaluator {
     work_root: PathBuf,
-    /// The reference output (`DIR/reference.out`), when the output is checked.
-    reference: Option<PathBuf>,
+    /// The reference's outputs (`DIR/reference.out`, `DIR/reference.K.out` for check input K),
+    /// when the output is checked; empty otherwise.
+    references: References,
     pub keep_builds: bool,
     reuse: Reuse,
     /// Wall seconds of one run of the fastest successful variant so far.
@@ -138,8 +139,8 @@ impl RealEvaluator {
 
     /// The output check (when there is a reference) and the timed runs of a built variant.
     fn check_and_time(&self, v: &Variant, timed: &Build) -> Evaluated {
-        if let Some(reference) = &self.reference {
-            if let Err(result) = ended(check_output(v, timed, reference)) {
+        if !self.references.is_empty() {
+            if let Err(result) = ended(check_output(v, timed, &self.references)) {
                 return result;
             }
         }
@@ -153,8 +154,32 @@ impl RealEvaluator {
     }
 }
 
-/// The reference output a run's evaluations are checked against, in the run directory.
+/// The reference output a run's evaluations are checked against, in the run directory (on
+/// check input K ≥ 1: `reference.K.out`, see [`saved_reference`]); written last.
 pub const REFERENCE_OUT: &str = "reference.out";
+
+/// Where a run directory keeps the reference's output on check input `k`.
+pub fn saved_reference(run_dir: &Path, k: usize) -> PathBuf {
+    match k {
+        0 => run_dir.join(REFERENCE_OUT),
+        k => run_dir.join(format!("reference.{k}.out")),
+    }
+}
+
+/// The references a run directory holds (input 0 once it is complete).
+fn saved_references(problem: &Problem, run_dir: &Path) -> References {
+    let inputs = 0..=problem.check.variations.len();
+    (inputs.map(|k| (k, saved_reference(run_dir, k))))
+        .filter(|(_, p)| p.is_file())
+        .collect()
+}
+
+/// Removes the references a run directory holds (the mold changed).
+pub fn remove_references(problem: &Problem, run_dir: &Path) {
+    for k in 0..=problem.check.variations.len() {
+        let _ = std::fs::remove_file(saved_reference(run_dir, k));
+    }
+}
 
 impl Evaluator for RealEvaluator {
     fn prepare(&mut self, problem: &Problem, run_dir: &Path) -> Result<(), Error> {
@@ -164,15 +189,18 @@ impl Evaluator for RealEvaluator {
         if problem.check.mode == CheckMode::None {
             return Ok(());
         }
-        let saved = run_dir.join(REFERENCE_OUT);
-        if !saved.is_file() {
+        if !run_dir.join(REFERENCE_OUT).is_file() {
             let dir = self.work_root.join("reference");
             let _ = std::fs::remove_dir_all(&dir);
-            let got = reference_output(problem, &dir, run_dir)?;
-            std::fs::rename(&got, &saved).map_err(|e| Error::io("cannot save reference.out", e))?;
+            let got = reference_outputs(problem, &dir, run_dir)?;
+            // Input 0 last: its file says the set is whole.
+            for (k, path) in got.iter().rev() {
+                std::fs::rename(path, saved_reference(run_dir, *k))
+                    .map_err(|e| Error::io("cannot save the reference's output", e))?;
+            }
             let _ = std::fs::remove_dir_all(&dir);
         }
-        self.reference = Some(saved);
+        self.references = saved_references(problem, run_dir);
         Ok(())
     }
 
@@ -224,11 +252,10 @@ impl Evaluator for RealEvaluator {
         configs: &[Config],
         rounds: &mut dyn Rounds,
     ) -> Result<Vec<Remeasured>, Stop> {
-        let reference = self.reference.as_deref();
         interleave::remeasure(
             problem,
             &self.work_root,
-            reference,
+            &self.references,
             configs,
             rounds,
             self.jobs,
@@ -345,9 +372,14 @@ fn blame(result: Evaluated, dir: &Path, held: Option<u64>) -> Evaluated {
 }
 
 /// Builds the reference (the mold at its default configuration, or `check.reference`) in
-/// `dir` and returns the file holding the output of its check run; every failure is an
+/// `dir` and returns the files holding the output of its check run on each check input (the
+/// inputs on which it prints what it prints on input 0 left out); every failure is an
 /// [`Error::Reference`].
-pub fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result<PathBuf, Error> {
+pub fn reference_outputs(
+    problem: &Problem,
+    dir: &Path,
+    run_dir: &Path,
+) -> Result<References, Error> {
     let config = problem.default_config();
     let (source, what) = match &problem.check.reference {
         Some(p) => (
@@ -366,14 +398,36 @@ pub fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result
         built: false,
     })?;
     v.r.source = source;
+    reference_built(&v, &what, run_dir)?;
+    let mut out: References = vec![];
+    for k in 0..=problem.check.variations.len() {
+        let got = reference_on(&v, k, &what, run_dir)?;
+        let same =
+            |(_, first): &(usize, PathBuf)| std::fs::read(first).ok() == std::fs::read(&got).ok();
+        if k == 0 || !out.first().is_some_and(same) {
+            out.push((k, got));
+        }
+    }
+    Ok(out)
+}
+
+/// The reference's output on check input `k`, kept apart from the other inputs' and checked
+/// to be the same on a second run.
+fn reference_on(v: &Variant, k: usize, what: &str, run_dir: &Path) -> Result<PathBuf, Error> {
     let failed = |message| Error::Reference {
         message,
         built: true,
     };
-    let ran = reference_ran(&v, &what, run_dir)?;
-    let got = checked_stream(&v, &ran).to_path_buf();
+    let what = match v.problem.check.input_name(k) {
+        Some(on) => format!("{what} (on the check's input {on})"),
+        None => what.to_string(),
+    };
+    let ran = reference_ran(v, k, &what, run_dir)?;
+    let got = checked_stream(v, &ran).with_extension(format!("{k}.reference"));
+    std::fs::rename(checked_stream(v, &ran), &got)
+        .map_err(|e| Error::io("cannot keep the reference's output", e))?;
     if std::fs::metadata(&got).map_or(0, |m| m.len()) == 0 {
-        let stream = match problem.check.stream {
+        let stream = match v.problem.check.stream {
             Stream::Stdout => "stdout",
             Stream::Stderr => "stderr",
         };
@@ -381,29 +435,34 @@ pub fn reference_output(problem: &Problem, dir: &Path, run_dir: &Path) -> Result
             "{what} printed nothing on {stream} in the check run, so no variant could be checked"
         )));
     }
-    same_twice(&v, &got, &what).map_err(failed)?;
+    same_twice(v, k, &got, &what).map_err(failed)?;
     Ok(got)
 }
 
-/// The reference built (from its check build when there is one) and run once for its
-/// output: a reference that does not build or run is [`Error::Reference`].
-fn reference_ran(v: &Variant, what: &str, run_dir: &Path) -> Result<Ran, Error> {
+/// The reference built (from its check build when there is one): one that does not build is
+/// [`Error::Reference`].
+fn reference_built(v: &Variant, what: &str, run_dir: &Path) -> Result<(), Error> {
     match build(v, v.check_build.as_ref().unwrap_or(&v.compile)) {
-        Step::Ok(_) => {}
+        Step::Ok(_) => Ok(()),
         Step::Fail(m) => {
             let cause = m.cause.unwrap_or_default();
-            return Err(Error::Reference {
+            Err(Error::Reference {
                 message: format!("{what} did not build ({}): {cause}", m.status),
                 built: false,
-            });
+            })
         }
-        Step::Stop(s) => return Err(s.into_error(run_dir)),
+        Step::Stop(s) => Err(s.into_error(run_dir)),
     }
+}
+
+/// The built reference run once on check input `k` for its output: one that does not run is
+/// [`Error::Reference`].
+fn reference_ran(v: &Variant, k: usize, what: &str, run_dir: &Path) -> Result<Ran, Error> {
     let failed = |message| Error::Reference {
         message,
         built: true,
     };
-    let Some(ran) = v.run_check(v.problem.run_timeout_s) else {
+    let Some(ran) = v.run_check_input(k, v.problem.run_timeout_s) else {
         return Err(failed(format!("{what}: the problem checks no output")));
     };
     match &ran.finished.exit {
@@ -419,11 +478,10 @@ fn reference_ran(v: &Variant, what: &str, run_dir: &Path) -> Result<Ran, Error> 
 
 /// Runs the reference's check a second time: an output that differs between two runs of one
 /// program (a printed time, an address) would fail every variant, the reference included.
-fn same_twice(v: &Variant, got: &Path, what: &str) -> Result<(), String> {
-    let first = got.with_extension("first-run");
-    std::fs::copy(got, &first).map_err(|e| format!("cannot keep the reference output: {e}"))?;
+fn same_twice(v: &Variant, k: usize, got: &Path, what: &str) -> Result<(), String> {
+    let first = got.to_path_buf();
     let problem = v.problem;
-    let Some(again) = v.run_check(problem.run_timeout_s) else {
+    let Some(again) = v.run_check_input(k, problem.run_timeout_s) else {
         return Ok(());
     };
     if !again.finished.success() {

@@ -11,7 +11,7 @@ use std::path::Path;
 use crate::evaluate::build::build;
 use crate::evaluate::outcome::Step;
 use crate::evaluate::outcome::{Status, Stop};
-use crate::evaluate::output_check::check_output;
+use crate::evaluate::output_check::{check_output, References};
 use crate::evaluate::time::sample;
 use crate::evaluate::variant::{Build, Compile, Variant};
 use crate::problem::space::Config;
@@ -60,7 +60,7 @@ impl Rounds for usize {
 pub fn remeasure(
     problem: &Problem,
     work: &Path,
-    reference: Option<&Path>,
+    references: &References,
     configs: &[Config],
     rounds: &mut dyn Rounds,
     jobs: usize,
@@ -80,7 +80,7 @@ pub fn remeasure(
             let started: Vec<_> = (batch.iter())
                 .map(|v| {
                     s.spawn(move || match v {
-                        Ok(v) => prepare(v, reference).map(|r| r.map(|()| Vec::new())),
+                        Ok(v) => prepare(v, references).map(|r| r.map(|()| Vec::new())),
                         Err(u) => Ok(Err(cause(u.clone().measurement()))),
                     })
                 })
@@ -119,18 +119,18 @@ pub fn remeasure(
 }
 
 /// Builds a variant (and its check build, when it has one) and checks the output.
-fn prepare(v: &Variant, reference: Option<&Path>) -> Result<Result<(), Failed>, Stop> {
+fn prepare(v: &Variant, references: &References) -> Result<Result<(), Failed>, Stop> {
     let timed = match built(v, &v.compile)? {
         Ok(b) => b,
         Err(why) => return Ok(Err(why)),
     };
-    let Some(reference) = reference else {
+    if references.is_empty() {
         return Ok(Ok(()));
-    };
+    }
     let checked = match &v.check_build {
-        None => check_output(v, &timed, reference),
+        None => check_output(v, &timed, references),
         Some(c) => match built(v, c)? {
-            Ok(cb) => check_output(v, &cb, reference),
+            Ok(cb) => check_output(v, &cb, references),
             Err(why) => return Ok(Err(why)),
         },
     };

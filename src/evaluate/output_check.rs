@@ -1,6 +1,9 @@
-//! The output check: one untimed run of the variant with `check.env` added, its
-//! `check.stream` compared with the reference's output, first byte for byte, then number by
-//! number with a tolerance `|a − b| ≤ atol + rtol · max(|a|, |b|)`.
+//! The output check: an untimed run of the variant with `check.env` added — one per check
+//! input: the configured one, then each of `check.variations` the reference's output differs
+//! on ([`References`]) — its `check.stream` compared with the reference's output on the same
+//! input, first byte for byte, then number by number with a tolerance
+//! `|a − b| ≤ atol + rtol · max(|a|, |b|)`. A program whose input is constant is protected
+//! by one input only: a wrong variant that agrees on it passes.
 //!
 //! Same-flag builds usually match exactly; a reference built with other flags differs in the
 //! last digits (FMA contraction), which the tolerance absorbs. An illegal loop order or a race
@@ -8,36 +11,49 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::evaluate::outcome::Step;
 use crate::evaluate::outcome::{Measurement, Status};
 use crate::evaluate::variant::{run_failure, Build, Ran, Variant};
 use crate::problem::Stream;
 
-/// The check run of a built variant (of its check build's program, when it has one) against
-/// `reference` → ok, `wrong_output`, `run_error` or `run_timeout`; ok without an output
-/// check. The run also warms caches for the timed runs.
-pub fn check_output(v: &Variant, build: &Build, reference: &Path) -> Step<()> {
+/// The reference's outputs a variant is checked against: per check input (0: the check run
+/// as configured; k ≥ 1: with `check.variations[k - 1]` on top), the file holding it. An
+/// input on which the reference prints what it prints on input 0 is left out: it would
+/// check nothing more.
+pub type References = Vec<(usize, PathBuf)>;
+
+/// The check runs of a built variant (of its check build's program, when it has one), one
+/// per input of `references`, each against the reference's output on it → ok,
+/// `wrong_output`, `run_error` or `run_timeout` (the first input that fails); ok without an
+/// output check. The runs also warm caches for the timed runs.
+pub fn check_output(v: &Variant, build: &Build, references: &References) -> Step<()> {
     let problem = v.problem;
     let timeout_s = problem.run_timeout_s;
-    let Some(ran) = v.run_check(timeout_s) else {
-        return Step::Ok(());
-    };
-    let wall_s = ran.finished.wall_s;
-    if !ran.finished.success() {
-        return run_failure(&ran, build.compile_s, wall_s, timeout_s);
+    for (k, reference) in references {
+        let Some(ran) = v.run_check_input(*k, timeout_s) else {
+            return Step::Ok(());
+        };
+        let wall_s = ran.finished.wall_s;
+        if !ran.finished.success() {
+            return run_failure(&ran, build.compile_s, wall_s, timeout_s);
+        }
+        let (rtol, atol) = (problem.check.rtol, problem.check.atol);
+        if let Err(why) = compare_files(reference, checked_stream(v, &ran), rtol, atol) {
+            let on = problem.check.input_name(*k);
+            let why = on.map_or(why.clone(), |on| {
+                format!("on the check's input {on}: {why}")
+            });
+            return Step::Fail(Measurement::failed(
+                Status::WrongOutput,
+                build.compile_s,
+                wall_s,
+                why,
+            ));
+        }
     }
-    let (rtol, atol) = (problem.check.rtol, problem.check.atol);
-    match compare_files(reference, checked_stream(v, &ran), rtol, atol) {
-        Ok(()) => Step::Ok(()),
-        Err(why) => Step::Fail(Measurement::failed(
-            Status::WrongOutput,
-            build.compile_s,
-            wall_s,
-            why,
-        )),
-    }
+    Step::Ok(())
 }
 
 /// The file of the check run's stream that is compared (`check.stream`).

@@ -273,7 +273,23 @@ impl<'a> Variant<'a> {
 
     /// The check run under `timeout_s`; `None` without an output check.
     pub fn run_check(&self, timeout_s: f64) -> Option<Ran> {
-        Some(self.run(self.check_command()?, timeout_s))
+        self.run_check_input(0, timeout_s)
+    }
+
+    /// The check run on input `k` ([`crate::problem::OutputCheck::input_env`]; 0 is
+    /// [`Variant::run_check`]'s), its output in `check.out`/`check.err` (input k ≥ 1:
+    /// `checkK.*`).
+    pub fn run_check_input(&self, k: usize, timeout_s: f64) -> Option<Ran> {
+        let r = self.check.as_ref()?;
+        let env = match k {
+            0 => r.env.clone(),
+            k => overridden(&r.env, &self.problem.check.input_env(k)),
+        };
+        let tag = match k {
+            0 => "check".to_string(),
+            k => format!("check{k}"),
+        };
+        Some(self.run(self.command(&r.dir, &r.argv, &env, &tag), timeout_s))
     }
 
     /// A timed run with its output in `tag.out`/`tag.err`.

@@ -228,7 +228,7 @@ fn problem_yaml(stem: &str, problem: &Problem, r: &Recorded, params: &str) -> St
          compile: {compile}\nrun: \"{{{{ exe }}}}\"\nenv: {env}\n\
          metric: {{kind: {metric}, goal: minimize}}\nrepeats: {repeats}\nreduce: median\n\
          timeouts: {{compile_s: {ct}, run_s: {rt}}}\n\
-         check:\n  mode: {mode}\n  stream: {stream}\n  env: {cenv}\n  rtol: {rtol}\n  atol: 1.0e-12\n  compile_extra: [{extra}]\n  reference: {reference}\n\
+         check:\n  mode: {mode}\n  stream: {stream}\n  env: {cenv}\n  variations: [{variations}]\n  rtol: {rtol}\n  atol: 1.0e-12\n  compile_extra: [{extra}]\n  reference: {reference}\n\
          search: {{learner: rf, max_evals: 60}}\n",
         file = r.file.display(),
         kernel = r.kernel,
@@ -240,6 +240,9 @@ fn problem_yaml(stem: &str, problem: &Problem, r: &Recorded, params: &str) -> St
         ct = r.compile_timeout_s,
         rt = r.run_timeout_s,
         cenv = map(&r.check_env),
+        variations = (r.check_variations.iter().map(|v| map(v)))
+            .collect::<Vec<_>>()
+            .join(", "),
         rtol = r.rtol,
         extra = extra.join(", "),
         reference = json(&r.file.display().to_string()),

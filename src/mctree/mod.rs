@@ -74,6 +74,9 @@ pub struct Tuned {
     pub summary: Summary,
     pub emitted: Option<PathBuf>,
     pub legality: LegalityCounts,
+    /// The output check's inputs: how many it ran each candidate on, of how many given (one
+    /// on which the untransformed program prints what it prints on the first is dropped).
+    pub check_inputs: (usize, usize),
 }
 
 /// How the evaluated nodes are known to be correct, and how many candidates were left out.
@@ -226,12 +229,20 @@ fn tune(
         }
         _ => None,
     };
-    let legality = LegalityCounts::of(&search.tree);
     Ok(Done::Tuned(Box::new(Tuned {
         summary,
         emitted,
-        legality,
+        legality: LegalityCounts::of(&search.tree),
+        check_inputs: check_inputs(&problem, &out),
     })))
+}
+
+/// How many inputs the output check ran on (the references the run directory keeps), of
+/// how many given.
+fn check_inputs(problem: &Problem, out: &Path) -> (usize, usize) {
+    let given = problem.check.variations.len() + 1;
+    let saved = |k: &usize| crate::evaluate::evaluator::saved_reference(out, *k).is_file();
+    ((0..given).filter(saved).count(), given)
 }
 
 /// An interruption's error names `moldtune mctree --resume` (not `run`'s, which reads a

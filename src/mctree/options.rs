@@ -39,6 +39,12 @@ pub struct MctreeOptions {
     /// output check is then their only guard (recorded as `legality: output-checked`).
     #[arg(long)]
     pub trust_output_check: bool,
+    /// One more input the output check runs each candidate on, as environment variables
+    /// (`KEY=VALUE`, several joined by `,`) on top of the check's own; repeat it for more
+    /// inputs [default: `PB_SEED=2` and `PB_SEED=3`, PolyBench's random input with other
+    /// seeds; an input on which the untransformed program prints the same is dropped].
+    #[arg(long, value_name = "KEY=VALUE[,...]")]
+    pub check_env: Vec<String>,
     #[command(flatten)]
     pub shared: Shared,
     #[command(flatten)]

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::error::Error;
 use crate::evaluate::build::build;
-use crate::evaluate::evaluator::reference_output;
+use crate::evaluate::evaluator::reference_outputs;
 use crate::evaluate::outcome::Step;
 use crate::evaluate::time::parse_kernel_time;
 use crate::evaluate::variant::{describe_exit, Variant};
@@ -41,7 +41,7 @@ pub(super) fn preflight(r: &mut Recorded, problem: &mut Problem, quiet: bool) ->
     };
     let result = probe(problem, &config, &dir).and_then(|timed| {
         if problem.check.mode == CheckMode::Output {
-            reference_output(problem, &dir.join("reference"), &dir).map_err(|e| match e {
+            reference_outputs(problem, &dir.join("reference"), &dir).map_err(|e| match e {
                 Error::Reference { message: why, .. } => Error::usage(
                     format!("the output check cannot work on the untransformed program: {why}"),
                     Some(

@@ -85,12 +85,13 @@ pub(super) fn resolve(
         check_mode: CheckMode::Output,
         check_stream: Stream::Stderr,
         check_env: vec![],
+        check_variations: vec![],
         check_build_flags: vec![],
         rtol: 1e-6,
         trust_output_check: o.trust_output_check || c.trust_output_check.unwrap_or(false),
         records_legality: true,
     };
-    check_settings(&mut r, c.check.as_ref(), &text);
+    check_settings(&mut r, c.check.as_ref(), &text, &o.check_env)?;
     validate(&r)?;
     Ok(r)
 }
@@ -107,8 +108,14 @@ pub(super) fn default_flags(metric: Option<MetricKind>) -> Vec<String> {
 /// program, on random input where the program offers it (`PB_INPUT=random`: PolyBench's own
 /// input cannot tell floyd-warshall's loop orders apart); for a file in PolyBench's layout
 /// (compile-time array dump) a check build with `-DPOLYBENCH_DUMP_ARRAYS`; the config file's
-/// `check:` on top.
-pub(super) fn check_settings(r: &mut Recorded, check: Option<&setup::ConfigCheck>, text: &str) {
+/// `check:` on top; the check's inputs: `--check-env`, else `check.variations`, else two more
+/// seeds of the random input.
+pub(super) fn check_settings(
+    r: &mut Recorded,
+    check: Option<&setup::ConfigCheck>,
+    text: &str,
+    check_env: &[String],
+) -> Result<(), Error> {
     let pb_dump = text.contains("polybench_prevent_dce") || text.contains("POLYBENCH_DUMP_ARRAYS");
     r.check_env = vec![
         ("PB_DUMP".to_string(), "1".to_string()),
@@ -117,6 +124,13 @@ pub(super) fn check_settings(r: &mut Recorded, check: Option<&setup::ConfigCheck
     ];
     r.check_env
         .extend(check.and_then(|k| k.env.clone()).unwrap_or_default());
+    r.check_variations = match check.and_then(|k| k.variations.clone()) {
+        _ if !check_env.is_empty() => check_inputs(check_env)?,
+        Some(v) => v.into_iter().map(|e| e.into_iter().collect()).collect(),
+        None => ["2", "3"]
+            .map(|seed| vec![("PB_SEED".to_string(), seed.to_string())])
+            .to_vec(),
+    };
     r.check_mode = check.and_then(|k| k.mode).unwrap_or(CheckMode::Output);
     r.check_stream = check.and_then(|k| k.stream).unwrap_or(Stream::Stderr);
     r.check_build_flags = match check.and_then(|k| k.build_flags.clone()) {
@@ -125,6 +139,23 @@ pub(super) fn check_settings(r: &mut Recorded, check: Option<&setup::ConfigCheck
         None => vec![],
     };
     r.rtol = check.and_then(|k| k.rtol).unwrap_or(1e-6);
+    Ok(())
+}
+
+/// The inputs `--check-env` names: each occurrence one, `KEY=VALUE` pairs joined by `,`.
+fn check_inputs(given: &[String]) -> Result<Vec<Vec<(String, String)>>, Error> {
+    let pair = |p: &str| {
+        match p.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+        _ => Err(Error::usage(
+            format!("`--check-env {p}` is not `KEY=VALUE`"),
+            Some("name each input of the output check as `--check-env PB_SEED=2` (several variables: `--check-env PB_SEED=2,N=100`)"),
+        )),
+    }
+    };
+    (given.iter())
+        .map(|g| g.split(',').map(pair).collect())
+        .collect()
 }
 
 pub(super) fn validate(r: &Recorded) -> Result<(), Error> {

@@ -67,6 +67,9 @@ pub struct ConfigCheck {
     pub stream: Option<Stream>,
     /// Environment of the check run (added to `PB_DUMP=1` and the thread count).
     pub env: Option<BTreeMap<String, String>>,
+    /// More inputs to check on: each an environment on top of `env` (default: `PB_SEED` 2
+    /// and 3, with PolyBench's random input; `[]`: the one input).
+    pub variations: Option<Vec<BTreeMap<String, String>>>,
     /// Arguments of the separate check build (default: `-DPOLYBENCH_DUMP_ARRAYS` when the
     /// file uses PolyBench's compile-time array dump, else none).
     pub build_flags: Option<Vec<String>>,
@@ -104,6 +107,10 @@ pub struct Recorded {
     pub check_mode: CheckMode,
     pub check_stream: Stream,
     pub check_env: Vec<(String, String)>,
+    /// More inputs the output check runs on (each an environment on top of `check_env`);
+    /// runs recorded before them have none.
+    #[serde(default)]
+    pub check_variations: Vec<Vec<(String, String)>>,
     pub check_build_flags: Vec<String>,
     pub rtol: f64,
     /// Propose transformations the dependence analysis does not prove legal.
@@ -384,6 +391,7 @@ pub fn problem(
             reference: None,
             reference_name: Some(format!("the untransformed `{}`", r.file.display())),
             compile_extra: r.check_build_flags.clone(),
+            variations: r.check_variations.clone(),
         },
         search: SearchDefaults::default(),
         record: Vec::new(),

@@ -53,6 +53,26 @@ pub struct OutputCheck {
     /// Arguments appended to the compile command for a separate, untimed *check build*
     /// (e.g. `-DPOLYBENCH_DUMP_ARRAYS`); empty: the timed binary is also checked.
     pub compile_extra: Vec<String>,
+    /// More inputs to check on: each an environment set on top of `env` for one more check
+    /// run, compared with the reference's output on the same input (`check.variations`).
+    pub variations: Vec<Vec<(String, String)>>,
+}
+
+impl OutputCheck {
+    /// The environment of check input `k`: `env`, then (k ≥ 1) `variations[k - 1]` on top.
+    pub fn input_env(&self, k: usize) -> Vec<(String, String)> {
+        let extra = k.checked_sub(1).and_then(|i| self.variations.get(i));
+        let extra = extra.map_or(&[][..], Vec::as_slice);
+        let kept = (self.env.iter()).filter(|(key, _)| !extra.iter().any(|(e, _)| e == key));
+        kept.chain(extra).cloned().collect()
+    }
+
+    /// How messages name check input `k` (`` `PB_SEED=2` `` for a variation).
+    pub fn input_name(&self, k: usize) -> Option<String> {
+        let extra = self.variations.get(k.checked_sub(1)?)?;
+        let pairs: Vec<String> = extra.iter().map(|(key, v)| format!("{key}={v}")).collect();
+        Some(format!("`{}`", pairs.join(" ")))
+    }
 }
 
 /// The problem file's `search:` defaults, validated (the learner's name is checked where
@@ -533,6 +553,41 @@ impl Ctx<'_> {
             compile_extra: (c.compile_extra.as_ref())
                 .map(|x| x.text().split_whitespace().map(str::to_string).collect())
                 .unwrap_or_default(),
+            variations: (c.variations.into_iter())
+                .map(|v| v.into_iter().collect())
+                .collect(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `check.variations` is read as written, and each input's environment is `env` with the
+    /// variation on top (a key of both takes the variation's value).
+    #[test]
+    fn each_check_input_is_the_check_env_with_its_variation_on_top() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("k.c"), "int main(void) { return #P0; }\n").unwrap();
+        let yaml = "mold: k.c\nparams:\n  - {name: P0, type: ordinal, values: [0, 1]}\n\
+                    compile: \"cc {{ source }} -o {{ exe }}\"\nrun: \"{{ exe }}\"\n\
+                    check:\n  env: {SEED: \"1\", DUMP: \"1\"}\n  variations: [{SEED: \"2\"}, {N: \"9\"}]\n";
+        let path = dir.path().join("k.yaml");
+        std::fs::write(&path, yaml).unwrap();
+        let p = Problem::load(&path).unwrap();
+        let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+            v.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        assert_eq!(p.check.input_env(0), pairs(&[("DUMP", "1"), ("SEED", "1")]));
+        assert_eq!(p.check.input_env(1), pairs(&[("DUMP", "1"), ("SEED", "2")]));
+        assert_eq!(
+            p.check.input_env(2),
+            pairs(&[("DUMP", "1"), ("SEED", "1"), ("N", "9")])
+        );
+        assert_eq!(p.check.input_name(0), None);
+        assert_eq!(p.check.input_name(1).as_deref(), Some("`SEED=2`"));
     }
 }

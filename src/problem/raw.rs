@@ -154,6 +154,9 @@ pub struct RawCheck {
     /// Extra compile arguments of the check build only (a string or a list).
     pub compile_extra: Option<RawCommand>,
     pub reference: Option<Spanned<String>>,
+    /// More inputs to check on: environment sets, each on top of `env`.
+    #[serde(default)]
+    pub variations: Vec<BTreeMap<String, String>>,
 }
 
 #[derive(Debug, Deserialize)]

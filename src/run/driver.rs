@@ -199,7 +199,7 @@ impl<'p> Session<'p> {
             // The reference is what the mold computes: made again from the edited one, or the
             // one an undone edit went back to (the evaluations it serves from on are
             // run.json's `mold_changes[].from_eval`).
-            let _ = std::fs::remove_file(dir.join(crate::evaluate::evaluator::REFERENCE_OUT));
+            crate::evaluate::evaluator::remove_references(problem, &dir);
         }
         let mut meta = new_meta(problem, opts, prev, &s, records.len());
         meta.mold_changes = changes;

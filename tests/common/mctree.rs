@@ -35,6 +35,7 @@ pub fn recorded(file: &Path, kernel: &str, flags: &[&str]) -> Recorded {
             ("PB_DUMP".into(), "1".into()),
             ("OMP_NUM_THREADS".into(), "2".into()),
         ],
+        check_variations: vec![],
         check_build_flags: vec![],
         rtol: 1e-6,
         trust_output_check: false,
