@@ -230,6 +230,8 @@ impl<'k> Collector<'k> {
                 self.address(v)
             }
             ("CallExpr", _) => self.call(v),
+            // `sizeof`'s operand is not evaluated: it accesses nothing.
+            ("UnaryExprOrTypeTraitExpr", _) => {}
             // Its statements, as conditional as an `if`'s.
             ("StmtExpr", _) => {
                 let was = std::mem::replace(&mut self.direct, false);

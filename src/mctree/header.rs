@@ -53,6 +53,15 @@ pub(crate) fn checked(for_stmt: &Value) -> Result<Header, NotCanonical> {
     let Some(signed) = integer_type(&ty) else {
         return why(format!("its counter `{iv}` is a `{ty}`, not an integer"));
     };
+    if matches!(
+        ty.as_str(),
+        "char" | "signed char" | "unsigned char" | "short" | "unsigned short"
+    ) {
+        return why(format!("its counter `{iv}` is a `{ty}`: C converts each step back to it (a bound past its range never ends the loop), OpenMP counts in a wider type"));
+    }
+    if !signed && down && inclusive && literal(&upper).is_none_or(|b| b < 1) {
+        return why(format!("its unsigned counter `{iv}` counts down to `>=` a bound that may be 0: C never ends it, OpenMP does"));
+    }
     for (what, e) in [("initial value", &lower), ("bound", &upper)] {
         if let Some(t) = floating(e) {
             return why(format!("its {what} is computed in `{t}`: C compares in `{t}`, OpenMP converts it to `{ty}` first and may run another number of iterations"));

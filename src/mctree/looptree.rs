@@ -330,13 +330,19 @@ impl LoopTree {
             let names: Vec<String> = on.iter().map(|d| format!("L{d}")).collect();
             declared += &format!("; bounds depend on {}", names.join(", "));
         }
+        let header = match l.canonical {
+            true => format!(
+                "for {} in [{}, {}{close}{step} ({declared})",
+                l.iv,
+                l.lower.show(),
+                l.upper.show()
+            ),
+            false => "for (a header outside OpenMP's canonical form)".to_string(),
+        };
         out.push_str(&format!(
-            "{:indent$}L{id} for {} in [{}, {}{close}{step} ({declared})  at {}:{}  \
+            "{:indent$}L{id} {header}  at {}:{}  \
              perfect nest {}, rectangular {}, {} statement(s)",
             "",
-            l.iv,
-            l.lower.show(),
-            l.upper.show(),
             l.line,
             l.col,
             l.perfect,

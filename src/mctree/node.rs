@@ -64,8 +64,12 @@ pub(crate) fn decl_ref(v: &Value) -> Option<(&str, &str, &str)> {
     Some((id, name, ty))
 }
 
-/// Every declaration an expression reads.
+/// Every declaration an expression reads (the operand of `sizeof` or `_Alignof` is not
+/// evaluated: not a read).
 pub(crate) fn refs(v: &Value, out: &mut BTreeSet<String>) {
+    if kind(v) == "UnaryExprOrTypeTraitExpr" {
+        return;
+    }
     if let Some((id, _, _)) = decl_ref(v) {
         out.insert(id.to_string());
     }
