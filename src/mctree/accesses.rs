@@ -247,11 +247,10 @@ impl<'k> Collector<'k> {
     fn call(&mut self, v: &Value) {
         let kids = inner(v);
         if !is_pure(v) {
-            let name = callee(v).map_or("through a pointer", |(_, n)| n);
-            self.note(
-                v,
-                &format!("a call of `{name}`, which may write any memory"),
-            );
+            let call = callee(v).map_or("a call through a pointer".into(), |(_, n)| {
+                format!("a call of `{n}`")
+            });
+            self.note(v, &format!("{call}, which may write any memory"));
             self.push(Target::Memory, "memory", vec![], true);
         }
         kids.iter().skip(1).for_each(|c| self.expr(c));

@@ -4,8 +4,9 @@
 //! when its callee is named directly (never through a pointer, a parameter or a variable,
 //! whatever its name) and is
 //! - a function of the C library known to have no effect but its value ([`LIBRARY`]), as
-//!   declared in a system header (a file's own `log` is not libm's), or `assert`'s failure
-//!   handler (it ends the program: a failed assertion is outside the program's meaning); or
+//!   declared in a system header (a file's own `log` is not libm's), its `__builtin_` form or
+//!   `__builtin_expect`, or `assert`'s failure handler (it ends the program: a failed
+//!   assertion is outside the program's meaning); or
 //! - a function the file defines whose body the grammar itself shows reads nothing but its
 //!   parameters and its own variables and writes nothing but its own variables, calling only
 //!   pure functions ([`body_is_pure`]).
@@ -38,8 +39,9 @@ const ASSERT_FAILS: &[&str] = &["__assert_fail", "__assert_perror_fail", "__asse
 /// a pointer): its declaration's id and name.
 pub(crate) fn callee(call: &Value) -> Option<(&str, &str)> {
     let f = inner(call).first()?;
+    let cast = f.get("castKind").and_then(Value::as_str);
     let decays = kind(f) == "ImplicitCastExpr"
-        && f.get("castKind").and_then(Value::as_str) == Some("FunctionToPointerDecay");
+        && matches!(cast, Some("FunctionToPointerDecay" | "BuiltinFnToFnPtr"));
     let r = bare(f);
     let d = r.get("referencedDecl")?;
     let direct = decays && kind(r) == "DeclRefExpr" && kind(d) == "FunctionDecl";
@@ -86,6 +88,10 @@ impl Judge<'_> {
         let Some((id, name)) = callee(call) else {
             return false;
         };
+        // The compiler's own: a name no program may define.
+        if let Some(b) = name.strip_prefix("__builtin_") {
+            return LIBRARY.contains(&b) || b == "expect";
+        }
         if self.unit.library.contains(id) {
             return LIBRARY.contains(&name) || ASSERT_FAILS.contains(&name);
         }

@@ -45,7 +45,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::mctree::calls::is_pure;
+use crate::mctree::calls::{callee, is_pure};
 use crate::mctree::node::{bare, decl_ref, inner, is_write, kind};
 use crate::mctree::unit::Function;
 
@@ -134,10 +134,11 @@ pub(crate) fn op(v: &Value) -> Option<&str> {
 /// Why evaluating `e` has an effect: a call of a function not known to be pure, an assignment.
 pub(crate) fn effect(e: &Value) -> Option<String> {
     if effect_of_call(e) {
-        let callee = inner(e).first().and_then(decl_ref).map(|(_, n, _)| n);
-        let name = callee.unwrap_or("a function pointer");
+        let called = callee(e).map_or("calls through a pointer".into(), |(_, n)| {
+            format!("calls `{n}`")
+        });
         return Some(format!(
-            "calls `{name}` (evaluated another number of times once transformed)"
+            "{called} (evaluated another number of times once transformed)"
         ));
     }
     if is_write(e) {

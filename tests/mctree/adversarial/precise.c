@@ -1,11 +1,13 @@
 /* Ordinary code the grammar must read precisely (issue 53): sizes and a field index written
    as `enum` constants (L0-L2), a `const` integer global and local (L3/L4), glibc's `assert`
    in a body (a statement expression) and a helper of the file whose body has no effect beside
-   a libm call (L5/L6). Every loop is legal to tile, interchange, reverse and parallelise:
+   a libm call (L5/L6), and the compiler's builtins `__builtin_expect` (a `likely` macro) and
+   `__builtin_fabs` (L7). Every loop is legal to tile, interchange, reverse and parallelise:
    each is proved. */
 #include "common.h"
 #include <assert.h>
 #include <math.h>
+#define likely(x) __builtin_expect(!!(x), 1)
 
 enum { N = 64, M = 48 };
 enum field { FX, FY, FZ, FIELDS };
@@ -33,6 +35,9 @@ __attribute__((noinline)) void kernel_precise(void) {
       assert(j < R);
       D[i][j] = D[i][j] + sqrt(squared(C[i][j]) + 1.0);
     }
+  for (int i = 0; i < N; i++)
+    if (likely(B[i][0] > 1.0))
+      B[i][1] = __builtin_fabs(B[i][0] - 60.0);
 }
 
 int main(void) {
@@ -46,6 +51,7 @@ int main(void) {
   pb_timer_stop();
   pb_timer_print();
   pb_dump_array("A", &A[0][0], N * M);
+  pb_dump_array("B", &B[0][0], N * M);
   pb_dump_array("P", &P[0][0], N * FIELDS);
   pb_dump_array("C", &C[0][0], R * R);
   pb_dump_array("D", &D[0][0], R * R);
