@@ -35,7 +35,7 @@ use moldtune::rng::Rng;
 const SEEDS: [u32; 3] = [1, 2, 3];
 
 /// The kernels of `tests/mctree/adversarial/`.
-const ADVERSARIAL: [&str; 21] = [
+const ADVERSARIAL: [&str; 22] = [
     "down.c",
     "strided.c",
     "pview.c",
@@ -57,6 +57,7 @@ const ADVERSARIAL: [&str; 21] = [
     "unlisted.c",
     "precise.c",
     "vla.c",
+    "pingpong.c",
 ];
 
 /// One input of a program: extra compile flags (a dataset) and environment (a seed).
@@ -351,6 +352,8 @@ const ILLEGAL: &[(&str, &str, bool)] = &[
     ("unlisted.c", "L2: reverse", true),
     ("unlisted.c", "L2: parallel for", false),
     ("unlisted.c", "L3: reverse", true),
+    // Ping-pong buffers: after the swap `q` is `a` every other sweep, and L2 reads `a` too.
+    ("pingpong.c", "L2: reverse", true),
 ];
 
 #[test]
@@ -456,11 +459,20 @@ fn a_header_outside_the_grammar_is_refused_with_the_rule_it_breaks() {
     }
     let listed = t.render();
     assert!(listed.contains("computed in `double`"), "{listed}");
+    let r = recorded(&root().join("tests/mctree/typed.c"), "", &[]);
+    let (_, t) = loop_tree(&r);
+    let why: Vec<&str> = (t.loops.iter())
+        .map(|l| l.untouchable.as_deref().unwrap_or(""))
+        .collect();
+    assert!(why[0].contains("counter `c` is a `char`"), "{why:?}");
+    assert!(why[1].contains("counts down to `>=`"), "{why:?}");
+    assert!(why[2].contains("compares `i` as `unsigned long`"), "{why:?}");
+    assert_eq!(why[3..], ["", "", ""], "{why:?}");
 }
 
 /// Ordinary code the grammar reads precisely (issue 53): `enum` constants as sizes and field
-/// indices, `const` integers, glibc's `assert` and a helper without effect in a body, and
-/// variable-length array parameters. Every loop
+/// indices, `const` integers, glibc's `assert` and a helper without effect in a body,
+/// variable-length array parameters, and ping-pong buffers swapped between sweeps. Every loop
 /// is transformable and every one-directive stack proved (on main at eb5b199, the `enum` field
 /// index, the `assert` and the helper's call left loops unproved).
 #[test]
@@ -488,6 +500,13 @@ fn ordinary_code_is_read_precisely() {
         parallel("L0: parallel for") && parallel("L3: parallel for"),
         "{proved:?}"
     );
+    // Ping-pong buffers are followed through the swap: each sweep is out of place.
+    let r = recorded(&adversarial("pingpong.c"), "", &[]);
+    let (_, t) = loop_tree(&r);
+    let (proved, _) = moldtune::mctree::directive::Stacks::root().children(&t, &strict);
+    let has = |l: &str| proved.iter().any(|(s, _)| s.text(&t).starts_with(l));
+    assert!(has("L1: parallel for") && has("L1: reverse"), "{proved:?}");
+    assert!(!has("L2: reverse") && !has("L0: parallel for"), "{proved:?}");
 }
 
 /// What lies outside the dependence test's model is named, with where, and leaves the loops

@@ -30,6 +30,7 @@ use crate::mctree::affine::{dimension, Nest};
 use crate::mctree::memory::Memory;
 use crate::mctree::model::own_variables;
 use crate::mctree::node::Positions;
+use crate::mctree::rotation::Alias;
 use crate::mctree::unit::Function;
 
 /// One loop-carried dependence, oriented from the access that runs first.
@@ -81,7 +82,13 @@ pub fn analyse(kernel: &Function, memory: &Memory, text: &str, ids: &Positions) 
     let acc = &c.accesses;
     for i in 0..acc.len() {
         for j in i..acc.len() {
-            match pair(&acc[i], &acc[j], i == j, &private_at, &c.steps) {
+            let ctx = Context {
+                private_at: &private_at,
+                steps: &c.steps,
+                memory,
+                ids,
+            };
+            match pair(&acc[i], &acc[j], i == j, &ctx) {
                 Ok(deps) => found.extend(deps),
                 Err(why) => unanalysable = Some(why),
             }
@@ -151,13 +158,31 @@ fn private_lists(
         .collect()
 }
 
+/// What pairing two accesses reads besides them.
+struct Context<'c> {
+    /// Per scalar, the loop it is private to ([`privatisable`]).
+    private_at: &'c HashMap<String, usize>,
+    /// Each loop's step.
+    steps: &'c HashMap<usize, i64>,
+    memory: &'c Memory,
+    ids: &'c Positions,
+}
+
+/// How the targets of two accesses relate: the same memory, other memory, either within one
+/// iteration of a loop (across its iterations: unknown), or unknown.
+fn relation(a: &Access, b: &Access, ctx: &Context) -> Alias {
+    match (&a.target, &b.target) {
+        (Target::Memory, _) | (_, Target::Memory) => Alias::Maybe,
+        (Target::Array(x), Target::Array(y)) => ctx.memory.alias(x, y),
+        (x, y) if x == y => Alias::Same,
+        _ => Alias::Distinct,
+    }
+}
+
 /// The loops around both `a` and `b`, outermost first, when they may touch the same memory
-/// and one of them writes it (else none).
-fn common_loops(a: &Access, b: &Access, same: bool) -> Result<Vec<usize>, String> {
-    let conflict = match (&a.target, &b.target) {
-        (Target::Memory, _) | (_, Target::Memory) => true,
-        (x, y) => x == y,
-    };
+/// (`alias`) and one of them writes it (else none).
+fn common_loops(a: &Access, b: &Access, same: bool, alias: Alias) -> Result<Vec<usize>, String> {
+    let conflict = alias != Alias::Distinct;
     if !conflict || !(a.write || b.write) || (same && !a.write) {
         return Ok(vec![]);
     }
@@ -176,17 +201,13 @@ fn common_loops(a: &Access, b: &Access, same: bool) -> Result<Vec<usize>, String
 /// The loop-carried dependences between accesses `a` and `b` (`same`: one access with
 /// itself), lexicographically positive in the order the iterations run (`steps`: each
 /// loop's step; a loop without one has no affine subscripts).
-fn pair(
-    a: &Access,
-    b: &Access,
-    same: bool,
-    private_at: &HashMap<String, usize>,
-    steps: &HashMap<usize, i64>,
-) -> Result<Vec<Dependence>, String> {
-    let common = common_loops(a, b, same)?;
+fn pair(a: &Access, b: &Access, same: bool, ctx: &Context) -> Result<Vec<Dependence>, String> {
+    let alias = relation(a, b, ctx);
+    let common = common_loops(a, b, same, alias)?;
     if common.is_empty() {
         return Ok(vec![]);
     }
+    let (private_at, steps) = (ctx.private_at, ctx.steps);
     // A private scalar carries nothing on its loop and the loops around it.
     let fixed = match &a.target {
         Target::Scalar(id) if a.target == b.target => private_at
@@ -195,11 +216,10 @@ fn pair(
             .map_or(0, |p| p + 1),
         _ => 0,
     };
-    let exact = !matches!(
-        (&a.target, &b.target),
-        (Target::Memory, _) | (_, Target::Memory)
-    ) && a.subs.len() == b.subs.len()
+    let exact = matches!(alias, Alias::Same | Alias::SameInIteration(_))
+        && a.subs.len() == b.subs.len()
         && a.subs.iter().chain(&b.subs).all(Option::is_some);
+    let swapping = swapping_at(alias, &common, ctx);
     let on = if a.target == Target::Memory {
         &b.name
     } else {
@@ -216,7 +236,8 @@ fn pair(
             steps: &steps,
             dirs: &dirs,
         };
-        if dirs[..fixed].iter().any(|&d| d != Dir::Eq) || !feasible(a, b, &nest) {
+        let (possible, within) = possible(alias, swapping, &dirs, || feasible(a, b, &nest));
+        if dirs[..fixed].iter().any(|&d| d != Dir::Eq) || !possible {
             continue;
         }
         let dirs = match dirs.iter().find(|&&d| d != Dir::Eq) {
@@ -228,10 +249,42 @@ fn pair(
             on: on.clone(),
             loops: common.clone(),
             dirs,
-            exact,
+            exact: exact && within != Some(false),
         });
     }
     Ok(out)
+}
+
+/// For pointers that take turns, where the loop swapping them stands in `common` (`None`
+/// inside: not among them); `None` for any other pair.
+fn swapping_at(alias: Alias, common: &[usize], ctx: &Context) -> Option<Option<usize>> {
+    match alias {
+        Alias::SameInIteration(k) | Alias::DistinctInIteration(k) => Some(
+            ctx.ids
+                .get(&k)
+                .and_then(|l| common.iter().position(|c| c == l)),
+        ),
+        _ => None,
+    }
+}
+
+/// Whether a dependence in the direction `dirs` is possible between targets related by
+/// `alias` (`subscripts`: whether the subscripts can be equal), and for pointers that take
+/// turns whether `dirs` stays within one iteration of the loop swapping them (then they are
+/// as named; across it, anything is possible).
+fn possible(
+    alias: Alias,
+    swapping: Option<Option<usize>>,
+    dirs: &[Dir],
+    subscripts: impl Fn() -> bool,
+) -> (bool, Option<bool>) {
+    let within = swapping.map(|at| at.is_some_and(|at| dirs[..=at].iter().all(|&d| d == Dir::Eq)));
+    let possible = match (alias, within) {
+        (Alias::Same, _) | (Alias::SameInIteration(_), Some(true)) => subscripts(),
+        (Alias::DistinctInIteration(_), Some(true)) | (Alias::Distinct, _) => false,
+        _ => true,
+    };
+    (possible, within)
 }
 
 /// Every direction vector over `m` loops.

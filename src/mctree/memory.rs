@@ -12,12 +12,13 @@
 //! through it may touch any memory: the test assumes dependences in every direction and says
 //! why.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde_json::Value;
 
 use crate::mctree::calls::callee;
-use crate::mctree::node::{decl_ref, inner, kind};
+use crate::mctree::node::{decl_ref, inner, kind, offset as node_offset};
+use crate::mctree::rotation::{Alias, Rotation};
 use crate::mctree::unit::{Function, Unit};
 
 /// A subscript as written: the sum of `sign · expression` terms (empty: 0).
@@ -48,6 +49,10 @@ pub struct Memory {
     names: HashMap<String, Name>,
     /// Declaration id → name as written.
     spelled: HashMap<String, String>,
+    /// Pointers that take turns, where their nests see them fixed ([`Rotation`]).
+    rotation: Rotation,
+    /// The subscripts an element through each of the rotation's pointers takes.
+    rotating_ranks: HashMap<String, usize>,
 }
 
 /// Functions that return fresh memory: those declared `__attribute__((malloc))` (glibc's
@@ -79,6 +84,7 @@ impl Memory {
             m.declare(d, || "a pointer set in the kernel".into());
         }
         m.views(&locals, &assigned);
+        m.rotations(&kernel.body, &locals);
         for (id, n) in &assigned {
             let reassigned = matches!(m.names.get(id), Some(Name::Object { .. }) if n.count > 0);
             if reassigned {
@@ -138,13 +144,44 @@ impl Memory {
         }
     }
 
+    /// The local pointers the kernel swaps between its objects ([`Rotation`]), where it does.
+    fn rotations(&mut self, body: &Value, locals: &[Value]) {
+        let mut candidates = BTreeSet::new();
+        for d in locals {
+            let (Some(id), Some(rank)) = (id_of(d), pointer_rank(d)) else {
+                continue;
+            };
+            if matches!(self.names.get(id), Some(Name::Unknown(_))) {
+                self.rotating_ranks.insert(id.to_string(), rank);
+                candidates.insert(id.to_string());
+            }
+        }
+        let object = |e: &Value| {
+            let p = self.pointer(e).ok()?;
+            let start = p.path.as_ref()?.iter().all(Vec::is_empty);
+            let object = matches!(self.names.get(&p.root), Some(Name::Object { .. }));
+            (start && object).then_some(p.root)
+        };
+        let rotation = Rotation::of(body, &candidates, &object);
+        self.rotation = rotation;
+    }
+
+    /// How the places `x` and `y` (roots of [`Place`]s) relate.
+    pub fn alias(&self, x: &str, y: &str) -> Alias {
+        self.rotation.alias(x, y)
+    }
+
     /// The name a declaration is written as.
     pub fn spelling(&self, id: &str) -> &str {
+        let id = self.rotation.member_of(id).unwrap_or(id);
         self.spelled.get(id).map_or("?", String::as_str)
     }
 
     /// How many subscripts reach an element of object `root`.
     pub fn rank(&self, root: &str) -> Option<usize> {
+        if let Some(m) = self.rotation.member_of(root) {
+            return self.rotating_ranks.get(m).copied();
+        }
         match self.names.get(root) {
             Some(Name::Object { rank }) => Some(*rank),
             _ => None,
@@ -225,7 +262,19 @@ impl Memory {
                 })
             }
             Some(Name::View(p)) => Ok(p.clone()),
-            Some(Name::Unknown(why)) => Err(format!("`{name}`, {why}")),
+            Some(Name::Unknown(why)) => {
+                let at = e
+                    .get("range")
+                    .and_then(|r| r.get("begin"))
+                    .and_then(node_offset);
+                match at.and_then(|at| self.rotation.root(id, at)) {
+                    Some(root) => Ok(Place {
+                        root,
+                        path: Some(vec![vec![]]),
+                    }),
+                    None => Err(format!("`{name}`, {why}")),
+                }
+            }
             None => Err(format!("`{name}`, not an array or a known pointer")),
         }
     }

@@ -28,6 +28,7 @@ pub mod objects;
 pub mod options;
 pub mod polly;
 pub mod ranges;
+pub mod rotation;
 pub mod search;
 pub mod second;
 pub mod setup;
