@@ -466,7 +466,10 @@ fn a_header_outside_the_grammar_is_refused_with_the_rule_it_breaks() {
         .collect();
     assert!(why[0].contains("counter `c` is a `char`"), "{why:?}");
     assert!(why[1].contains("counts down to `>=`"), "{why:?}");
-    assert!(why[2].contains("compares `i` as `unsigned long`"), "{why:?}");
+    assert!(
+        why[2].contains("compares `i` as `unsigned long`"),
+        "{why:?}"
+    );
     assert_eq!(why[3..], ["", "", ""], "{why:?}");
 }
 
@@ -506,7 +509,10 @@ fn ordinary_code_is_read_precisely() {
     let (proved, _) = moldtune::mctree::directive::Stacks::root().children(&t, &strict);
     let has = |l: &str| proved.iter().any(|(s, _)| s.text(&t).starts_with(l));
     assert!(has("L1: parallel for") && has("L1: reverse"), "{proved:?}");
-    assert!(!has("L2: reverse") && !has("L0: parallel for"), "{proved:?}");
+    assert!(
+        !has("L2: reverse") && !has("L0: parallel for"),
+        "{proved:?}"
+    );
 }
 
 /// What lies outside the dependence test's model is named, with where, and leaves the loops
@@ -855,13 +861,21 @@ struct Hunt {
     wrong: Vec<String>,
     unbuildable: Vec<String>,
     features: std::collections::BTreeMap<&'static str, usize>,
+    /// Per rule of the grammar and side (`true`: inside it): the kernels on that side, and
+    /// the proved stacks built in them.
+    rules: std::collections::BTreeMap<(&'static str, bool), (usize, usize)>,
+    /// Per rule: the proved stacks set on a loop the generator marks as crossing it, and
+    /// each of them (seed, stack) for the rules no such loop may be proved across.
+    on_crossing: std::collections::BTreeMap<String, usize>,
+    crossed: Vec<String>,
     first: u64,
     last: u64,
 }
 
 /// Generates the kernels of seeds `first..` (until `count` or `deadline`) and builds every
 /// proved stack of depth 1 and `deep` of depth 2 of each on three random inputs. A kernel that
-/// changes the output is kept in `keep` (when given) for minimising.
+/// changes the output, or has a stack proved on a loop outside the grammar, is kept in `keep`
+/// (when given) for minimising.
 fn hunt(first: u64, count: u64, deadline: Option<std::time::Instant>, deep: usize) -> Hunt {
     let tmp = tempfile::tempdir().unwrap();
     let harness = format!("-I{}", root().join("polybench/harness").display());
@@ -885,7 +899,8 @@ fn hunt(first: u64, count: u64, deadline: Option<std::time::Instant>, deep: usiz
         let mut s =
             Subject::with_options((file, ""), &[&harness], random_inputs(), o(), tmp.path());
         let nodes = s.nodes(deep);
-        let before = (h.wrong.len(), h.unbuildable.len());
+        let before = (h.wrong.len(), h.unbuildable.len(), h.crossed.len());
+        h.tally(seed, &k, &s, &nodes);
         for &n in &nodes {
             let text = s.tree.nodes[n].text.clone();
             match s.differs(n, tmp.path()) {
@@ -894,7 +909,7 @@ fn hunt(first: u64, count: u64, deadline: Option<std::time::Instant>, deep: usiz
                 Err(e) => h.unbuildable.push(format!("seed {seed}: `{text}`: {e}")),
             }
         }
-        if (h.wrong.len(), h.unbuildable.len()) != before {
+        if (h.wrong.len(), h.unbuildable.len(), h.crossed.len()) != before {
             if let Some(dir) = &keep {
                 let _ = std::fs::create_dir_all(dir);
                 let _ = std::fs::write(dir.join(format!("gen{seed}.c")), &k.source);
@@ -904,14 +919,77 @@ fn hunt(first: u64, count: u64, deadline: Option<std::time::Instant>, deep: usiz
         h.proved += nodes.len();
         h.refused += s.tree.refused.len();
         h.last = seed;
-        for f in k.features {
-            *h.features.entry(f).or_default() += 1;
-        }
     }
     h
 }
 
+/// The rules no stack may be proved across on the loop that crosses them: that loop is
+/// outside the grammar, so neither it nor a loop around it is transformable.
+const NOT_ACROSS: [&str; 4] = [
+    "header-type",
+    "header-counter",
+    "early-exit",
+    "statement-expression",
+];
+
 impl Hunt {
+    /// Counts kernel `k` (seed `seed`, proved stacks `nodes` of `s`): its constructs, its
+    /// rules' sides, and the stacks set on each loop it marks as crossing a rule.
+    fn tally(&mut self, seed: u64, k: &kernelgen::Kernel, s: &Subject, nodes: &[usize]) {
+        for &f in &k.features {
+            *self.features.entry(f).or_default() += 1;
+        }
+        for &r in &k.rules {
+            let e = self.rules.entry(r).or_default();
+            e.0 += 1;
+            e.1 += nodes.len();
+        }
+        for (at, line) in k.source.lines().enumerate() {
+            let Some((_, marked)) = line.split_once(kernelgen::CROSSING) else {
+                continue;
+            };
+            let lp = (s.tree.loops.loops.iter()).find(|l| l.line as usize == at + 1);
+            let on: Vec<&str> = (nodes.iter().map(|&n| &s.tree.nodes[n]))
+                .filter(|n| lp.is_some_and(|l| n.stacks.ops.contains_key(&l.id)))
+                .map(|n| n.text.as_str())
+                .collect();
+            for rule in marked.trim_end_matches(" */").split(", ") {
+                *self.on_crossing.entry(rule.to_string()).or_default() += on.len();
+                if NOT_ACROSS.contains(&rule) {
+                    let what = on.iter().map(|t| format!("seed {seed}: {rule}: `{t}`"));
+                    self.crossed.extend(what);
+                }
+            }
+        }
+    }
+
+    /// The table of the grammar's rules: kernels and proved stacks on each side of each, and
+    /// the stacks set on the very loop that crosses it.
+    fn rules_markdown(&self) -> String {
+        let mut out = String::from(
+            "\n## The grammar's rules (kernels on each side, proved stacks built in them)\n\n\
+             | rule | kernels inside | proved stacks built inside | kernels outside | proved stacks built outside |\n\
+             |---|---:|---:|---:|---:|\n",
+        );
+        let side = |r: &'static str, inside: bool| {
+            self.rules.get(&(r, inside)).copied().unwrap_or_default()
+        };
+        for (r, _, _) in kernelgen::RULES {
+            let ((ki, pi), (ko, po)) = (side(r, true), side(r, false));
+            out.push_str(&format!("| {r} | {ki} | {pi} | {ko} | {po} |\n"));
+        }
+        out.push_str(
+            "\nProved stacks set on the very loop that crosses the rule (none may be for \
+             header-type, header-counter, early-exit, statement-expression):\n\n\
+             | rule | proved stacks on the crossing loop |\n|---|---:|\n",
+        );
+        for (r, _, _) in kernelgen::RULES {
+            let n = self.on_crossing.get(r).copied().unwrap_or(0);
+            out.push_str(&format!("| {r} | {n} |\n"));
+        }
+        out
+    }
+
     /// The campaign's Markdown (`results/mctree/generator.md`).
     fn markdown(&self, minutes: f64) -> String {
         let mut out = format!(
@@ -937,9 +1015,11 @@ impl Hunt {
         for (f, n) in &self.features {
             out.push_str(&format!("| {f} | {n} |\n"));
         }
+        out.push_str(&self.rules_markdown());
         for (title, list) in [
             ("Changed the output", &self.wrong),
             ("Did not build", &self.unbuildable),
+            ("Proved on a loop outside the grammar", &self.crossed),
         ] {
             if !list.is_empty() {
                 out.push_str(&format!("\n## {title}\n\n"));
@@ -977,6 +1057,7 @@ fn generated_kernels_keep_the_output_of_every_proved_stack() {
         h.wrong.len(),
         h.unbuildable.len()
     );
+    eprintln!("{}", h.rules_markdown());
     if let Ok(report) = std::env::var("MOLDTUNE_GEN_REPORT") {
         std::fs::write(report, h.markdown(spent)).unwrap();
     }
@@ -985,7 +1066,10 @@ fn generated_kernels_keep_the_output_of_every_proved_stack() {
         "only {} stacks proved: the hunt sees little",
         h.proved
     );
-    let bad: Vec<&String> = h.wrong.iter().chain(&h.unbuildable).collect();
+    // A stack proved on a loop outside the grammar is wrong whether or not it shows.
+    let bad: Vec<&String> = (h.wrong.iter().chain(&h.unbuildable))
+        .chain(&h.crossed)
+        .collect();
     assert!(
         bad.is_empty(),
         "proved stacks that are wrong:\n{}",
