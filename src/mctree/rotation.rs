@@ -71,6 +71,9 @@ impl Rotation {
             let stmts = inner(body);
             let at = stmts.iter().position(|s| swaps(s, candidates))?;
             let r = &stmts[at];
+            if skips(inner(r).get(4)?, true) {
+                return None;
+            }
             let members = group(inner(r).get(4)?, candidates);
             let start = initial(&stmts[..at], &members, object)?;
             if !only_assigned_where_allowed(body, r, &stmts[..at], &members) {
@@ -232,8 +235,9 @@ fn only_assigned_where_allowed(
     if let Some(b) = inner(r).get(4) {
         allowed.extend(inner(b).iter().filter(|s| copy(s, members).is_some()));
     }
-    let allowed: BTreeSet<usize> = allowed.iter().filter_map(|s| start(s)).collect();
-    fn writes(v: &Value, members: &BTreeSet<String>, allowed: &BTreeSet<usize>) -> bool {
+    // The very statements (not their positions: one macro expands to several at one offset).
+    let allowed: Vec<*const Value> = allowed.into_iter().map(|s| s as *const Value).collect();
+    fn writes(v: &Value, members: &BTreeSet<String>, allowed: &[*const Value]) -> bool {
         let op = v.get("opcode").and_then(Value::as_str);
         let target = inner(v).first().and_then(decl_ref).map(|(id, _, _)| id);
         let write = match kind(v) {
@@ -244,7 +248,7 @@ fn only_assigned_where_allowed(
         };
         let bad = write
             && target.is_some_and(|t| members.contains(t))
-            && !start(v).is_some_and(|s| allowed.contains(&s));
+            && !allowed.contains(&(v as *const Value));
         bad || inner(v).iter().any(|c| writes(c, members, allowed))
     }
     let declared_late = |v: &Value| {
@@ -253,6 +257,19 @@ fn only_assigned_where_allowed(
         found
     };
     !writes(body, members, &allowed) && !declared_late(body)
+}
+
+/// Whether an iteration of the swapping loop may skip part of its body (`continue` of it, a
+/// `goto` or label anywhere in it): its states would not follow the body in order.
+/// `own`: `v` is in the swapping loop itself, not in a loop nested in it.
+fn skips(v: &Value, own: bool) -> bool {
+    let jump = match kind(v) {
+        "ContinueStmt" => own,
+        "GotoStmt" | "IndirectGotoStmt" | "LabelStmt" => true,
+        _ => false,
+    };
+    let own = own && !matches!(kind(v), "ForStmt" | "WhileStmt" | "DoStmt");
+    jump || inner(v).iter().any(|c| skips(c, own))
 }
 
 /// Whether a member is declared inside a loop (its initialiser would run each iteration).
@@ -265,10 +282,6 @@ fn declared_in_loop(v: &Value, members: &BTreeSet<String>, in_loop: bool, found:
     inner(v)
         .iter()
         .for_each(|c| declared_in_loop(c, members, in_loop, found));
-}
-
-fn start(v: &Value) -> Option<usize> {
-    offset(v.get("range")?.get("begin")?)
 }
 
 fn span(v: &Value) -> Option<(usize, usize)> {
