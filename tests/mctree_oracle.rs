@@ -35,7 +35,7 @@ use moldtune::rng::Rng;
 const SEEDS: [u32; 3] = [1, 2, 3];
 
 /// The kernels of `tests/mctree/adversarial/`.
-const ADVERSARIAL: [&str; 22] = [
+const ADVERSARIAL: [&str; 23] = [
     "down.c",
     "strided.c",
     "pview.c",
@@ -58,6 +58,7 @@ const ADVERSARIAL: [&str; 22] = [
     "precise.c",
     "vla.c",
     "pingpong.c",
+    "pingskip.c",
 ];
 
 /// One input of a program: extra compile flags (a dataset) and environment (a seed).
@@ -354,6 +355,7 @@ const ILLEGAL: &[(&str, &str, bool)] = &[
     ("unlisted.c", "L3: reverse", true),
     // Ping-pong buffers: after the swap `q` is `a` every other sweep, and L2 reads `a` too.
     ("pingpong.c", "L2: reverse", true),
+    ("pingskip.c", "L1: reverse", true),
 ];
 
 #[test]
