@@ -118,16 +118,17 @@ pub fn read(
     let Ok(k) = choose(&first.functions, wanted, text, file) else {
         return Ok(first); // the caller says why no kernel
     };
-    let mut needed: HashSet<String> = (first.functions.iter())
+    let needed: HashSet<String> = (first.functions.iter())
         .filter(|f| f.name == k.name || f.mentions(&k.name))
         .map(|f| f.name.clone())
         .collect();
-    needed.extend(callees(&first.functions, k));
-    let missing = (first.functions.iter()).any(|f| needed.contains(&f.name) && !f.has_body());
+    let called = callees(&first.functions, k);
+    let wanted = |f: &Function| needed.contains(&f.name) || called.contains(&f.name);
+    let missing = (first.functions.iter()).any(|f| wanted(f) && !f.has_body());
     if !missing {
         return Ok(first);
     }
-    clang.dump(text, &mut Keep::Only(needed))
+    clang.dump(text, &mut Keep::Only { needed, called })
 }
 
 /// The functions of the file `kernel` calls, directly or through one another: whether a call
@@ -153,8 +154,12 @@ enum Keep {
         scops: Vec<usize>,
         kernels: HashSet<String>,
     },
-    /// Exactly these.
-    Only(HashSet<String>),
+    /// Exactly these: the ones discovery needs (too large to hold is an error), and the
+    /// kernel's callees (too large to hold: their calls are not proved pure).
+    Only {
+        needed: HashSet<String>,
+        called: HashSet<String>,
+    },
 }
 
 impl Keep {
@@ -168,7 +173,7 @@ impl Keep {
 
     fn keep(&mut self, f: &Function) -> bool {
         match self {
-            Keep::Only(names) => names.contains(&f.name),
+            Keep::Only { needed, called } => needed.contains(&f.name) || called.contains(&f.name),
             Keep::Likely {
                 wanted: Some(w), ..
             } => f.name == *w || f.mentions(w),
@@ -343,7 +348,7 @@ impl Unit {
                 let Some(f) = function_head(&head, text, named) else {
                     return Ok(());
                 };
-                if keep.keep(&f) && matches!(keep, Keep::Only(_)) {
+                if matches!(keep, Keep::Only { needed, .. } if needed.contains(&f.name)) {
                     return Err(too_large(&f.name));
                 }
                 self.functions.push(f);
