@@ -35,7 +35,7 @@ use moldtune::rng::Rng;
 const SEEDS: [u32; 3] = [1, 2, 3];
 
 /// The kernels of `tests/mctree/adversarial/`.
-const ADVERSARIAL: [&str; 23] = [
+const ADVERSARIAL: [&str; 24] = [
     "down.c",
     "strided.c",
     "pview.c",
@@ -59,6 +59,7 @@ const ADVERSARIAL: [&str; 23] = [
     "vla.c",
     "pingpong.c",
     "pingskip.c",
+    "pingchoice.c",
 ];
 
 /// One input of a program: extra compile flags (a dataset) and environment (a seed).
@@ -356,6 +357,7 @@ const ILLEGAL: &[(&str, &str, bool)] = &[
     // Ping-pong buffers: after the swap `q` is `a` every other sweep, and L2 reads `a` too.
     ("pingpong.c", "L2: reverse", true),
     ("pingskip.c", "L1: reverse", true),
+    ("pingchoice.c", "L2: reverse", true),
 ];
 
 #[test]
@@ -515,6 +517,12 @@ fn ordinary_code_is_read_precisely() {
         !has("L2: reverse") && !has("L0: parallel for"),
         "{proved:?}"
     );
+    // The same, with the buffers chosen by the sweep's parity.
+    let r = recorded(&adversarial("pingchoice.c"), "", &[]);
+    let (_, t) = loop_tree(&r);
+    let (proved, _) = moldtune::mctree::directive::Stacks::root().children(&t, &strict);
+    let has = |l: &str| proved.iter().any(|(s, _)| s.text(&t).starts_with(l));
+    assert!(has("L1: parallel for") && !has("L2: reverse"), "{proved:?}");
 }
 
 /// What lies outside the dependence test's model is named, with where, and leaves the loops

@@ -1,16 +1,18 @@
 //! Pointers that take turns: ping-pong buffers (`s = p; p = q; q = s;` after each sweep of a
-//! stencil). Each pointer is set more than once, so [`super::memory`] alone cannot tell where
+//! stencil, or `src = (t & 1) ? b : a; dst = (t & 1) ? a : b;` before it). Each pointer is set more than once, so [`super::memory`] alone cannot tell where
 //! it points; but within one iteration of the loop that swaps them, each nest of that loop
 //! sees the pointers fixed, each at one of the kernel's objects, and different pointers at
 //! different objects. This module proves that, narrowly:
 //! - the pointers (the *group*) are the kernel's own locals; every assignment to one is its
 //!   initialiser or a statement of the kernel's body before the swapping loop `R` (a pointer
 //!   to the start of an object, or another pointer of the group), or a statement directly in
-//!   `R`'s body of the form `p = q` between pointers of the group; none has its address
-//!   taken or is moved (`++`, `+=`); `R` is a statement of the kernel's body itself;
+//!   `R`'s body of the form `p = q` between pointers of the group or `p = c ? a : b` between
+//!   the starts of two objects (`c` reading nothing the body assigns); none has its address
+//!   taken or is moved (`++`, `+=`); `R` is a statement of the kernel's body itself and no
+//!   iteration of it skips part of its body (`continue`, `goto`);
 //! - the pointers' objects are followed through `R`'s body, iteration by iteration, until
-//!   every state repeats ([`Rotation::states`]): a nest directly in `R`'s body gets the states
-//!   that reach it.
+//!   every state repeats ([`follow`]; choices on the same condition go the same way within
+//!   one iteration, others fork): a nest directly in `R`'s body gets the states that reach it.
 //!
 //! Within a nest, an access through a pointer of the group lands in a place of its own
 //! ([`Rotation::root`]): two of them are the same object, or different ones, *only within one
@@ -18,7 +20,7 @@
 //! iterations, anything (the dependence test then assumes every direction). A pointer of the
 //! group used anywhere else stays unknown.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -69,17 +71,19 @@ impl Rotation {
     ) -> Rotation {
         let found = (|| {
             let stmts = inner(body);
-            let at = stmts.iter().position(|s| swaps(s, candidates))?;
+            let swapping =
+                |s: &Value| kind(s) == "ForStmt" && !steps(s, candidates, object).1.is_empty();
+            let at = stmts.iter().position(swapping)?;
             let r = &stmts[at];
             if skips(inner(r).get(4)?, true) {
                 return None;
             }
-            let members = group(inner(r).get(4)?, candidates);
+            let (steps, members) = steps(r, candidates, object);
             let start = initial(&stmts[..at], &members, object)?;
-            if !only_assigned_where_allowed(body, r, &stmts[..at], &members) {
+            if !only_assigned_where_allowed(body, &steps, &stmts[..at], &members) {
                 return None;
             }
-            let nests = follow(inner(r).get(4)?, start)?;
+            let nests = follow(&steps, start)?;
             Some(Rotation {
                 swapping: loop_key(r),
                 nests,
@@ -157,37 +161,121 @@ impl Rotation {
     }
 }
 
-/// Whether `s` is a loop whose body swaps pointers among `candidates` (`p = q`).
-fn swaps(s: &Value, candidates: &BTreeSet<String>) -> bool {
-    kind(s) == "ForStmt"
-        && inner(s)
-            .get(4)
-            .is_some_and(|b| !group(b, candidates).is_empty())
+/// A statement directly in the swapping loop's body, as the rotation reads it.
+enum Step<'v> {
+    /// `p = q` between pointers of the group, or `p = c ? a : b` choosing between the starts
+    /// of two objects (`c` numbered: equal conditions share a number).
+    Copy(&'v Value, String, String),
+    Choice(&'v Value, String, usize, String, String),
+    /// A loop: a nest, by its span.
+    Nest((usize, usize)),
+    Other,
 }
 
-/// The pointers of `candidates` that a statement directly in `body` assigns or reads in a
-/// `p = q` between two of them.
-fn group(body: &Value, candidates: &BTreeSet<String>) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    for s in inner(body) {
-        if let Some((l, r)) = copy(s, candidates) {
-            out.insert(l);
-            out.insert(r);
-        }
-    }
-    out
+/// The steps of loop `r`'s body and the pointers its copies and choices set or read (none:
+/// `r` swaps nothing).
+fn steps<'v>(
+    r: &'v Value,
+    candidates: &BTreeSet<String>,
+    object: &dyn Fn(&Value) -> Option<String>,
+) -> (Vec<Step<'v>>, BTreeSet<String>) {
+    let mut conditions: Vec<&Value> = vec![];
+    let mut members = BTreeSet::new();
+    let stmts = inner(r).get(4).map_or(&[][..], inner);
+    let out = (stmts.iter())
+        .map(|s| match assignment(s, candidates) {
+            Some((l, r)) => match kind(crate::mctree::node::bare(r)) {
+                "ConditionalOperator" => {
+                    let Some((c, x, y)) = choice(r, object).filter(|(c, ..)| fixed(c, stmts))
+                    else {
+                        return Step::Other;
+                    };
+                    let n = conditions
+                        .iter()
+                        .position(|k| same(k, c))
+                        .unwrap_or_else(|| {
+                            conditions.push(c);
+                            conditions.len() - 1
+                        });
+                    members.insert(l.clone());
+                    Step::Choice(s, l, n, x, y)
+                }
+                _ => match decl_ref(r).map(|(id, _, _)| id.to_string()) {
+                    Some(q) if candidates.contains(&q) => {
+                        members.insert(l.clone());
+                        members.insert(q.clone());
+                        Step::Copy(s, l, q)
+                    }
+                    _ => Step::Other,
+                },
+            },
+            None if kind(s) == "ForStmt" => span(s).map_or(Step::Other, Step::Nest),
+            None => Step::Other,
+        })
+        .collect();
+    (out, members)
 }
 
-/// `p = q` with both in `among`: (p, q).
-fn copy(s: &Value, among: &BTreeSet<String>) -> Option<(String, String)> {
+/// `p = e` with `p` one of `among` (a plain name on the left): (p, e).
+fn assignment<'v>(s: &'v Value, among: &BTreeSet<String>) -> Option<(String, &'v Value)> {
     let op = s.get("opcode").and_then(Value::as_str);
     if kind(s) != "BinaryOperator" || op != Some("=") {
         return None;
     }
     let [l, r] = inner(s) else { return None };
     let (lid, _, _) = decl_ref(l).filter(|_| kind(l) == "DeclRefExpr")?;
-    let (rid, _, _) = decl_ref(r)?;
-    (among.contains(lid) && among.contains(rid)).then(|| (lid.to_string(), rid.to_string()))
+    among.contains(lid).then(|| (lid.to_string(), r))
+}
+
+/// `c ? a : b` with `a` and `b` the starts of two different objects and `c` without effect:
+/// (c, a's object, b's object).
+fn choice<'v>(
+    e: &'v Value,
+    object: &dyn Fn(&Value) -> Option<String>,
+) -> Option<(&'v Value, String, String)> {
+    let [c, x, y] = inner(crate::mctree::node::bare(e)) else {
+        return None;
+    };
+    let (x, y) = (object(x)?, object(y)?);
+    let effect = crate::mctree::model::effect(c).is_some();
+    (x != y && !effect).then_some((c, x, y))
+}
+
+/// Whether condition `c` keeps its value through an iteration of the body `stmts`: it reads
+/// only names the body never assigns (the loop's own counter: its header's), through
+/// operators, casts and constants.
+fn fixed(c: &Value, stmts: &[Value]) -> bool {
+    let plain = matches!(
+        kind(c),
+        "BinaryOperator"
+            | "UnaryOperator"
+            | "ParenExpr"
+            | "ImplicitCastExpr"
+            | "CStyleCastExpr"
+            | "IntegerLiteral"
+            | "ConditionalOperator"
+            | "DeclRefExpr"
+    );
+    let kept = match decl_ref(c).filter(|_| kind(c) == "DeclRefExpr") {
+        Some((id, _, _)) => !stmts
+            .iter()
+            .any(|s| crate::mctree::header::assigns(Some(s), id)),
+        None => true,
+    };
+    let write = crate::mctree::node::is_write(c)
+        || (kind(c) == "UnaryOperator" && c.get("opcode").and_then(Value::as_str) == Some("*"));
+    plain && kept && !write && inner(c).iter().all(|x| fixed(x, stmts))
+}
+
+/// Whether two expressions are the same: kinds, operators, values, names and parts.
+fn same(a: &Value, b: &Value) -> bool {
+    let key = |v: &Value, k: &str| v.get(k).cloned();
+    let name = |v: &Value| v.get("referencedDecl").and_then(|d| d.get("id")).cloned();
+    let fields = ["kind", "opcode", "value", "castKind"];
+    fields.iter().all(|k| key(a, k) == key(b, k))
+        && name(a) == name(b)
+        && inner(a).len() == inner(b).len()
+        && inner(a).iter().zip(inner(b)).all(|(x, y)| same(x, y))
 }
 
 /// The group's state before the swapping loop, from the statements before it: each
@@ -227,14 +315,15 @@ fn initial(
 /// swapping loop `r` (at their top), or a `p = q` directly in `r`'s body; never `&p`, `p++`.
 fn only_assigned_where_allowed(
     body: &Value,
-    r: &Value,
+    steps: &[Step],
     before: &[Value],
     members: &BTreeSet<String>,
 ) -> bool {
     let mut allowed: Vec<&Value> = before.iter().filter(|s| kind(s) != "ForStmt").collect();
-    if let Some(b) = inner(r).get(4) {
-        allowed.extend(inner(b).iter().filter(|s| copy(s, members).is_some()));
-    }
+    allowed.extend(steps.iter().filter_map(|s| match s {
+        Step::Copy(v, ..) | Step::Choice(v, ..) => Some(*v),
+        _ => None,
+    }));
     // The very statements (not their positions: one macro expands to several at one offset).
     let allowed: Vec<*const Value> = allowed.into_iter().map(|s| s as *const Value).collect();
     fn writes(v: &Value, members: &BTreeSet<String>, allowed: &[*const Value]) -> bool {
@@ -290,34 +379,62 @@ fn span(v: &Value) -> Option<(usize, usize)> {
 }
 
 /// Follows the states through the swapping loop's body until they repeat: the states that
-/// reach each of its nests (its statements that are loops), by span.
-fn follow(body: &Value, start: State) -> Option<Vec<Nest>> {
-    let stmts = inner(body);
-    let mut at_nest: HashMap<usize, BTreeSet<State>> = HashMap::new();
+/// reach each of its nests. A choice whose condition the iteration has not met yet forks the
+/// state both ways; one it has met goes the same way (the condition has not changed: nothing
+/// between assigns but the group's pointers).
+fn follow(steps: &[Step], start: State) -> Option<Vec<Nest>> {
+    let mut at_nest: BTreeMap<(usize, usize), BTreeSet<State>> = BTreeMap::new();
     let mut heads: BTreeSet<State> = BTreeSet::from([start.clone()]);
     let mut todo = vec![start];
     let mut rounds = 0;
-    while let Some(mut s) = todo.pop() {
+    while let Some(head) = todo.pop() {
         rounds += 1;
         if rounds > MAX_ROUNDS {
             return None;
         }
-        for (k, st) in stmts.iter().enumerate() {
-            if let Some((l, r)) = copy(st, &s.keys().cloned().collect()) {
-                let v = s.get(&r).cloned().flatten();
-                s.insert(l, v);
-            } else if kind(st) == "ForStmt" {
-                at_nest.entry(k).or_default().insert(s.clone());
+        for end in iteration(steps, head, &mut at_nest) {
+            if heads.insert(end.clone()) {
+                todo.push(end);
             }
         }
-        if heads.insert(s.clone()) {
-            todo.push(s);
+    }
+    Some(at_nest.into_iter().collect())
+}
+
+/// One iteration of the body from `head`: the states it may end in, recording the states
+/// that reach each nest.
+fn iteration(
+    steps: &[Step],
+    head: State,
+    at_nest: &mut BTreeMap<(usize, usize), BTreeSet<State>>,
+) -> Vec<State> {
+    let mut paths = vec![(head, BTreeMap::<usize, bool>::new())];
+    for step in steps {
+        let mut next = vec![];
+        for (mut s, met) in paths {
+            match step {
+                Step::Copy(_, l, r) => {
+                    let v = s.get(r).cloned().flatten();
+                    s.insert(l.clone(), v);
+                    next.push((s, met));
+                }
+                Step::Choice(_, l, c, x, y) => {
+                    let ways = met.get(c).map_or(vec![true, false], |&w| vec![w]);
+                    for w in ways {
+                        let (mut s, mut met) = (s.clone(), met.clone());
+                        s.insert(l.clone(), Some(if w { x.clone() } else { y.clone() }));
+                        met.insert(*c, w);
+                        next.push((s, met));
+                    }
+                }
+                Step::Nest(span) => {
+                    at_nest.entry(*span).or_default().insert(s.clone());
+                    next.push((s, met));
+                }
+                Step::Other => next.push((s, met)),
+            }
         }
+        paths = next;
     }
-    let mut nests = vec![];
-    for (k, states) in at_nest {
-        nests.push((span(&stmts[k])?, states));
-    }
-    nests.sort_by_key(|(s, _)| *s);
-    Some(nests)
+    paths.into_iter().map(|(s, _)| s).collect()
 }
