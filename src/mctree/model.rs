@@ -1,7 +1,8 @@
-//! What the dependence test ([`super::deps`]) models: the one description of it, default-deny.
-//! A loop's transformations are *proved* only when everything inside the loop — its header,
-//! its body, the loops nested in it — is of a form listed here; a construct not listed makes
-//! them unproved (tried only under `--trust-output-check`, guarded by the output check alone),
+//! The grammar the dependence test ([`super::deps`]) is sound for: the one description of it,
+//! an allow-list of node kinds and types of clang's AST. A loop's transformations are *proved*
+//! only when everything that can reach the loop — its header, its body, the loops nested in
+//! it, the functions it calls — is of a form listed here; anything else, a construct nobody
+//! thought of included, makes them unproved (tried only under `--trust-output-check`, guarded by the output check alone),
 //! and `--list` names it and where it is. Adding a form means adding it here, with a test.
 //!
 //! - **Headers.** A transformed loop is canonical and typed ([`super::header::checked`]: an
