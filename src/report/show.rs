@@ -84,6 +84,8 @@ pub struct CheckRun {
     /// The check build's compile (`check.compile_extra`), when the check runs a binary of
     /// its own.
     pub build: Option<Shell>,
+    /// `check.variations`: each one more check run, with these variables on top.
+    pub variations: Vec<String>,
 }
 
 /// One command: what the child is given.
@@ -135,6 +137,9 @@ pub fn show(problem_path: &Path, which: &pick::Which) -> Result<Shown, Error> {
         reference: reference_name(&problem),
         build: (v.check_build.as_ref())
             .map(|cb| shell(v.compile_command(cb, false), problem.compile_timeout_s)),
+        variations: (1..=problem.check.variations.len())
+            .filter_map(|k| problem.check.input_name(k))
+            .collect(),
     });
     let run = v.timed_command("run0");
     let config_pairs = (problem.space.params.iter().zip(&config.0))
@@ -201,6 +206,12 @@ impl Shown {
                 c.shell.timeout_s,
                 c.shell.line()
             )),
+        }
+        if let Some(c) = self.check.as_ref().filter(|c| !c.variations.is_empty()) {
+            t.push_str(&format!(
+                "  and once more on each input of `check.variations`: {}\n",
+                c.variations.join(", ")
+            ));
         }
         t.push_str(&format!(
             "timed runs ({} × {} of {}; timeout at most {} s):\n  {}\n\n",
