@@ -426,10 +426,16 @@ fn an_interrupted_mctree_run_says_how_to_resume_it() {
         .args(["--", "-DMINI_DATASET"])
         .env("MOLDTUNE_MOCK_DELAY_MS", "200")
         .spawn();
+    // Waits for rows, not for a time: a slow machine only waits longer (the bound is a guard
+    // against a hang, ten times anything seen).
     let t0 = std::time::Instant::now();
-    while Csv::try_rows(&out) < 2 && t0.elapsed().as_secs() < 120 {
+    while Csv::try_rows(&out) < 2 && t0.elapsed().as_secs() < 1200 {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    assert!(
+        Csv::try_rows(&out) >= 2,
+        "the run wrote no rows to interrupt"
+    );
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let o = child.wait_with_output().unwrap();

@@ -298,11 +298,7 @@ fn id_of(d: &Value) -> Option<&str> {
 
 /// A declaration's or expression's type, desugared (typedefs expanded).
 fn type_of(v: &Value) -> String {
-    let t = v.get("type");
-    let s = t
-        .and_then(|t| t.get("desugaredQualType").or_else(|| t.get("qualType")))
-        .and_then(Value::as_str);
-    s.unwrap_or("").to_string()
+    crate::mctree::header::type_of(v).unwrap_or("").to_string()
 }
 
 fn is_pointer(e: &Value) -> bool {

@@ -109,8 +109,7 @@ impl Rotation {
 
     /// The pointer a root of [`Rotation::root`] is of.
     pub fn member_of<'r>(&self, root: &'r str) -> Option<&'r str> {
-        let (id, _) = root.split_once('#')?;
-        self.members.contains(id).then_some(id)
+        self.nest_of(root).map(|(id, _)| id)
     }
 
     /// The pointer and nest of a root of [`Rotation::root`].
