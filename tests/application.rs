@@ -350,7 +350,7 @@ fn a_run_whose_evaluations_all_fail_alike_stops_early_with_the_cause() {
     std::fs::write(d.join("s.mold.sh"), mold).unwrap();
     let yaml = "name: broken\nmold: s.mold.sh\nparams:\n\
                 \x20 - {name: T, type: integer, low: 1, high: 1000, default: 1}\n\
-                run: \"sh {{ source }}\"\nmetric: {kind: regex, regex: 'score: (\\S+)'}\n\
+                run: \"sh {{ source }}\"\nmetric: {kind: regex, regex: 'score: (\\S+)', goal: maximize}\n\
                 repeats: 1\ncheck: {mode: none}\n";
     std::fs::write(d.join("p.yaml"), yaml).unwrap();
     let o = moldtune("run")
@@ -461,7 +461,7 @@ fn a_mold_that_cannot_run_as_rendered_is_refused_without_a_compile_step() {
     let attempt = |mold: &str, text: &str, run: &str| {
         std::fs::write(d.join(mold), text).unwrap();
         let yaml = format!(
-            "name: s\nmold: {mold}\nparams:\n  - {{name: A, type: ordinal, values: [1, 2]}}\nrun: \"{run}\"\nmetric: {{regex: 'v: ([0-9]+)'}}\ncheck: {{mode: none}}\n"
+            "name: s\nmold: {mold}\nparams:\n  - {{name: A, type: ordinal, values: [1, 2]}}\nrun: \"{run}\"\nmetric: {{regex: 'v: ([0-9]+)', goal: maximize}}\ncheck: {{mode: none}}\n"
         );
         std::fs::write(d.join("p.yaml"), yaml).unwrap();
         moldtune("show").arg("p.yaml").cwd(d).output()
@@ -854,4 +854,23 @@ fn a_variant_deleting_the_run_directory_is_named() {
     assert!(err.contains("was deleted"), "{}", describe(&o));
     assert!(!err.contains("--resume"), "{err}");
     assert_code(&o, 2);
+}
+
+/// A run whose output the metric's regex does not match says which regex it looked for.
+#[test]
+fn a_metric_not_found_names_the_regex_it_looked_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("t.mold.sh"), "echo \"acc=0.#Q\"\n").unwrap();
+    let yaml = "name: s\nmold: t.mold.sh\nparams:\n  - {name: Q, type: ordinal, values: [1, 2]}\n\
+                run: \"sh {{ source }}\"\nmetric: {regex: 'accuracy: ([0-9.]+)', goal: maximize}\n\
+                repeats: 1\ncheck: {mode: none}\n";
+    std::fs::write(d.join("p.yaml"), yaml).unwrap();
+    let o = moldtune("run").arg("p.yaml").max_evals(1).out("r").cwd(d).output();
+    assert_code(&o, 3);
+    let cause = &fake::causes(&d.join("r"))["0"];
+    assert!(
+        cause.starts_with("no match for the metric's regex `accuracy: ([0-9.]+)`"),
+        "{cause}"
+    );
 }

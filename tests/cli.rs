@@ -1042,6 +1042,12 @@ fn bad_values_are_refused_at_their_position() {
             18,
             "metric.regex",
         ),
+        // A number read by a regex may be an accuracy or a loss: it was minimised silently.
+        (
+            format!("{TOY_YAML}metric: {{regex: 'v: ([0-9]+)'}}\n"),
+            18,
+            "`metric.goal` is missing",
+        ),
         (
             format!("{TOY_YAML}metric: {{kind: kernel_time, function: kernel}}\n"),
             18,

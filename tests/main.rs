@@ -30,4 +30,5 @@ mod roofline;
 mod sampling;
 mod show;
 mod slurm;
+mod study;
 mod verify;

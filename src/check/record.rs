@@ -71,7 +71,7 @@ fn fresh(dir: &Path, out: &Path) -> Result<(Loaded, PathBuf), Error> {
         );
         return Err(Error::usage(message, Some("write its best as a mold with `moldtune mctree --emit-mold DIR`, tune or measure that with `moldtune run`, then baseline that run")));
     }
-    let problem = Problem::load(&meta.problem)?;
+    let problem = Problem::load(&meta.problem)?.built("baseline")?;
     let best =
         crate::report::pick::configuration(&problem, &crate::report::pick::Which::best_of(dir))?;
     let reference = problem.default_config();

@@ -12,6 +12,7 @@ mod check;
 mod machine;
 mod print;
 mod reports;
+mod study;
 mod tune;
 pub use check::CheckArgs;
 use check::{baseline_command, check_command, BaselineArgs};
@@ -20,6 +21,7 @@ use reports::{
     best_command, importance_command, measure_command, replay_command, show_command, BestArgs,
     ImportanceArgs, MeasureArgs, ReplayArgs, ShowArgs,
 };
+use study::{ask_command, serve_command, tell_command, AskArgs, ServeArgs, TellArgs};
 use tune::{mctree_command, report_command, run_command, worker_command, ReportArgs, WorkerArgs};
 
 #[derive(Debug, Parser)]
@@ -64,6 +66,16 @@ pub enum Command {
     Baseline(BaselineArgs),
     /// Print the best configuration of a run directory and where its source is.
     Best(BestArgs),
+    /// Let a program drive the search in its own process: JSON requests on stdin, one a
+    /// line (`{"op":"ask"}`, `{"op":"report",…}`, `{"op":"tell",…}`, `{"op":"best"}`), one
+    /// reply a line on stdout, on a run directory like `run`'s (the Python module's transport).
+    Serve(ServeArgs),
+    /// Print the next configuration to evaluate (JSON with its `eval` id) of a study, started
+    /// by the first ask with `--problem SPACE.yaml`.
+    Ask(AskArgs),
+    /// Record an evaluation's outcome in a study (`--eval N --value V`), or report a value
+    /// reached on the way (`--step S --value V`: prints whether to stop it).
+    Tell(TellArgs),
     /// A Slurm job of `moldtune run` or `mctree --executor slurm`: does the task the run wrote in
     /// DIR/jobs/KEY (started by Slurm, not by hand).
     #[command(hide = true)]
@@ -120,6 +132,9 @@ fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8, Error> {
         Command::Worker(a) => worker_command(a, &FRONT_ENDS),
         Command::Baseline(a) => baseline_command(a),
         Command::Best(a) => best_command(a, &FRONT_ENDS),
+        Command::Serve(a) => serve_command(a, args),
+        Command::Ask(a) => ask_command(a, args),
+        Command::Tell(a) => tell_command(a, args),
         Command::Report(a) => report_command(a, &FRONT_ENDS),
         Command::Machine(a) => machine_command(a),
     }

@@ -158,12 +158,15 @@ impl Watch<'_> {
     /// them reports a value worse than the median at its step.
     pub fn poll(&mut self) -> Option<String> {
         let text = self.fresh_lines()?;
-        let mut why = None;
         for (step, value) in self.pruner.rule.points(&text) {
             self.curve.push((step, value));
-            why = why.or_else(|| self.pruner.verdict(step, value));
+            // The run stops at the first value judged: its curve (and the step recorded
+            // with it) ends there, whatever the same read brought after it.
+            if let Some(why) = self.pruner.verdict(step, value) {
+                return Some(why);
+            }
         }
-        why
+        None
     }
 
     /// The complete lines written since the last look (at most a megabyte a look).
@@ -193,7 +196,7 @@ mod tests {
 
     fn rule(startup: usize, warmup: f64) -> Progress {
         Progress {
-            regex: regex::Regex::new(r"step (\d+) acc ([0-9.]+)").unwrap(),
+            regex: Some(regex::Regex::new(r"step (\d+) acc ([0-9.]+)").unwrap()),
             goal: Goal::Maximize,
             startup,
             warmup,
@@ -233,6 +236,22 @@ mod tests {
         pruned.status = Status::Pruned;
         p.remember(&pruned, 0);
         assert_eq!(p.verdict(1.0, 0.05), None);
+    }
+
+    /// Two steps read in one look, the first already worse than the median: the run is
+    /// pruned at that step and its curve ends there (the cause named step 1 while
+    /// `progress_step` said 2).
+    #[test]
+    fn a_run_pruned_at_a_step_records_that_step_last() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Pruner::open(&rule(1, 0.0), dir.path());
+        p.remember(&completed(vec![(1.0, 0.5), (2.0, 0.7)]), 0);
+        let out = dir.path().join("stdout");
+        std::fs::write(&out, "step 1 acc 0.1\nstep 2 acc 0.2\n").unwrap();
+        let mut w = p.watch(&out);
+        let why = w.poll().expect("pruned");
+        assert!(why.contains("pruned at step 1"), "{why}");
+        assert_eq!(w.curve, vec![(1.0, 0.1)]);
     }
 
     #[test]

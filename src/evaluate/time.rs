@@ -155,7 +155,7 @@ pub fn sample(v: &Variant, tag: &str, timeout_s: f64, pruner: Option<&Pruner>) -
             Status::InvalidMetric,
             0.0,
             wall_s,
-            no_metric(&ran, &stdout),
+            no_metric(&ran, &stdout, &v.problem.metric),
         )),
     }
 }
@@ -182,7 +182,7 @@ fn failed_run(v: &Variant, ran: &Ran, timeout_s: f64) -> Step<Sample> {
 
 /// Why no metric was read: the last lines read, and the window read when the output is
 /// longer than it.
-fn no_metric(ran: &Ran, stdout: &str) -> String {
+fn no_metric(ran: &Ran, stdout: &str, metric: &crate::problem::Metric) -> String {
     let last: Vec<&str> = stdout.lines().rev().take(3).collect();
     let size = std::fs::metadata(&ran.stdout).map_or(0, |m| m.len());
     let window = match size > METRIC_TAIL_BYTES {
@@ -192,8 +192,12 @@ fn no_metric(ran: &Ran, stdout: &str) -> String {
         ),
         false => String::new(),
     };
+    let sought = match &metric.regex {
+        Some(r) => format!("no match for the metric's regex `{}`", r.as_str()),
+        None => "no line that is a number alone (the kernel time)".to_string(),
+    };
     format!(
-        "no metric in the program's stdout{window} (last lines: `{}`)",
+        "{sought} in the program's stdout{window} (last lines: `{}`)",
         last.join(" | ")
     )
 }
@@ -204,7 +208,7 @@ fn metric(v: &Variant, stdout: &str, wall_s: f64, cpu_s: f64) -> Option<f64> {
         MetricKind::KernelTime => parse_kernel_time(stdout),
         MetricKind::WallTime => Some(wall_s),
         MetricKind::CpuTime => Some(cpu_s),
-        MetricKind::Regex => parse_regex(m.regex.as_ref().expect("validated"), stdout),
+        MetricKind::Regex => m.regex.as_ref().and_then(|r| parse_regex(r, stdout)),
         MetricKind::Instructions | MetricKind::Cycles => None,
     }
 }

@@ -398,6 +398,7 @@ pub fn problem(
         prefer: None,
         progress: None,
         work: None,
+        told: false,
     })
 }
 

@@ -53,7 +53,9 @@ pub(super) fn named_templates<'a>(
     if let Some(c) = &raw.compile {
         out.push(NamedTemplate::new(compile, &c.referenced, "compile".into()));
     }
-    out.push(NamedTemplate::new(run, &raw.run.referenced, "run".into()));
+    if let Some(r) = &raw.run {
+        out.push(NamedTemplate::new(run, &r.referenced, "run".into()));
+    }
     for ((k, t), (_, sp)) in env.iter().zip(raw.env.iter()) {
         out.push(NamedTemplate::new(t, &sp.referenced, format!("env.{k}")));
     }
@@ -240,7 +242,9 @@ impl Ctx<'_> {
                     format!("parameter `{}` is used nowhere", p.name),
                     Some(&format!(
                         "put a `#{}` marker in `{}`, or use `{{{{ {} }}}}` in compile, run or env",
-                        p.name, raw.mold.value, p.name
+                        p.name,
+                        raw.mold.as_ref().map_or("", |m| m.value.as_str()),
+                        p.name
                     )),
                 );
             }

@@ -59,6 +59,21 @@ pub struct OutputCheck {
 }
 
 impl OutputCheck {
+    /// No output check (a problem whose evaluations are told).
+    pub fn none() -> OutputCheck {
+        OutputCheck {
+            mode: CheckMode::None,
+            stream: Stream::default(),
+            env: Vec::new(),
+            rtol: 0.0,
+            atol: 0.0,
+            reference: None,
+            reference_name: None,
+            compile_extra: Vec::new(),
+            variations: Vec::new(),
+        }
+    }
+
     /// The environment of check input `k`: `env`, then (k ≥ 1) `variations[k - 1]` on top.
     pub fn input_env(&self, k: usize) -> Vec<(String, String)> {
         let extra = k.checked_sub(1).and_then(|i| self.variations.get(i));
@@ -158,6 +173,9 @@ pub struct Problem {
     pub progress: Option<crate::problem::progress::Progress>,
     /// What one timed run computes (`work:`).
     pub work: Option<crate::problem::work::Work>,
+    /// A program tells the evaluations (`moldtune serve`, `ask`, `tell`): the file has no
+    /// mold and no `run:`, and `moldtune run` refuses it.
+    pub told: bool,
 }
 
 impl Problem {
@@ -193,6 +211,21 @@ impl Problem {
         cx.problem(raw, &abs, hex_hash(text.as_bytes()))
     }
 
+    /// Refuses `command` (`run`, `measure`, …) on a problem whose evaluations are told: it
+    /// has nothing to build or run.
+    pub fn built(self, command: &str) -> Result<Problem, Error> {
+        if !self.told {
+            return Ok(self);
+        }
+        Err(Error::usage(
+            format!(
+                "`{}` has neither `mold:` nor `run:`: `moldtune {command}` has nothing to build or run",
+                self.path.display()
+            ),
+            Some("a program tells this problem's values: drive it with `moldtune serve`, `ask` and `tell` (or the Python module), or add a mold and its `run:`"),
+        ))
+    }
+
     /// The program the compile command runs at the default configuration (`None`: it does
     /// not render).
     pub fn compile_program(&self) -> Option<String> {
@@ -222,66 +255,127 @@ impl Problem {
 
 impl Ctx<'_> {
     /// Validates a parsed problem file: the space, then what the evaluations need (mold,
-    /// sources, templates), then how they are measured and checked.
-    fn problem(&self, raw: RawProblem, abs: &Path, hash: String) -> Result<Problem, Error> {
+    /// sources, templates; nothing when a program tells them), then how they are measured
+    /// and checked.
+    fn problem(&self, mut raw: RawProblem, abs: &Path, hash: String) -> Result<Problem, Error> {
         let cx = self;
         let space = build_space(cx, &raw)?;
-        let mold = cx.mold(&raw.mold, &space)?;
-        let sources = cx.sources(&raw.sources)?;
-        let compile =
-            Template::new((raw.compile.as_ref()).map_or(String::new(), |c| c.value.text()));
-        let run = Template::new(raw.run.value.text());
-        let env = env_templates(&raw.env);
-        let named = named_templates(&raw, &compile, &run, &env);
-        cx.check_templates(&named, &space, &sources, &mold.variant_file())?;
-        cx.check_every_param_used(&named, &space, &mold, &raw)?;
-        let metric = cx.metric(raw.metric.as_ref())?;
-        let repeats = cx.repeats(raw.repeats.as_ref())?;
-        let run_timeout_given = raw.timeouts.as_ref().is_some_and(|t| t.run_s.is_some());
-        let (compile_timeout_s, run_timeout_s) = cx.timeouts(raw.timeouts.unwrap_or_default())?;
-        let max_output_bytes = match &raw.max_output_mb {
-            Some(v) => cx.valid(v, "max_output_mb", |&mb| limits::output_mb(mb))?,
-            None => limits::DEFAULT_OUTPUT_BYTES,
-        };
-        let check = cx.check(raw.check.unwrap_or_default())?;
-        if raw.compile.is_none() {
-            cx.without_compile((&raw.mold, &raw.run), &mold, &run, &check, abs)?;
-        }
+        let told = cx.told(&raw)?;
+        let metric = cx.metric(raw.metric.as_ref(), told)?;
         let search = cx.search(
-            raw.search.unwrap_or_default(),
-            raw.slurm.unwrap_or_default(),
+            raw.search.take().unwrap_or_default(),
+            raw.slurm.take().unwrap_or_default(),
         )?;
         let recorded = (&raw.record[..], raw.progress.as_ref(), metric.goal);
-        let (record, prefer, progress) = cx.trade_off(recorded, raw.prefer.as_ref(), &space)?;
-        Ok(Problem {
+        let (record, prefer, progress) =
+            cx.trade_off(recorded, raw.prefer.as_ref(), (&space, told))?;
+        let mut p = Problem {
             name: cx.name(raw.name.as_ref(), abs)?,
             path: abs.to_path_buf(),
             dir: cx.dir.to_path_buf(),
             hash,
-            space,
-            mold,
-            sources,
-            compile,
-            compile_at: raw.compile.as_ref().map(|c| cx.span(&c.referenced)),
-            run_at: Some(cx.span(&raw.run.referenced)),
-            run,
-            env,
-            work: cx.work(raw.work.as_ref(), metric.kind)?,
+            mold: Mold::none(),
+            sources: Vec::new(),
+            compile: Template::new(String::new()),
+            compile_at: None,
+            run_at: None,
+            run: Template::new(String::new()),
+            env: Vec::new(),
+            work: None,
             metric,
-            repeats,
-            reduce: raw.reduce.unwrap_or_default(),
-            compile_timeout_s,
-            run_timeout_s,
-            run_timeout_given,
-            max_output_bytes,
+            repeats: 1,
+            reduce: Reduce::default(),
+            // Nothing is built or run by moldtune for a told problem; run.json records these.
+            compile_timeout_s: 120.0,
+            run_timeout_s: 60.0,
+            run_timeout_given: false,
+            max_output_bytes: limits::DEFAULT_OUTPUT_BYTES,
             syntax_check: None,
             code_identity: None,
-            check,
+            check: OutputCheck::none(),
             search,
             record,
             prefer,
             progress,
-        })
+            told,
+            space,
+        };
+        if !told {
+            cx.built(raw, abs, &mut p)?;
+        }
+        Ok(p)
+    }
+
+    /// Whether a program tells the evaluations (neither `mold:` nor `run:`, and nothing
+    /// that builds or runs); one of the two without the other is refused.
+    fn told(&self, raw: &RawProblem) -> Result<bool, Error> {
+        match (&raw.mold, &raw.run) {
+            (Some(_), Some(_)) => Ok(false),
+            (Some(m), None) => self.err(
+                &m.referenced,
+                "the problem has a `mold:` but no `run:`: nothing would run its variants".into(),
+                Some("add `run:` (e.g. `run: \"{{ exe }}\"`), or leave both out for a space whose values a program tells (`moldtune serve`)"),
+            ),
+            (None, Some(r)) => self.err(
+                &r.referenced,
+                "the problem has a `run:` but no `mold:`: there is no source to render".into(),
+                Some("add `mold: FILE`, or leave both out for a space whose values a program tells (`moldtune serve`)"),
+            ),
+            (None, None) => {
+                let building = [
+                    ("compile", raw.compile.is_some()),
+                    ("sources", !raw.sources.is_empty()),
+                    ("env", !raw.env.is_empty()),
+                    ("check", raw.check.is_some()),
+                    ("work", raw.work.is_some()),
+                    ("timeouts", raw.timeouts.is_some()),
+                    ("repeats", raw.repeats.is_some()),
+                ];
+                match building.iter().find(|b| b.1) {
+                    Some((key, _)) => Err(Error::ConfigFile {
+                        file: self.file.to_path_buf(),
+                        message: format!("`{key}:` is a setting of building and running variants, and the problem has neither `mold:` nor `run:`"),
+                        hint: Some("add the mold and its `run:`, or leave it out: a program tells this problem's values (`moldtune serve`, `ask`, `tell`)".into()),
+                    }),
+                    None => Ok(true),
+                }
+            }
+        }
+    }
+
+    /// What building and running the variants needs: the mold, sources, templates, timeouts,
+    /// the output check and the work, into `p`.
+    fn built(&self, raw: RawProblem, abs: &Path, p: &mut Problem) -> Result<(), Error> {
+        let cx = self;
+        let (raw_mold, raw_run) = (raw.mold.as_ref(), raw.run.as_ref());
+        let (raw_mold, raw_run) = raw_mold.zip(raw_run).expect("checked by `told`");
+        let space = &p.space;
+        let mold = cx.mold(raw_mold, space)?;
+        let sources = cx.sources(&raw.sources)?;
+        let compile =
+            Template::new((raw.compile.as_ref()).map_or(String::new(), |c| c.value.text()));
+        let run = Template::new(raw_run.value.text());
+        let env = env_templates(&raw.env);
+        let named = named_templates(&raw, &compile, &run, &env);
+        cx.check_templates(&named, space, &sources, &mold.variant_file())?;
+        cx.check_every_param_used(&named, space, &mold, &raw)?;
+        p.repeats = cx.repeats(raw.repeats.as_ref())?;
+        p.run_timeout_given = raw.timeouts.as_ref().is_some_and(|t| t.run_s.is_some());
+        (p.compile_timeout_s, p.run_timeout_s) = cx.timeouts(raw.timeouts.unwrap_or_default())?;
+        if let Some(v) = &raw.max_output_mb {
+            p.max_output_bytes = cx.valid(v, "max_output_mb", |&mb| limits::output_mb(mb))?;
+        }
+        let check = cx.check(raw.check.unwrap_or_default())?;
+        if raw.compile.is_none() {
+            cx.without_compile((raw_mold, raw_run), &mold, &run, &check, abs)?;
+        }
+        p.work = cx.work(raw.work.as_ref(), p.metric.kind)?;
+        p.compile_at = raw.compile.as_ref().map(|c| cx.span(&c.referenced));
+        p.run_at = Some(cx.span(&raw_run.referenced));
+        p.reduce = raw.reduce.unwrap_or_default();
+        (p.mold, p.sources, p.compile, p.run, p.env, p.check) =
+            (mold, sources, compile, run, env, check);
+        Ok(())
     }
 }
 
@@ -407,16 +501,17 @@ impl Ctx<'_> {
 
     /// The metric: `kind: regex` needs a `regex` (and a `regex` alone means that kind), and a
     /// given regex compiles.
-    fn metric(&self, metric: Option<&Spanned<RawMetric>>) -> Result<Metric, Error> {
+    fn metric(&self, metric: Option<&Spanned<RawMetric>>, told: bool) -> Result<Metric, Error> {
         let none = RawMetric::default();
         let m = metric.map_or(&none, |m| &m.value);
-        let kind = m.kind.unwrap_or(if m.regex.is_some() {
+        // A told value is a score unless the file says it is a time.
+        let kind = m.kind.unwrap_or(if m.regex.is_some() || told {
             MetricKind::Regex
         } else {
             MetricKind::KernelTime
         });
         let regex = match (&kind, &m.regex) {
-            (MetricKind::Regex, None) => {
+            (MetricKind::Regex, None) if !told => {
                 let at = metric.expect("a kind was given").referenced;
                 return self.err(
                     &at,
@@ -429,11 +524,42 @@ impl Ctx<'_> {
         };
         let function = self.metric_function(kind, m.function.as_ref())?;
         Ok(Metric {
+            goal: self.goal(metric, kind, told)?,
             kind,
-            goal: m.goal,
             regex,
             function,
         })
+    }
+
+    /// `metric.goal`: a number read by a regex, or told, may be better high (an accuracy) or
+    /// low (a loss): the file must say which; a time moldtune measures is minimised.
+    fn goal(
+        &self,
+        metric: Option<&Spanned<RawMetric>>,
+        kind: MetricKind,
+        told: bool,
+    ) -> Result<Goal, Error> {
+        let given = metric.and_then(|m| m.value.goal);
+        match given {
+            Some(g) => Ok(g),
+            None if kind == MetricKind::Regex || told => {
+                let what = match told {
+                    true => "the values told by a program",
+                    false => "a number read by `metric.regex`",
+                };
+                let message = format!("`metric.goal` is missing: {what} may be better high (an accuracy) or low (a loss or a time)");
+                let hint = Some("add `goal: maximize` or `goal: minimize` to `metric:`");
+                match metric {
+                    Some(m) => self.err(&m.referenced, message, hint),
+                    None => Err(Error::ConfigFile {
+                        file: self.file.to_path_buf(),
+                        message,
+                        hint: hint.map(str::to_string),
+                    }),
+                }
+            }
+            None => Ok(Goal::Minimize),
+        }
     }
 
     /// `metric.function`: a regex, for the kinds cachegrind counts only.

@@ -173,6 +173,16 @@ pub fn variant_file(path: &Path) -> String {
 }
 
 impl Mold {
+    /// No mold: a problem whose evaluations are told renders nothing.
+    pub fn none() -> Mold {
+        Mold {
+            path: PathBuf::new(),
+            text: String::new(),
+            markers: Vec::new(),
+            placement: None,
+        }
+    }
+
     /// The file its variants are written to ([`variant_file`]).
     pub fn variant_file(&self) -> String {
         variant_file(&self.path)

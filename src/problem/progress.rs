@@ -28,8 +28,9 @@ pub const DEFAULT_STARTUP: usize = 5;
 /// The problem's `progress:`.
 #[derive(Debug, Clone)]
 pub struct Progress {
-    /// Two capture groups: the step, then the value.
-    pub regex: regex::Regex,
+    /// Two capture groups: the step, then the value; `None` in a problem whose evaluations
+    /// are told (`moldtune tell --step` reports each value).
+    pub regex: Option<regex::Regex>,
     /// Which way the value is better.
     pub goal: Goal,
     /// Completed configurations that must have reported a value at a step before a run is
@@ -47,7 +48,10 @@ impl Progress {
             m.and_then(|m| m.as_str().trim().parse::<f64>().ok())
                 .filter(|x| x.is_finite())
         };
-        (self.regex.captures_iter(text))
+        let Some(regex) = &self.regex else {
+            return Vec::new();
+        };
+        (regex.captures_iter(text))
             .filter_map(|c| Some((number(&c, 1)?, number(&c, 2)?)))
             .collect()
     }
@@ -56,30 +60,36 @@ impl Progress {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawProgress {
-    pub regex: Spanned<String>,
+    /// Absent only in a problem whose evaluations are told.
+    pub regex: Option<Spanned<String>>,
     pub startup: Option<Spanned<u64>>,
     pub warmup: Option<Spanned<f64>>,
     pub goal: Option<Goal>,
 }
 
 impl Ctx<'_> {
-    /// `progress:`: a regex with exactly two capture groups (step, value); `startup` at
-    /// least 1; `warmup` a finite number.
-    pub(super) fn progress(&self, raw: &RawProgress, metric_goal: Goal) -> Result<Progress, Error> {
-        let r = &raw.regex;
-        let regex = regex::Regex::new(&r.value).or_else(|e| {
-            let message = format!("invalid `progress.regex` `{}`: {e}", r.value);
-            self.err(&r.referenced, message, None)
-        })?;
-        if regex.captures_len() != 3 {
-            let message = format!(
-                "`progress.regex` `{}` has {} capture groups; it needs exactly two: the step, then the value",
-                r.value,
-                regex.captures_len() - 1
-            );
-            let hint = "e.g. `'epoch (\\d+) val_acc ([0-9.]+)'`; write other groups as `(?:…)`";
-            return self.err(&r.referenced, message, Some(hint));
-        }
+    /// `progress:`: a regex with exactly two capture groups (step, value), unless the
+    /// evaluations are `told`; `startup` at least 1; `warmup` a finite number.
+    pub(super) fn progress(
+        &self,
+        raw: &RawProgress,
+        metric_goal: Goal,
+        told: bool,
+    ) -> Result<Progress, Error> {
+        let regex = match &raw.regex {
+            Some(r) => Some(self.progress_regex(r)?),
+            None if told => None,
+            None => {
+                let message = "`progress:` has no `regex:`: nothing would read the values the program prints while it runs".to_string();
+                let hint =
+                    "e.g. `regex: 'epoch (\\d+) val_acc ([0-9.]+)'` (the step, then the value)";
+                return Err(Error::ConfigFile {
+                    file: self.file.to_path_buf(),
+                    message,
+                    hint: Some(hint.into()),
+                });
+            }
+        };
         let startup = match &raw.startup {
             Some(s) => self.valid(s, "progress.startup", |&n| match n {
                 0 => Err("is 0: give at least 1 configuration to compare with".to_string()),
@@ -105,6 +115,26 @@ impl Ctx<'_> {
     }
 }
 
+impl Ctx<'_> {
+    /// `progress.regex`: it compiles and has exactly two capture groups.
+    fn progress_regex(&self, r: &Spanned<String>) -> Result<regex::Regex, Error> {
+        let regex = regex::Regex::new(&r.value).or_else(|e| {
+            let message = format!("invalid `progress.regex` `{}`: {e}", r.value);
+            self.err(&r.referenced, message, None)
+        })?;
+        if regex.captures_len() != 3 {
+            let message = format!(
+                "`progress.regex` `{}` has {} capture groups; it needs exactly two: the step, then the value",
+                r.value,
+                regex.captures_len() - 1
+            );
+            let hint = "e.g. `'epoch (\\d+) val_acc ([0-9.]+)'`; write other groups as `(?:…)`";
+            return self.err(&r.referenced, message, Some(hint));
+        }
+        Ok(regex)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,7 +142,7 @@ mod tests {
     #[test]
     fn points_read_every_step_and_skip_what_does_not_parse() {
         let p = Progress {
-            regex: regex::Regex::new(r"epoch (\d+) acc ([0-9.na]+)").unwrap(),
+            regex: Some(regex::Regex::new(r"epoch (\d+) acc ([0-9.na]+)").unwrap()),
             goal: Goal::Maximize,
             startup: 1,
             warmup: 0.0,

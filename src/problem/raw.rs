@@ -126,8 +126,9 @@ impl RawCommand {
 #[serde(deny_unknown_fields)]
 pub struct RawMetric {
     pub kind: Option<MetricKind>,
-    #[serde(default)]
-    pub goal: Goal,
+    /// Required for a number read by a regex and for a told value (either may be a time, an
+    /// accuracy or a loss); a time measured by moldtune is minimised when it is absent.
+    pub goal: Option<Goal>,
     pub regex: Option<Spanned<String>>,
     /// `instructions`/`cycles`: count only functions whose names match this regex.
     pub function: Option<Spanned<String>>,
@@ -163,7 +164,9 @@ pub struct RawCheck {
 #[serde(deny_unknown_fields)]
 pub struct RawProblem {
     pub name: Option<Spanned<String>>,
-    pub mold: Spanned<String>,
+    /// Absent with `run:`: the evaluations are told by a program (`moldtune serve`, `ask`,
+    /// `tell`), nothing is built or run.
+    pub mold: Option<Spanned<String>>,
     #[serde(default)]
     pub sources: Vec<Spanned<String>>,
     pub params: Spanned<Vec<RawParam>>,
@@ -173,7 +176,7 @@ pub struct RawProblem {
     pub forbidden: Vec<Spanned<BTreeMap<String, RawValues>>>,
     /// Absent: no build step, the variant is run as rendered (a script).
     pub compile: Option<Spanned<RawCommand>>,
-    pub run: Spanned<RawCommand>,
+    pub run: Option<Spanned<RawCommand>>,
     #[serde(default)]
     pub env: BTreeMap<String, Spanned<String>>,
     pub metric: Option<Spanned<RawMetric>>,

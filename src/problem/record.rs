@@ -19,8 +19,9 @@ use crate::problem::Goal;
 #[derive(Debug, Clone)]
 pub struct Quantity {
     pub name: String,
-    /// Its capture group `group`, in its last match, is the value.
-    pub regex: regex::Regex,
+    /// Its capture group `group`, in its last match, is the value; `None` in a problem whose
+    /// evaluations are told (`moldtune tell` gives the value).
+    pub regex: Option<regex::Regex>,
     /// 1 for a `record:` regex (its one group); the progress quantities read group 1 (the
     /// step) or 2 (the value) of the `progress:` regex.
     pub group: usize,
@@ -29,7 +30,7 @@ pub struct Quantity {
 impl Quantity {
     /// The value in `stdout`: the group of the last match, when it is a finite number.
     pub fn read(&self, stdout: &str) -> Option<f64> {
-        let caps = self.regex.captures_iter(stdout).last()?;
+        let caps = self.regex.as_ref()?.captures_iter(stdout).last()?;
         let m = caps.get(self.group)?;
         m.as_str()
             .trim()
@@ -121,7 +122,8 @@ pub const BUILT_IN: [&str; 2] = ["run_s", "compile_s"];
 #[serde(deny_unknown_fields)]
 pub struct RawQuantity {
     pub name: Spanned<String>,
-    pub regex: Spanned<String>,
+    /// Absent only in a problem whose evaluations are told (its values come with them).
+    pub regex: Option<Spanned<String>>,
 }
 
 /// What a run records, its tie rule and its progress reports.
@@ -179,18 +181,24 @@ impl Ctx<'_> {
         &self,
         (record, progress, goal): (&[RawQuantity], Option<&RawProgress>, Goal),
         prefer: Option<&Spanned<RawPrefer>>,
-        space: &Space,
+        (space, told): (&Space, bool),
     ) -> Result<TradeOff, Error> {
-        let progress = progress.map(|p| self.progress(p, goal)).transpose()?;
-        let mut quantities = self.quantities(record, space)?;
+        let progress = progress.map(|p| self.progress(p, goal, told)).transpose()?;
+        let mut quantities = self.quantities(record, space, told)?;
         quantities.extend(progress.iter().flat_map(progress_quantities));
         let prefer = prefer.map(|p| self.prefer(p, &quantities)).transpose()?;
         Ok((quantities, prefer, progress))
     }
 
     /// `record:`: names that are words, unique, and not a results.csv column (a parameter's,
-    /// [`LOG_COLUMNS`] or the progress columns); regexes that compile.
-    fn quantities(&self, raw: &[RawQuantity], space: &Space) -> Result<Vec<Quantity>, Error> {
+    /// [`LOG_COLUMNS`] or the progress columns); regexes that compile, given unless the
+    /// evaluations are `told`.
+    fn quantities(
+        &self,
+        raw: &[RawQuantity],
+        space: &Space,
+        told: bool,
+    ) -> Result<Vec<Quantity>, Error> {
         let taken: BTreeSet<&str> = (space.params.iter().map(|p| p.name.as_str()))
             .chain(LOG_COLUMNS)
             .chain([progress::STEP, progress::VALUE])
@@ -218,7 +226,15 @@ impl Ctx<'_> {
                     Some("give it a name of its own"),
                 );
             }
-            let regex = self.number_regex(&q.regex, "record")?;
+            let regex = match &q.regex {
+                Some(r) => Some(self.number_regex(r, "record")?),
+                None if told => None,
+                None => {
+                    let message = format!("`record` `{name}` has no `regex:`: nothing would read its value from the program's output");
+                    let hint = "e.g. `regex: 'train_s: ([0-9.]+)'` (the first group is the number)";
+                    return self.err(&q.name.referenced, message, Some(hint));
+                }
+            };
             out.push(Quantity {
                 name: name.clone(),
                 regex,

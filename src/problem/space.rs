@@ -333,6 +333,15 @@ impl Space {
         format!("{:016x}", fnv1a(self.describe(c).as_bytes()))
     }
 
+    /// The active parameters' values by name, typed as the problem file writes them
+    /// (results.json's `config`, what `moldtune ask` offers).
+    pub fn json(&self, c: &Config) -> serde_json::Map<String, serde_json::Value> {
+        (self.params.iter().zip(&c.0))
+            .filter(|(_, x)| !x.is_nan())
+            .map(|(p, &x)| (p.name.clone(), p.json(x)))
+            .collect()
+    }
+
     /// `P0=32 P1='#pragma omp interchange' P2=-` (inactive shown as `-`).
     pub fn describe(&self, c: &Config) -> String {
         self.params

@@ -24,7 +24,7 @@ pub struct Measured {
 /// Builds, checks and times one configuration in a scratch directory.
 pub fn measure(problem_path: &Path, which: &pick::Which, repeats: u32) -> Result<Measured, Error> {
     use crate::evaluate::Evaluated;
-    let mut problem = crate::problem::Problem::load(problem_path)?;
+    let mut problem = crate::problem::Problem::load(problem_path)?.built("measure")?;
     problem.repeats = crate::run::limits::flag("--repeats", limits::repeats(repeats.into()))?;
     let config = pick::configuration(&problem, which)?;
     let dir = crate::scratch::Scratch::new("measure")

@@ -115,7 +115,7 @@ impl Serialize for Pairs {
 
 /// The variant of `problem_path` chosen by `from`/`eval`/`sets` (see [`pick`]).
 pub fn show(problem_path: &Path, which: &pick::Which) -> Result<Shown, Error> {
-    let problem = Problem::load(problem_path)?;
+    let problem = Problem::load(problem_path)?.built("show")?;
     for w in problem.mold.unnamed_markers(&problem.space) {
         eprintln!("warning: {w}");
     }

@@ -91,7 +91,7 @@ pub struct Summary {
 pub fn run(opts: RunOptions, fronts: &FrontEnds) -> Result<Summary, Error> {
     let previous = settings::previous_run(&opts.shared)?;
     let prev = previous.as_ref();
-    let problem = settings::load_problem(&opts, prev)?;
+    let problem = settings::load_problem(&opts, prev)?.built("run")?;
     let s = settings::resolve(&opts, prev, &problem)?;
     if !s.mock && s.slurm.is_none() {
         crate::evaluate::environment::require_tools(&problem)?; // on a cluster the nodes' PATH is not this one
@@ -144,7 +144,7 @@ pub fn drive(l: Launch, strategy: &mut dyn Strategy) -> Result<Summary, Error> {
     let mut session = Session::open(&l, dir)?;
     let mut executor = session.executor(l.opts.keep_builds)?;
     session.prepared(executor.prepare(l.problem, &session.dir))?;
-    session.replay(strategy, executor.as_mut());
+    session.replay(strategy, &mut |m, id| executor.remember(m, id));
     let termination = session.search(strategy, executor.as_mut())?;
     let termination = session.verify(termination, &strategy.anchors(), executor.as_mut())?;
     session.finish(termination)
@@ -216,11 +216,13 @@ impl<'p> Session<'p> {
         progress.message(&opening_line(problem, &s, spent, &dir));
         let marks = problem.mold.unnamed_markers(&problem.space);
         let marks = marks.into_iter().map(|m| format!("warning: {m}"));
-        // A warning is shown even with --quiet: it questions the run's result.
+        // A warning is shown even with --quiet: it questions the run's result (once: not
+        // again by each request of a study).
         let warnings = budget_warning(&s)
             .into_iter()
             .chain(pruning_warning(problem, &s));
-        for w in warnings.chain(marks) {
+        let again = problem.told && prev.is_some();
+        for w in warnings.chain(marks).filter(|_| !again) {
             eprintln!("{w}");
         }
         let best_id = log::best(&records, problem.metric.goal).map(|r| r.eval_id);
@@ -252,14 +254,19 @@ impl<'p> Session<'p> {
         Err(e)
     }
 
-    /// Tells the searcher and the executor what the log already holds (a resumed run).
-    fn replay(&mut self, searcher: &mut dyn Strategy, executor: &mut dyn Executor) {
+    /// Tells the searcher and `remember` (the executor's) what the log already holds (a
+    /// resumed run).
+    fn replay(
+        &mut self,
+        searcher: &mut dyn Strategy,
+        remember: &mut dyn FnMut(&Measurement, usize),
+    ) {
         for r in &self.records {
             if let Some(l) = r.learner {
                 searcher.recall(&r.config, l);
             }
             searcher.tell(&r.config, &r.m, r.source);
-            executor.remember(&r.m, r.eval_id);
+            remember(&r.m, r.eval_id);
             self.progress.count(r);
         }
     }
@@ -391,10 +398,9 @@ impl<'p> Session<'p> {
                 0
             };
             let cause = m.cause.clone().unwrap_or_default();
-            let origin = (source, searcher.proposer(&config));
-            self.record_or_abandon(config, origin, m, clock.elapsed_sec())?;
-            let r = self.records.last().expect("just recorded");
-            searcher.tell(&r.config, &r.m, r.source);
+            let learner = searcher.proposer(&config);
+            let r =
+                self.record_next((config, source, m), learner, searcher, clock.elapsed_sec())?;
             executor.recorded(r.eval_id);
             if streak >= limit {
                 let why = format!("the last {limit} evaluations were all lost by the cluster, the last one: {cause}; fix that (a `--time` too short? nodes down?) and `--resume`");
@@ -402,6 +408,20 @@ impl<'p> Session<'p> {
             }
         }
         Ok(streak)
+    }
+
+    /// Records the next evaluation and tells the searcher its outcome.
+    fn record_next(
+        &mut self,
+        (config, source, m): (Config, Source, Measurement),
+        learner: Option<crate::search::Learner>,
+        searcher: &mut dyn Strategy,
+        elapsed_sec: f64,
+    ) -> Result<&Record, Error> {
+        self.record_or_abandon(config, (source, learner), m, elapsed_sec)?;
+        let r = self.records.last().expect("just recorded");
+        searcher.tell(&r.config, &r.m, r.source);
+        Ok(r)
     }
 
     /// Records the next evaluation; a machine that fails to record it ends the run.
@@ -537,11 +557,7 @@ impl<'p> Session<'p> {
     /// Writes run.json, results.json and best.c (a resumed run may not have found a new
     /// best itself), then turns the termination into the command's result.
     fn finish(mut self, termination: Termination) -> Result<Summary, Error> {
-        self.meta.termination = termination;
-        self.meta.updated_at = now_rfc3339();
-        self.update_meta();
-        meta::write_run_json(&self.dir, &self.meta)?;
-        self.tell_observers(true)?;
+        self.conclude(termination)?;
         if termination == Termination::Interrupted {
             return Err(Error::Interrupted(self.dir, "run"));
         }
@@ -554,6 +570,15 @@ impl<'p> Session<'p> {
             });
         }
         Ok(self.summary(termination))
+    }
+
+    /// Writes run.json with `termination`, then results.json and best.c.
+    fn conclude(&mut self, termination: Termination) -> Result<(), Error> {
+        self.meta.termination = termination;
+        self.meta.updated_at = now_rfc3339();
+        self.update_meta();
+        meta::write_run_json(&self.dir, &self.meta)?;
+        self.tell_observers(true)
     }
 
     fn summary(&self, termination: Termination) -> Summary {
@@ -587,12 +612,13 @@ impl<'p> Session<'p> {
                         .iter()
                         .any(|r| r.m.recorded.contains_key(VALUE))
                 })
-                .map(|p| p.regex.as_str().to_string()),
+                .and_then(|p| Some(p.regex.as_ref()?.as_str().to_string())),
             roofline: self.meta.roofline,
         }
     }
 }
 
 mod start;
+pub mod study;
 pub use start::default_out;
 use start::{budget_warning, claim_dir, new_meta, opening_line, pruning_warning, run_dir_gone};

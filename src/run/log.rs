@@ -491,17 +491,9 @@ fn parse_row(
 }
 
 pub fn json_record(problem: &Problem, r: &Record) -> JsonRecord {
-    let config = problem
-        .space
-        .params
-        .iter()
-        .zip(&r.config.0)
-        .filter(|(_, x)| !x.is_nan())
-        .map(|(p, &x)| (p.name.clone(), p.json(x)))
-        .collect();
     JsonRecord {
         eval_id: r.eval_id,
-        config,
+        config: problem.space.json(&r.config),
         config_hash: r.config_hash.clone(),
         elapsed_sec: r.elapsed_sec,
         source: r.source,

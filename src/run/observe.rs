@@ -32,7 +32,8 @@ pub trait Observe {
 }
 
 /// `best.c` (the mold's best file): the best's source, rewritten when the best changes and at
-/// the end (a resumed run may not find a new best itself).
+/// the end (a resumed run may not find a new best itself). None for a problem whose
+/// evaluations are told: it has no source.
 #[derive(Default)]
 pub struct BestSource {
     written: Option<usize>,
@@ -40,7 +41,9 @@ pub struct BestSource {
 
 impl BestSource {
     fn write(&mut self, seen: &Seen) -> Result<(), Error> {
-        let Some(b) = seen.best else { return Ok(()) };
+        let Some(b) = seen.best.filter(|_| !seen.problem.told) else {
+            return Ok(());
+        };
         let mold = &seen.problem.mold;
         let source = mold.render(&seen.problem.space, &seen.records[b].config);
         meta::write_atomic(&seen.dir.join(mold.best_file()), source.as_bytes())?;

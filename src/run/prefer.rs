@@ -64,7 +64,10 @@ pub fn missing_warning(problem: &Problem, records: &[Record]) -> Option<String> 
     let names: Vec<String> = (problem.record.iter())
         .filter(|q| !progress.contains(&q.name.as_str()))
         .filter(|q| lacks(last, &q.name) && !before.iter().any(|r| lacks(r, &q.name)))
-        .map(|q| format!("`{}` (regex `{}`)", q.name, q.regex.as_str()))
+        .map(|q| match &q.regex {
+            Some(r) => format!("`{}` (regex `{}`)", q.name, r.as_str()),
+            None => format!("`{}`", q.name),
+        })
         .collect();
     if names.is_empty() {
         return None;
