@@ -118,21 +118,27 @@ def child(a):
     global X_train, X_test, y_train, y_test
     example = load_example()  # imports scikit-learn and moldtune, loads and splits the digits
     X_train, X_test, y_train, y_test = example.X_train, example.X_test, example.y_train, example.y_test
-    spent = [0.0]
+    spent = [0.0]  # CPU inside scikit-learn's fit, partial_fit and score: the training, on both sides
+    depth = [0]
 
-    def timed(func):
-        def wrapped(trial):
+    def timed(method):
+        def wrapped(*args, **kwargs):
+            depth[0] += 1
             t0 = time.process_time()
             try:
-                return func(trial)
+                return method(*args, **kwargs)
             finally:
-                spent[0] += time.process_time() - t0
+                depth[0] -= 1
+                if depth[0] == 0:
+                    spent[0] += time.process_time() - t0
         return wrapped
 
+    from sklearn.neural_network import MLPClassifier as mlp
+    for name in ("fit", "partial_fit", "score"):
+        setattr(mlp, name, timed(getattr(mlp, name)))
     start = cpu(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
     if a.side == "moldtune":
-        example.objective = timed(example.objective)
         best = example.tune(a.dir, a.seed, a.trials)
         wall = time.perf_counter() - t0
         with open(Path(a.dir) / "results.json") as f:
@@ -140,7 +146,6 @@ def child(a):
         best_value = best["value"]
     else:
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        globals()["optuna_objective"] = timed(optuna_objective)
         study = optuna_tune(a.seed, a.trials)
         wall = time.perf_counter() - t0
         statuses = [{"COMPLETE": "ok", "PRUNED": "pruned"}.get(t.state.name, t.state.name.lower())
@@ -150,7 +155,7 @@ def child(a):
     print(json.dumps({
         "trials": len(statuses), "pruned": statuses.count("pruned"), "failed": len(statuses) - statuses.count("ok")
         - statuses.count("pruned"), "best": best_value, "tune_wall_s": wall, "startup_cpu_s": start,
-        "objective_cpu_s": spent[0], "server_cpu_s": children_cpu,
+        "training_cpu_s": spent[0], "server_cpu_s": children_cpu,
         "tuner_cpu_s": self_cpu - start - spent[0] + children_cpu,
     }))
 
@@ -190,6 +195,7 @@ def versions(binary):
                            cwd=ROOT).stdout.strip()
     return {"optuna": optuna.__version__, "scikit-learn": sklearn.__version__,
             "moldtune": (v.stdout or v.stderr).strip(), "binary": binary,
+            "binary_built": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(os.path.getmtime(binary))),
             "git_head": head.stdout.strip() + (" with uncommitted changes" if dirty else "")}
 
 
@@ -215,26 +221,29 @@ def write(a, command, rows, load_before, load_after, info, lines):
         f"`{command}` ({m['nproc']} cores, {m['cpu_model']}; load average "
         f"{' / '.join(f'{x:.2f}' for x in load_before)} before, {' / '.join(f'{x:.2f}' for x in load_after)} after; "
         f"Python {m['python']}, optuna {info['versions']['optuna']}, scikit-learn {info['versions']['scikit-learn']}, "
-        f"{info['versions']['moldtune']} at {info['versions']['git_head']}).", "",
+        f"{info['versions']['moldtune']} built {info['versions']['binary_built']}, tree at {info['versions']['git_head']}).", "",
         f"Both sides train the same MLP on the digits (examples/mlp-digits/study.py against "
         f"`optuna_objective` in scripts/study_vs_optuna.py), {a.trials} trials each, seeds "
         f"{seeds[0]}–{seeds[-1]}, alternating which side runs first; each side is a fresh Python process, and its CPU "
         "is user + system time of that process and of its children (the moldtune server), Python's start and "
-        "scikit-learn's import included (`startup`, the same for both). `tuner` is what is left once the objective's "
-        "own CPU (timed around each call) and the start are taken away: the search's cost (moldtune: its server and "
-        "the client's JSON; Optuna: TPE and its storage). The objective's CPU includes its `report` calls: Optuna's pruner runs in them, moldtune's verdict in the "
-        "server (counted as tuner). BLAS/OpenMP threads at 1 on both sides. moldtune proposes the default configuration "
-        "first; Optuna samples from its first trial. The pruning rules are alike, not identical: both prune below the "
-        "median of the completed trials at a step, from epoch 4 on (Optuna's steps count from 0), but Optuna waits for 5 "
-        "completed trials (lbfgs ones included) and compares a trial's best value so far, moldtune waits for 5 completed "
+        "scikit-learn's import included (`startup`, the same for both). `training` is the CPU inside scikit-learn's "
+        "`fit`, `partial_fit` and `score` (timed around each call, on both sides); `tuner` is the rest of the "
+        "tuning: proposing configurations (moldtune's server, its surrogate model; Optuna's TPE, which runs inside "
+        "the `suggest_*` calls), deciding on pruning (moldtune's server; Optuna's pruner, inside `report`), the "
+        "client's JSON and the objective's own Python. CPU per trial follows mostly from which configurations a "
+        "search tries and how many it prunes; `tuner` is the search's own cost. BLAS/OpenMP threads at 1 on both "
+        "sides. moldtune proposes the default configuration first; Optuna samples from its first trial. The pruning "
+        "rules are alike, not identical: both prune below the median of the completed trials at a step, from epoch 4 "
+        "on (Optuna's steps count from 0), but Optuna waits for 5 completed trials (lbfgs ones included) and compares "
+        "a trial's best value so far, moldtune waits for 5 completed "
         "trials that reported at that step and compares the value at that step.", "",
-        "| seed | side | trials | pruned | failed | best accuracy | CPU s | wall s | CPU s / trial | objective CPU s "
+        "| seed | side | trials | pruned | failed | best accuracy | CPU s | wall s | CPU s / trial | training CPU s "
         "| tuner CPU s | startup CPU s |",
         "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         out.append(f"| {r['seed']} | {r['side']} | {r['trials']} | {r['pruned']} | {r['failed']} | {r['best']:.4f} | "
-                   f"{r['cpu_s']:.1f} | {r['wall_s']:.1f} | {r['cpu_per_trial_s']:.2f} | {r['objective_cpu_s']:.1f} | "
+                   f"{r['cpu_s']:.1f} | {r['wall_s']:.1f} | {r['cpu_per_trial_s']:.2f} | {r['training_cpu_s']:.1f} | "
                    f"{r['tuner_cpu_s']:.2f} | {r['startup_cpu_s']:.2f} |")
     out += ["", "Medians over the seeds (min–max):", "",
             "| side | best accuracy | CPU s | wall s | CPU s / trial | pruned | tuner CPU s |", "|---|---:|---:|---:|---:|---:|---:|"]
@@ -243,6 +252,9 @@ def write(a, command, rows, load_before, load_after, info, lines):
         out.append(f"| {side} | {spread([r['best'] for r in rs], '{:.4f}')} | {spread([r['cpu_s'] for r in rs], '{:.1f}')} | "
                    f"{spread([r['wall_s'] for r in rs], '{:.1f}')} | {spread([r['cpu_per_trial_s'] for r in rs], '{:.2f}')} | "
                    f"{spread([r['pruned'] for r in rs], '{:.0f}')} | {spread([r['tuner_cpu_s'] for r in rs], '{:.2f}')} |")
+    server = [by["moldtune", s]["server_cpu_s"] for s in seeds]
+    out += ["", f"moldtune's server (its search, pruning verdicts and run directory) used {spread(server, '{:.2f}')} s "
+            "CPU of its tuner CPU."]
     out += ["", "CPU per trial, moldtune / Optuna, per seed: "
             + ", ".join(f"{s}: {x:.2f}" for s, x in zip(seeds, ratios)) + f"; median {statistics.median(ratios):.2f}.", "",
             f"User code (lines neither blank nor comment): moldtune {lines['moldtune']['code']} "

@@ -866,7 +866,12 @@ fn a_metric_not_found_names_the_regex_it_looked_for() {
                 run: \"sh {{ source }}\"\nmetric: {regex: 'accuracy: ([0-9.]+)', goal: maximize}\n\
                 repeats: 1\ncheck: {mode: none}\n";
     std::fs::write(d.join("p.yaml"), yaml).unwrap();
-    let o = moldtune("run").arg("p.yaml").max_evals(1).out("r").cwd(d).output();
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .max_evals(1)
+        .out("r")
+        .cwd(d)
+        .output();
     assert_code(&o, 3);
     let cause = &fake::causes(&d.join("r"))["0"];
     assert!(

@@ -577,3 +577,66 @@ fn a_report_path_naming_the_problem_the_mold_or_another_report_is_refused() {
     );
     assert!(!tmp.path().join("new.md").exists());
 }
+
+/// `check` on the toy's baseline of `metric`, the mock's values lowered by `shift` and free
+/// of noise (a deterministic score): its JSON and exit code.
+fn check_score(dir: &Path, shift: &str, flags: &[&str]) -> (serde_json::Value, Option<i32>) {
+    let c = check("b")
+        .json()
+        .args(flags)
+        .env("MOLDTUNE_MOCK_NOISE", "0");
+    let o = with_shift(c, dir, shift);
+    let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", describe(&o)));
+    (v, o.status.code())
+}
+
+/// A score is judged by its own value against the recorded one (issue 54's cases, on the
+/// mock: every value moved by `MOLDTUNE_MOCK_SHIFT`): a change that lifts every
+/// configuration passes, a drop beyond `--tolerance` fails although the lead over the
+/// reference is unchanged, a negative score that falls fails; a deterministic score decides
+/// after 3 rounds instead of 20.
+#[test]
+fn a_score_is_judged_by_its_own_value_and_decides_at_once_when_deterministic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_toy(d);
+    let metric = "{kind: regex, regex: 'score: (\\S+)', goal: maximize}";
+    let yaml = format!("{}metric: {metric}\n", crate::common::TOY_YAML);
+    std::fs::write(d.join("p.yaml"), yaml).unwrap();
+    let run = moldtune("run")
+        .arg("p.yaml")
+        .mock()
+        .max_evals(12)
+        .out("run");
+    for c in [run, record("b")] {
+        assert_code(&with_shift(c.env("MOLDTUNE_MOCK_NOISE", "0"), d, "0"), 0);
+    }
+    let guard = |v: &serde_json::Value| v["guarded"][0].clone();
+    // Every configuration lifted by 0.5.
+    let (v, code) = check_score(d, "-0.5", &["--tolerance", "0.01"]);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(guard(&v)["verdict"], "improvement", "{v}");
+    assert_eq!(
+        guard(&v)["rounds"],
+        3,
+        "a deterministic score decides at once: {v}"
+    );
+    assert!(
+        guard(&v)["change"].is_null(),
+        "judged by value, not by lead: {v}"
+    );
+    // Every configuration lowered by 0.04: the lead is the same, the score is not.
+    let (v, code) = check_score(d, "0.04", &["--tolerance", "0.01"]);
+    assert_eq!(code, Some(4), "{v}");
+    let loss = guard(&v)["drift"]["loss"]["ratio"].as_f64().unwrap();
+    assert!((loss - 0.04).abs() < 1e-9, "{v}");
+    let (v, code) = check_score(d, "0.04", &["--tolerance", "0.05"]);
+    assert_eq!(code, Some(0), "{v}");
+    // Judged by lead, as before: the uniform drop leaves the lead as it was.
+    let (v, code) = check_score(d, "0.04", &["--judge", "lead"]);
+    assert_eq!(code, Some(0), "{v}");
+    // A score below zero that falls (a log-likelihood): fails at the default tolerance,
+    // 10% of the recorded value's size.
+    let (v, code) = check_score(d, "1000", &[]);
+    assert_eq!(code, Some(4), "{v}");
+}

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::check::baseline::Loaded;
-use crate::check::rule::{self, Pair, Rule, Verdict};
+use crate::check::rule::{self, Drift, Judge, Pair, Rule, Verdict};
 use crate::check::session::Undecided;
 use crate::error::Error;
 use crate::evaluate::interleave::{Failed, Remeasured, Rounds};
@@ -55,8 +55,11 @@ pub struct Guarded {
     pub recorded: Option<Gain>,
     pub measured: Option<Gain>,
     /// The change of its standing against the reference since the recording, above 1
-    /// worse ([`crate::check::rule`]).
+    /// worse ([`crate::check::rule`]); judged by its lead.
     pub change: Option<Ratio>,
+    /// Its own value's movement since the recording; judged by its value (a score).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drift: Option<Drift>,
     pub rounds: usize,
     /// Why it is broken, or why the rule could not decide.
     pub cause: Option<String>,
@@ -76,7 +79,15 @@ pub struct Guarded {
 struct Gate<'a> {
     rule: Rule,
     loaded: &'a Loaded,
-    judged: Vec<Option<(Verdict, Option<Ratio>)>>,
+    judged: Vec<Option<Judged>>,
+}
+
+/// A guard's verdict and what it was decided on.
+#[derive(Debug, Clone, Copy)]
+struct Judged {
+    verdict: Verdict,
+    change: Option<Ratio>,
+    drift: Option<Drift>,
 }
 
 impl Rounds for Gate<'_> {
@@ -84,26 +95,56 @@ impl Rounds for Gate<'_> {
         let Ok(reference) = &so_far[0] else {
             return true;
         };
-        if !self.rule.decides_at(done) {
+        let objective = Objective::of(&self.loaded.problem.metric);
+        if !self.rule.decides_at(done) && !rule::settled(objective, so_far) {
             return false;
         }
-        for (i, judged) in self.judged.iter_mut().enumerate() {
+        for i in 0..self.judged.len() {
             let Ok(tuned) = &so_far[i + 1] else { continue };
-            if judged.is_none() {
-                let then = &self.loaded.baseline;
-                let recorded = Pair {
-                    tuned: &then.guards[i].samples,
-                    reference: &then.reference.samples,
-                };
-                let now = Pair { tuned, reference };
-                let objective = Objective::of(&self.loaded.problem.metric);
-                *judged = self
-                    .rule
-                    .judge(objective, now, recorded, seed(&then.name, i));
+            if self.judged[i].is_none() {
+                self.judged[i] = self.judge(i, Pair { tuned, reference });
             }
         }
         let failed = |i: usize| so_far[i + 1].is_err();
         (0..self.judged.len()).all(|i| self.judged[i].is_some() || failed(i))
+    }
+}
+
+impl Gate<'_> {
+    /// Guard `i`'s verdict on this session's samples, `None` while more rounds could
+    /// settle it.
+    fn judge(&self, i: usize, now: Pair) -> Option<Judged> {
+        let then = &self.loaded.baseline;
+        let objective = Objective::of(&self.loaded.problem.metric);
+        let seed = seed(&then.name, i);
+        let tuned_then = &then.guards[i].samples;
+        match self.rule.judge_for(objective) {
+            Judge::Lead => {
+                let recorded = Pair {
+                    tuned: tuned_then,
+                    reference: &then.reference.samples,
+                };
+                let (verdict, change) = self.rule.judge(objective, now, recorded, seed)?;
+                let drift = None;
+                Some(Judged {
+                    verdict,
+                    change,
+                    drift,
+                })
+            }
+            Judge::Value => {
+                let judged = self
+                    .rule
+                    .judge_value(objective, now.tuned, tuned_then, seed);
+                let (verdict, drift) = judged?;
+                let change = None;
+                Some(Judged {
+                    verdict,
+                    change,
+                    drift,
+                })
+            }
+        }
     }
 }
 
@@ -169,7 +210,7 @@ fn guarded(
     loaded: &Loaded,
     i: usize,
     measured: &[Remeasured],
-    judged: Option<(Verdict, Option<Ratio>)>,
+    judged: Option<Judged>,
     seconds: f64,
 ) -> Guarded {
     let b = &loaded.baseline;
@@ -184,9 +225,9 @@ fn guarded(
         (_, Err(f)) => Some(("it", f)),
         _ => None,
     };
-    let (verdict, change, cause) = match (broken, judged) {
+    let (verdict, judged, cause) = match (broken, judged) {
         (Some((who, f)), _) => (failure(f.status), None, Some(format!("{who}: {f}"))),
-        (None, Some((v, c))) => (v, c, None),
+        (None, Some(j)) => (j.verdict, Some(j), None),
         (None, None) => (
             Verdict::Undecided,
             None,
@@ -204,7 +245,8 @@ fn guarded(
         verdict,
         recorded: objective.gain(&b.guards[i].samples, &b.reference.samples, 1),
         measured: objective.gain(now_t, now_r, 1),
-        change,
+        change: judged.and_then(|j| j.change),
+        drift: judged.and_then(|j| j.drift),
         rounds: now_r.len().min(now_t.len()),
         cause,
         notes: Vec::new(),
@@ -226,6 +268,16 @@ fn failure(status: Status) -> Verdict {
 /// — the recording's, this session's or both — with the figures and what to do.
 fn explained(mut g: Guarded, threshold: f64) -> Guarded {
     if g.verdict != Verdict::Undecided || g.cause.is_some() {
+        return g;
+    }
+    if let Some(d) = g.drift {
+        g.cause = Some(format!(
+            "after {} rounds the loss's 95% interval, {}–{}, still straddles the {} allowed: its samples vary too much for the tolerance (raise `--tolerance`, or allow more rounds with `--max-rounds`)",
+            g.rounds,
+            crate::number::sig(d.loss.low, 4),
+            crate::number::sig(d.loss.high, 4),
+            crate::number::sig(d.tolerance, 4)
+        ));
         return g;
     }
     let Some(c) = g.change else {
@@ -270,7 +322,8 @@ impl Rounds for Recording {
         if done >= self.cap {
             return true;
         }
-        if done < self.first || (done - self.first) % self.step.max(1) != 0 {
+        let due = done >= self.first && (done - self.first) % self.step.max(1) == 0;
+        if !due && !rule::settled(self.objective, so_far) {
             return false;
         }
         let Ok(reference) = &so_far[0] else {
@@ -339,6 +392,7 @@ mod tests {
             recorded: recorded.map(Gain::from_ratio),
             measured: measured.map(Gain::from_ratio),
             change: r(1.1, 0.2),
+            drift: None,
             rounds: 200,
             cause: None,
             notes: vec![],

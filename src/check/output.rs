@@ -5,7 +5,9 @@
 use std::path::Path;
 
 use crate::check::gate::{Checked, Guarded};
+use crate::check::rule::Drift;
 use crate::error::Error;
+use crate::number::sig;
 use crate::problem::objective::Gain;
 use crate::report::templates;
 use crate::stats::Ratio;
@@ -23,6 +25,14 @@ pub fn line(g: &Guarded) -> String {
     }
     if let Some(c) = &g.change {
         s += &format!("; loss ×{} of recorded", change_text(c));
+    }
+    if let Some(d) = &g.drift {
+        s += &format!(
+            "; {} now, {} recorded: loss {}",
+            sig(d.now, 6),
+            sig(d.then, 6),
+            drift_text(d)
+        );
     }
     s += &format!(" after {} rounds ({:.0} s)", g.rounds, g.seconds);
     if let Some(why) = &g.cause {
@@ -43,6 +53,18 @@ fn gain_text(g: &Gain) -> String {
 /// "0.99 (0.96–1.02)".
 fn change_text(r: &Ratio) -> String {
     format!("{:.2} ({:.2}–{:.2})", r.ratio, r.low, r.high)
+}
+
+/// "0.04 (0.035–0.045) of 0.01 allowed": a score's loss in its units, judged by value.
+fn drift_text(d: &Drift) -> String {
+    let l = &d.loss;
+    format!(
+        "{} ({}–{}) of {} allowed",
+        sig(l.ratio, 4),
+        sig(l.low, 4),
+        sig(l.high, 4),
+        sig(d.tolerance, 4)
+    )
 }
 
 /// The table printed at the end.
@@ -87,7 +109,11 @@ fn row(g: &Guarded) -> [String; 7] {
         g.verdict.as_str().into(),
         gain(&g.measured, &both),
         gain(&g.recorded, &Gain::describe),
-        g.change.as_ref().map_or("–".into(), change_text),
+        match (&g.change, &g.drift) {
+            (Some(c), _) => format!("×{}", change_text(c)),
+            (None, Some(d)) => drift_text(d),
+            (None, None) => "–".into(),
+        },
         g.rounds.to_string(),
     ]
 }

@@ -12,6 +12,15 @@ pub struct CheckArgs {
     /// A slowdown of a guarded speed-up beyond this is a regression (`10%` or `0.1`).
     #[arg(long, default_value = "10%", value_parser = threshold)]
     pub threshold: f64,
+    /// What a guard is judged by: `lead` (its gain over the reference, against the gain
+    /// recorded) or `value` (its own metric against the value recorded) [default: value for
+    /// a score a regex reads, lead for a time or a count].
+    #[arg(long, value_enum)]
+    pub judge: Option<crate::check::rule::Judge>,
+    /// Judged by value: the loss allowed, in the metric's units (`0.01`) or of the recorded
+    /// value's size (`2%`) [default: `--threshold` of the recorded value's size].
+    #[arg(long, value_parser = tolerance, allow_negative_numbers = true)]
+    pub tolerance: Option<crate::check::rule::Tolerance>,
     /// Interleaved rounds before the first decision.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(5..))]
     pub min_rounds: u16,
@@ -76,6 +85,26 @@ pub(super) fn threshold(s: &str) -> Result<f64, String> {
     }
 }
 
+/// `0.01` (the metric's units) or `2%` (of the recorded value's size), not negative.
+fn tolerance(s: &str) -> Result<crate::check::rule::Tolerance, String> {
+    use crate::check::rule::Tolerance;
+    let (num, relative) = match s.trim().strip_suffix('%') {
+        Some(p) => (p.trim(), true),
+        None => (s.trim(), false),
+    };
+    let x = num
+        .parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && *x >= 0.0);
+    match (x, relative) {
+        (Some(x), true) => Ok(Tolerance::Relative(x / 100.0)),
+        (Some(x), false) => Ok(Tolerance::Units(x)),
+        (None, _) => Err(format!(
+            "`{s}` is not a loss of 0 or more; write it in the metric's units (`0.01`) or as a share of the recorded value (`2%`)"
+        )),
+    }
+}
+
 pub(super) fn check_options(rounds: usize, mock: bool, quiet: bool) -> crate::check::Options {
     crate::check::Options {
         rule: crate::check::rule::Rule::default(),
@@ -131,6 +160,7 @@ pub(super) fn baseline_command(a: BaselineArgs) -> Result<u8, Error> {
 pub(super) fn check_command(a: CheckArgs) -> Result<u8, Error> {
     let mut opts = check_options(a.rounds.into(), a.mock, a.quiet);
     opts.rule.threshold = a.threshold;
+    (opts.rule.judge, opts.rule.tolerance) = (a.judge, a.tolerance);
     (opts.strict, opts.undecided) = (a.strict, a.undecided);
     opts.jobs = a.jobs.or(None);
     opts.slurm = crate::run::settings::resolve_executor(&a.executor, None, None)?;

@@ -339,6 +339,21 @@ pub fn mold(file: &Path, text: &str, tree: &LoopTree, prefix: &str) -> Mold {
     Mold::with_placement(file, text.to_string(), placement)
 }
 
+/// The output check of settings `r`: against the untransformed file's output.
+fn output_check(r: &Recorded) -> OutputCheck {
+    OutputCheck {
+        mode: r.check_mode,
+        stream: r.check_stream,
+        env: r.check_env.clone(),
+        rtol: r.rtol,
+        atol: 1e-12,
+        reference: None,
+        reference_name: Some(format!("the untransformed `{}`", r.file.display())),
+        compile_extra: r.check_build_flags.clone(),
+        variations: r.check_variations.clone(),
+    }
+}
+
 /// The problem of tuning `tree`'s kernel in `text` with settings `r`.
 pub fn problem(
     r: &Recorded,
@@ -348,12 +363,12 @@ pub fn problem(
 ) -> Result<Problem, Error> {
     let dir = r.file.parent().unwrap_or(Path::new("/")).to_path_buf();
     let stem = (r.file.file_stem()).map_or("kernel".into(), |s| s.to_string_lossy().to_string());
-    let settings = serde_json::to_string(r).unwrap_or_default();
+    let settings = serde_json::to_string(r).unwrap_or_default() + "\n" + text;
     Ok(Problem {
         name: format!("{stem}-mctree"),
         path: r.file.clone(),
         dir: dir.clone(),
-        hash: crate::rng::hex_hash(format!("{settings}\n{text}").as_bytes()),
+        hash: crate::rng::hex_hash(settings.as_bytes()),
         space: space(labels, r.records_legality),
         mold: mold(&r.file, text, tree, "#pragma omp "),
         sources: r.sources.clone(),
@@ -382,17 +397,7 @@ pub fn problem(
             disassembler: disassembler(&r.compiler),
             functions: r.kernel_functions(),
         }),
-        check: OutputCheck {
-            mode: r.check_mode,
-            stream: r.check_stream,
-            env: r.check_env.clone(),
-            rtol: r.rtol,
-            atol: 1e-12,
-            reference: None,
-            reference_name: Some(format!("the untransformed `{}`", r.file.display())),
-            compile_extra: r.check_build_flags.clone(),
-            variations: r.check_variations.clone(),
-        },
+        check: output_check(r),
         search: SearchDefaults::default(),
         record: Vec::new(),
         prefer: None,

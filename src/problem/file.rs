@@ -19,25 +19,17 @@ use crate::error::{Error, Span};
 use crate::problem::commands::{env_templates, named_templates};
 use crate::problem::limits;
 use crate::problem::locate::Ctx;
+use crate::problem::metric::Metric;
 use crate::problem::mold::Mold;
 use crate::problem::params::build_space;
 use crate::problem::raw::{
-    self, RawCheck, RawCommand, RawMetric, RawProblem, RawSearch, RawSlurm, RawTimeouts,
+    self, RawCheck, RawCommand, RawProblem, RawSearch, RawSlurm, RawTimeouts,
 };
 use crate::problem::record::{Prefer, Quantity};
 use crate::problem::space::{Config, Space};
 use crate::problem::template::{self, Template};
-use crate::problem::vocabulary::{CheckMode, Goal, MetricKind, Reduce, Stream};
+use crate::problem::vocabulary::{CheckMode, MetricKind, Reduce, Stream};
 use crate::rng::hex_hash;
-
-#[derive(Debug, Clone)]
-pub struct Metric {
-    pub kind: MetricKind,
-    pub goal: Goal,
-    pub regex: Option<regex::Regex>,
-    /// `instructions`/`cycles`: the functions counted (all when `None`).
-    pub function: Option<regex::Regex>,
-}
 
 #[derive(Debug, Clone)]
 pub struct OutputCheck {
@@ -211,21 +203,6 @@ impl Problem {
         cx.problem(raw, &abs, hex_hash(text.as_bytes()))
     }
 
-    /// Refuses `command` (`run`, `measure`, …) on a problem whose evaluations are told: it
-    /// has nothing to build or run.
-    pub fn built(self, command: &str) -> Result<Problem, Error> {
-        if !self.told {
-            return Ok(self);
-        }
-        Err(Error::usage(
-            format!(
-                "`{}` has neither `mold:` nor `run:`: `moldtune {command}` has nothing to build or run",
-                self.path.display()
-            ),
-            Some("a program tells this problem's values: drive it with `moldtune serve`, `ask` and `tell` (or the Python module), or add a mold and its `run:`"),
-        ))
-    }
-
     /// The program the compile command runs at the default configuration (`None`: it does
     /// not render).
     pub fn compile_program(&self) -> Option<String> {
@@ -304,43 +281,6 @@ impl Ctx<'_> {
             cx.built(raw, abs, &mut p)?;
         }
         Ok(p)
-    }
-
-    /// Whether a program tells the evaluations (neither `mold:` nor `run:`, and nothing
-    /// that builds or runs); one of the two without the other is refused.
-    fn told(&self, raw: &RawProblem) -> Result<bool, Error> {
-        match (&raw.mold, &raw.run) {
-            (Some(_), Some(_)) => Ok(false),
-            (Some(m), None) => self.err(
-                &m.referenced,
-                "the problem has a `mold:` but no `run:`: nothing would run its variants".into(),
-                Some("add `run:` (e.g. `run: \"{{ exe }}\"`), or leave both out for a space whose values a program tells (`moldtune serve`)"),
-            ),
-            (None, Some(r)) => self.err(
-                &r.referenced,
-                "the problem has a `run:` but no `mold:`: there is no source to render".into(),
-                Some("add `mold: FILE`, or leave both out for a space whose values a program tells (`moldtune serve`)"),
-            ),
-            (None, None) => {
-                let building = [
-                    ("compile", raw.compile.is_some()),
-                    ("sources", !raw.sources.is_empty()),
-                    ("env", !raw.env.is_empty()),
-                    ("check", raw.check.is_some()),
-                    ("work", raw.work.is_some()),
-                    ("timeouts", raw.timeouts.is_some()),
-                    ("repeats", raw.repeats.is_some()),
-                ];
-                match building.iter().find(|b| b.1) {
-                    Some((key, _)) => Err(Error::ConfigFile {
-                        file: self.file.to_path_buf(),
-                        message: format!("`{key}:` is a setting of building and running variants, and the problem has neither `mold:` nor `run:`"),
-                        hint: Some("add the mold and its `run:`, or leave it out: a program tells this problem's values (`moldtune serve`, `ask`, `tell`)".into()),
-                    }),
-                    None => Ok(true),
-                }
-            }
-        }
     }
 
     /// What building and running the variants needs: the mold, sources, templates, timeouts,
@@ -497,95 +437,6 @@ impl Ctx<'_> {
             );
         }
         Ok(p)
-    }
-
-    /// The metric: `kind: regex` needs a `regex` (and a `regex` alone means that kind), and a
-    /// given regex compiles.
-    fn metric(&self, metric: Option<&Spanned<RawMetric>>, told: bool) -> Result<Metric, Error> {
-        let none = RawMetric::default();
-        let m = metric.map_or(&none, |m| &m.value);
-        // A told value is a score unless the file says it is a time.
-        let kind = m.kind.unwrap_or(if m.regex.is_some() || told {
-            MetricKind::Regex
-        } else {
-            MetricKind::KernelTime
-        });
-        let regex = match (&kind, &m.regex) {
-            (MetricKind::Regex, None) if !told => {
-                let at = metric.expect("a kind was given").referenced;
-                return self.err(
-                    &at,
-                    "`metric.kind: regex` needs `metric.regex`".into(),
-                    Some("e.g. `regex: 'time: ([0-9.eE+-]+)'` (the first group is the number)"),
-                );
-            }
-            (_, Some(r)) => Some(self.number_regex(r, "metric.regex")?),
-            _ => None,
-        };
-        let function = self.metric_function(kind, m.function.as_ref())?;
-        Ok(Metric {
-            goal: self.goal(metric, kind, told)?,
-            kind,
-            regex,
-            function,
-        })
-    }
-
-    /// `metric.goal`: a number read by a regex, or told, may be better high (an accuracy) or
-    /// low (a loss): the file must say which; a time moldtune measures is minimised.
-    fn goal(
-        &self,
-        metric: Option<&Spanned<RawMetric>>,
-        kind: MetricKind,
-        told: bool,
-    ) -> Result<Goal, Error> {
-        let given = metric.and_then(|m| m.value.goal);
-        match given {
-            Some(g) => Ok(g),
-            None if kind == MetricKind::Regex || told => {
-                let what = match told {
-                    true => "the values told by a program",
-                    false => "a number read by `metric.regex`",
-                };
-                let message = format!("`metric.goal` is missing: {what} may be better high (an accuracy) or low (a loss or a time)");
-                let hint = Some("add `goal: maximize` or `goal: minimize` to `metric:`");
-                match metric {
-                    Some(m) => self.err(&m.referenced, message, hint),
-                    None => Err(Error::ConfigFile {
-                        file: self.file.to_path_buf(),
-                        message,
-                        hint: hint.map(str::to_string),
-                    }),
-                }
-            }
-            None => Ok(Goal::Minimize),
-        }
-    }
-
-    /// `metric.function`: a regex, for the kinds cachegrind counts only.
-    fn metric_function(
-        &self,
-        kind: MetricKind,
-        f: Option<&Spanned<String>>,
-    ) -> Result<Option<regex::Regex>, Error> {
-        let Some(f) = f else { return Ok(None) };
-        if !kind.is_simulated() {
-            return self.err(
-                &f.referenced,
-                "`metric.function` counts functions under cachegrind: it needs `kind: instructions` or `kind: cycles`".into(),
-                None,
-            );
-        }
-        match regex::Regex::new(&f.value) {
-            Ok(re) => Ok(Some(re)),
-            Err(e) => self.err(
-                &f.referenced,
-                format!("invalid `metric.function` regex `{}`: {e}", f.value),
-                Some(
-                    "e.g. `function: '^kernel_gemm'` (the kernel and what OpenMP outlined from it)",
-                ),
-            ),
-        }
     }
 
     /// `repeats` is within [`limits::repeats`] (3 when not given).

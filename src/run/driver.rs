@@ -12,7 +12,6 @@ use crate::error::Error;
 use crate::evaluate::make_evaluator;
 use crate::evaluate::outcome::{Measurement, Source, Status, Stop};
 use crate::evaluate::prune::Pruner;
-use crate::problem::progress::VALUE;
 use crate::problem::space::Config;
 use crate::problem::Problem;
 use crate::process;
@@ -28,7 +27,6 @@ use crate::run::parallel::Parallel;
 use crate::run::progress::Progress;
 use crate::run::settings::{self, Budget, Resolved, RunOptions, Shared, EXPERIMENT_CAP};
 use crate::run::slurm::{self, farm::Farm};
-use crate::run::verification::Verification;
 use crate::search::unseen::NoProposal;
 use crate::search::{Searcher, Strategy};
 
@@ -59,33 +57,6 @@ impl Clock {
 
 /// Evaluations ended ahead of their turn to be recorded, by id.
 type Arrived = std::collections::BTreeMap<usize, (Config, Source, Measurement)>;
-
-#[derive(Debug)]
-pub struct Summary {
-    pub dir: PathBuf,
-    pub evaluations: usize,
-    pub best: Option<(usize, f64, String)>,
-    pub default_objective: Option<f64>,
-    pub termination: Termination,
-    pub verification: Option<Verification>,
-    /// The best configuration by parameter name (inactive parameters absent).
-    pub best_config: Option<serde_json::Map<String, serde_json::Value>>,
-    pub counts: String,
-    /// With `--learner auto`: how many evaluations each learner proposed ("gp 31, rf 12").
-    pub proposers: Option<String>,
-    /// Evaluations that spent budget (all of them, or only the valid ones: [`Budget`]).
-    pub spent: usize,
-    /// How two objectives compare (for the summary's gain by the search's own numbers).
-    pub objective: crate::problem::objective::Objective,
-    /// The configuration the problem's tie rule prefers (`prefer:`).
-    pub preferred: Option<crate::run::prefer::Preferred>,
-    /// The tie rule's quantity when the problem has a rule but no success reported it.
-    pub tie_rule_unfed: Option<String>,
-    /// The `progress:` regex when no evaluation's output matched it (nothing could be pruned).
-    pub progress_unfed: Option<String>,
-    /// The problem's work and the machine's limits (`work:`): GFLOP/s and the roofline.
-    pub roofline: Option<crate::evaluate::roofline::Roofline>,
-}
 
 /// `moldtune run`: the problem file's search with a learner of [`crate::search`].
 pub fn run(opts: RunOptions, fronts: &FrontEnds) -> Result<Summary, Error> {
@@ -569,7 +540,7 @@ impl<'p> Session<'p> {
                 early: termination == Termination::AllFailed,
             });
         }
-        Ok(self.summary(termination))
+        Ok(Summary::of(&self, termination))
     }
 
     /// Writes run.json with `termination`, then results.json and best.c.
@@ -580,45 +551,11 @@ impl<'p> Session<'p> {
         meta::write_run_json(&self.dir, &self.meta)?;
         self.tell_observers(true)
     }
-
-    fn summary(&self, termination: Termination) -> Summary {
-        let space = &self.problem.space;
-        Summary {
-            dir: self.dir.clone(),
-            evaluations: self.records.len(),
-            best: self.best_id.map(|i| {
-                let r = &self.records[i];
-                let obj = r.m.objective.unwrap_or(f64::NAN);
-                (i, obj, space.describe(&r.config))
-            }),
-            default_objective: log::default_record(&self.records).and_then(|r| r.m.objective),
-            termination,
-            verification: self.meta.verification.clone(),
-            best_config: (self.best_id)
-                .map(|i| log::json_record(self.problem, &self.records[i]).config),
-            counts: self.progress.summary_counts(),
-            proposers: (self.s.learner == crate::search::Learner::Auto)
-                .then(|| log::proposer_counts(&self.records)),
-            spent: self.spent(),
-            objective: crate::problem::objective::Objective::of(&self.problem.metric),
-            preferred: crate::run::prefer::preferred_json(self.problem, &self.records),
-            tie_rule_unfed: (self.problem.prefer.as_ref())
-                .filter(|_| crate::run::prefer::preferred(self.problem, &self.records).is_none())
-                .map(|p| p.quantity.clone()),
-            progress_unfed: (self.problem.progress.as_ref())
-                .filter(|_| {
-                    !self
-                        .records
-                        .iter()
-                        .any(|r| r.m.recorded.contains_key(VALUE))
-                })
-                .and_then(|p| Some(p.regex.as_ref()?.as_str().to_string())),
-            roofline: self.meta.roofline,
-        }
-    }
 }
 
 mod start;
 pub mod study;
+mod summary;
 pub use start::default_out;
 use start::{budget_warning, claim_dir, new_meta, opening_line, pruning_warning, run_dir_gone};
+pub use summary::Summary;
