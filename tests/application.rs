@@ -568,6 +568,42 @@ fn parallel_trials_run_at_once_for_a_score_and_are_refused_for_a_time() {
     );
 }
 
+/// `--parallel 2` with a model: the same seed proposes the same configurations although the
+/// evaluations end in an order that changes from run to run (each sleeps a random time): the
+/// proposal of evaluation k sees the outcomes up to k − 2 only (11 of 20 proposals were
+/// equal across two runs before).
+#[test]
+fn parallel_trials_with_a_model_repeat_their_proposals_from_the_seed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mold = "n=$(od -An -N1 -tu1 /dev/urandom)\nsleep 0.$(printf %02d $((n % 25)))\n\
+                awk \"BEGIN{x=#X; y=#Y; print \\\"v: \\\" (1 - (x-0.3)^2 - (y-0.7)^2)}\"\n";
+    std::fs::write(d.join("s.mold.sh"), mold).unwrap();
+    let yaml = "name: par\nmold: s.mold.sh\nparams:\n  - {name: X, type: real, low: 0, high: 1}\n\
+                \x20 - {name: Y, type: real, low: 0, high: 1}\nrun: \"sh {{ source }}\"\n\
+                metric: {regex: 'v: (\\S+)', goal: maximize}\nrepeats: 1\ncheck: {mode: none}\n";
+    std::fs::write(d.join("p.yaml"), yaml).unwrap();
+    let proposals = |out: &str| {
+        let o = moldtune("run")
+            .arg("p.yaml")
+            .learner("gp")
+            .max_evals(14)
+            .args(["--initial", "3", "--verify", "0", "--parallel", "2"])
+            .out(out)
+            .quiet()
+            .cwd(d)
+            .output();
+        assert_code(&o, 0);
+        let j = read_json(&d.join(out).join("results.json"));
+        let evals = j["evaluations"].as_array().unwrap().clone();
+        evals.iter().map(|e| e["config"].clone()).collect::<Vec<_>>()
+    };
+    let runs = [proposals("a"), proposals("b"), proposals("c")];
+    assert_eq!(runs[0].len(), 14);
+    assert_eq!(runs[0], runs[1]);
+    assert_eq!(runs[0], runs[2]);
+}
+
 /// An interrupted `--parallel 2` run leaves whole rows with ids 0..n in order and no
 /// variant running; `--resume` completes it with every evaluation once.
 #[test]

@@ -1,7 +1,7 @@
-//! Pruning (`progress:`): a timed run is watched while it runs, and stopped as soon as a value
-//! it reports at some step is worse than the median of the values the configurations that
-//! completed before it reported at that step (the median stopping rule of Google Vizier,
-//! Optuna's `MedianPruner`). Nothing is pruned at a step until `startup` completed
+//! Pruning (`progress:`): a timed run is watched while it runs, and stopped as soon as the best
+//! value it reported up to some step is worse than the median of the values the
+//! configurations that completed before it reported at that step (the median stopping rule
+//! of Google Vizier, Optuna's `MedianPruner`). Nothing is pruned at a step until `startup` completed
 //! configurations reported a value there, nor at a step up to `warmup`. The evaluation is recorded as `pruned`: not a failure of the
 //! variant, a configuration the search learns is likely no better than the median.
 //!
@@ -106,13 +106,19 @@ impl Pruner {
         }
     }
 
-    /// Why to stop a run that reported `value` at `step`: it is worse than the median of the
-    /// completed configurations' values at that step (at least `startup` of them).
-    pub fn verdict(&self, step: f64, value: f64) -> Option<String> {
+    /// Why to stop a run whose reports so far are `curve`: at its last step, the best value
+    /// it reached so far is worse than the median of the completed configurations' values at
+    /// that step (at least `startup` of them). Its best so far, not its last value: a
+    /// training whose accuracy dips for an epoch is not stopped for the dip (Vizier's and
+    /// Optuna's rule).
+    pub fn verdict(&self, curve: &Curve) -> Option<String> {
         let rule = &self.rule;
+        let &(step, _) = curve.last()?;
         if step <= rule.warmup {
             return None;
         }
+        let values = curve.iter().map(|p| p.1);
+        let best = values.reduce(|a, b| if rule.goal.better(b, a) { b } else { a })?;
         let c = self.curves.lock().ok()?;
         let at = |curve: &Curve| curve.iter().rev().find(|p| p.0 == step).map(|p| p.1);
         let earlier: Vec<f64> = c.done.values().filter_map(at).collect();
@@ -120,11 +126,11 @@ impl Pruner {
             return None; // a median of too few says little
         }
         let median = crate::stats::median(&earlier)?;
-        rule.goal.better(median, value).then(|| {
+        rule.goal.better(median, best).then(|| {
             format!(
-                "pruned at step {}: {} is worse than {}, the median of the {} completed configurations there",
+                "pruned at step {}: its best so far, {}, is worse than {}, the median of the {} completed configurations there",
                 sig(step, 6),
-                sig(value, 6),
+                sig(best, 6),
                 sig(median, 6),
                 earlier.len()
             )
@@ -162,7 +168,7 @@ impl Watch<'_> {
             self.curve.push((step, value));
             // The run stops at the first value judged: its curve (and the step recorded
             // with it) ends there, whatever the same read brought after it.
-            if let Some(why) = self.pruner.verdict(step, value) {
+            if let Some(why) = self.pruner.verdict(&self.curve) {
                 return Some(why);
             }
         }
@@ -216,16 +222,28 @@ mod tests {
         let p = Pruner::open(&rule(3, 0.0), dir.path());
         p.remember(&completed(vec![(1.0, 0.5), (2.0, 0.7)]), 0);
         p.remember(&completed(vec![(1.0, 0.6), (2.0, 0.8)]), 1);
-        assert_eq!(p.verdict(1.0, 0.1), None, "before `startup` completed");
+        assert_eq!(p.verdict(&vec![(1.0, 0.1)]), None, "before `startup` completed");
         p.remember(&completed(vec![(1.0, 0.4), (2.0, 0.9), (3.0, 0.95)]), 2);
-        assert!(p.verdict(1.0, 0.45).unwrap().contains("median"));
-        assert_eq!(p.verdict(1.0, 0.5), None, "the median itself is not worse");
-        assert_eq!(p.verdict(2.0, 0.85), None);
+        assert!(p.verdict(&vec![(1.0, 0.45)]).unwrap().contains("median"));
+        assert_eq!(p.verdict(&vec![(1.0, 0.5)]), None, "the median itself is not worse");
+        assert_eq!(p.verdict(&vec![(2.0, 0.85)]), None);
         assert_eq!(
-            p.verdict(3.0, 0.0),
+            p.verdict(&vec![(3.0, 0.0)]),
             None,
             "one completed value at that step"
         );
+    }
+
+    /// A run that reached the median and dipped below it at its last step goes on: its best
+    /// so far decides (a dip was pruned).
+    #[test]
+    fn a_run_is_judged_by_its_best_value_so_far() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Pruner::open(&rule(1, 0.0), dir.path());
+        p.remember(&completed(vec![(1.0, 0.5), (2.0, 0.7)]), 0);
+        assert_eq!(p.verdict(&vec![(1.0, 0.8), (2.0, 0.6)]), None);
+        let why = p.verdict(&vec![(1.0, 0.4), (2.0, 0.6)]).expect("never reached it");
+        assert!(why.contains("its best so far, 0.6, is worse than 0.7"), "{why}");
     }
 
     #[test]
@@ -235,7 +253,7 @@ mod tests {
         let mut pruned = completed(vec![(1.0, 0.1)]);
         pruned.status = Status::Pruned;
         p.remember(&pruned, 0);
-        assert_eq!(p.verdict(1.0, 0.05), None);
+        assert_eq!(p.verdict(&vec![(1.0, 0.05)]), None);
     }
 
     /// Two steps read in one look, the first already worse than the median: the run is
@@ -259,8 +277,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = Pruner::open(&rule(1, 1.0), dir.path());
         p.remember(&completed(vec![(1.0, 0.5), (2.0, 0.7)]), 0);
-        assert_eq!(p.verdict(1.0, 0.1), None);
-        assert!(p.verdict(2.0, 0.1).is_some());
+        assert_eq!(p.verdict(&vec![(1.0, 0.1)]), None);
+        assert!(p.verdict(&vec![(2.0, 0.1)]).is_some());
     }
 
     #[test]
@@ -275,9 +293,9 @@ mod tests {
             .write_all(b"{\"eval_id\":1,\"sta")
             .unwrap();
         let resumed = Pruner::open(&rule(1, 0.0), dir.path());
-        assert_eq!(resumed.verdict(1.0, 0.1), None, "not yet told it completed");
+        assert_eq!(resumed.verdict(&vec![(1.0, 0.1)]), None, "not yet told it completed");
         resumed.remember(&Measurement::single(1.0), 0);
-        assert!(resumed.verdict(1.0, 0.1).is_some());
+        assert!(resumed.verdict(&vec![(1.0, 0.1)]).is_some());
     }
 
     #[test]
@@ -288,11 +306,11 @@ mod tests {
         p.remember(&completed(vec![(1.0, 0.5), (2.0, 0.6)]), 0);
         let mut w = p.watch(&out);
         assert_eq!(w.poll(), None, "no file yet");
-        std::fs::write(&out, "step 1 acc 0.7\nstep 2 acc 0.").unwrap();
+        std::fs::write(&out, "step 1 acc 0.5\nstep 2 acc 0.").unwrap();
         assert_eq!(w.poll(), None);
-        assert_eq!(w.curve, vec![(1.0, 0.7)]);
-        std::fs::write(&out, "step 1 acc 0.7\nstep 2 acc 0.55\n").unwrap();
+        assert_eq!(w.curve, vec![(1.0, 0.5)]);
+        std::fs::write(&out, "step 1 acc 0.5\nstep 2 acc 0.55\n").unwrap();
         assert!(w.poll().is_some());
-        assert_eq!(w.curve, vec![(1.0, 0.7), (2.0, 0.55)]);
+        assert_eq!(w.curve, vec![(1.0, 0.5), (2.0, 0.55)]);
     }
 }

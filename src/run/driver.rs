@@ -115,7 +115,8 @@ pub fn drive(l: Launch, strategy: &mut dyn Strategy) -> Result<Summary, Error> {
     let mut session = Session::open(&l, dir)?;
     let mut executor = session.executor(l.opts.keep_builds)?;
     session.prepared(executor.prepare(l.problem, &session.dir))?;
-    session.replay(strategy, &mut |m, id| executor.remember(m, id));
+    let lag = executor.lag();
+    session.replay(strategy, &mut |m, id| executor.remember(m, id), lag);
     let termination = session.search(strategy, executor.as_mut())?;
     let termination = session.verify(termination, &strategy.anchors(), executor.as_mut())?;
     session.finish(termination)
@@ -132,6 +133,11 @@ struct Session<'p> {
     progress: Progress,
     best_source: BestSource,
     best_id: Option<usize>,
+    /// Records the strategy has been told, in order.
+    told: usize,
+    /// With `--parallel N`: the proposal of evaluation k waits for (and sees only) the
+    /// outcomes of evaluations up to k − N, whichever finished first ([`Executor::lag`]).
+    lag: Option<usize>,
 }
 
 impl<'p> Session<'p> {
@@ -207,6 +213,8 @@ impl<'p> Session<'p> {
             progress,
             best_source: BestSource::default(),
             best_id,
+            told: 0,
+            lag: None,
         })
     }
 
@@ -227,18 +235,36 @@ impl<'p> Session<'p> {
 
     /// Tells the searcher and `remember` (the executor's) what the log already holds (a
     /// resumed run).
+    /// With a `lag`, the last ones are pending until the proposal that would have seen them
+    /// (as in the run that was interrupted).
     fn replay(
         &mut self,
         searcher: &mut dyn Strategy,
         remember: &mut dyn FnMut(&Measurement, usize),
+        lag: Option<usize>,
     ) {
+        self.lag = lag;
+        let next = self.records.len();
+        let seen = lag.map_or(next, |n| (next + 1).saturating_sub(n));
         for r in &self.records {
             if let Some(l) = r.learner {
                 searcher.recall(&r.config, l);
             }
-            searcher.tell(&r.config, &r.m, r.source);
+            match r.eval_id < seen {
+                true => searcher.tell(&r.config, &r.m, r.source),
+                false => searcher.pending(&r.config, r.source),
+            }
             remember(&r.m, r.eval_id);
             self.progress.count(r);
+        }
+        self.told = seen.min(next);
+    }
+
+    /// Tells the strategy the records it has not been told, up to `upto` (exclusive).
+    fn tell_due(&mut self, searcher: &mut dyn Strategy, upto: usize) {
+        for r in &self.records[self.told..upto.min(self.records.len())] {
+            searcher.tell(&r.config, &r.m, r.source);
+            self.told = r.eval_id + 1;
         }
     }
 
@@ -250,6 +276,8 @@ impl<'p> Session<'p> {
         executor: &mut dyn Executor,
     ) -> Result<Termination, Error> {
         let result = self.search_loop(searcher, executor);
+        // The strategy knows every outcome at the end (its anchors, mctree's tree).
+        self.tell_due(searcher, self.records.len());
         executor.cancel();
         self.progress.finish();
         result
@@ -333,6 +361,14 @@ impl<'p> Session<'p> {
             && self.budget_allows(executor.in_flight() + waiting)
         {
             let under_way = executor.in_flight() + waiting;
+            let seen = match self.lag {
+                Some(n) => (*next_id + 1).saturating_sub(n),
+                None => self.records.len(),
+            };
+            if seen > self.records.len() {
+                break; // waits for the outcome `lag` evaluations back
+            }
+            self.tell_due(searcher, seen);
             let (config, source) = match searcher.ask(*next_id) {
                 Ok(proposal) => proposal,
                 Err(_) if under_way > 0 => break, // ask again after an outcome
@@ -381,7 +417,8 @@ impl<'p> Session<'p> {
         Ok(streak)
     }
 
-    /// Records the next evaluation and tells the searcher its outcome.
+    /// Records the next evaluation and tells the searcher its outcome (with a `lag`, when a
+    /// proposal is due to see it: [`Session::fill`]).
     fn record_next(
         &mut self,
         (config, source, m): (Config, Source, Measurement),
@@ -390,9 +427,10 @@ impl<'p> Session<'p> {
         elapsed_sec: f64,
     ) -> Result<&Record, Error> {
         self.record_or_abandon(config, (source, learner), m, elapsed_sec)?;
-        let r = self.records.last().expect("just recorded");
-        searcher.tell(&r.config, &r.m, r.source);
-        Ok(r)
+        if self.lag.is_none() {
+            self.tell_due(searcher, self.records.len());
+        }
+        Ok(self.records.last().expect("just recorded"))
     }
 
     /// Records the next evaluation; a machine that fails to record it ends the run.

@@ -37,6 +37,14 @@ pub trait Executor {
     }
     /// Evaluations that may be in flight at once.
     fn capacity(&self) -> usize;
+    /// When evaluations end in an order that depends on timing (`--parallel`): the
+    /// proposal of evaluation k then waits for, and sees only, the outcomes of evaluations
+    /// up to k − lag, so that the same seed proposes the same configurations run to run.
+    /// `None`: outcomes arrive in id order anyway (one at a time), or the executor's
+    /// timing is the cluster's (Slurm: a proposal sees what has ended).
+    fn lag(&self) -> Option<usize> {
+        None
+    }
     /// Evaluations started and not yet returned by [`Executor::wait`].
     fn in_flight(&self) -> usize;
     /// Starts evaluation `eval_id` of `config`.

@@ -151,6 +151,10 @@ impl Executor for Parallel {
         self.workers.len().max(1)
     }
 
+    fn lag(&self) -> Option<usize> {
+        Some(self.capacity())
+    }
+
     fn in_flight(&self) -> usize {
         self.in_flight
     }

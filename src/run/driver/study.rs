@@ -155,7 +155,7 @@ impl<'p, 's> Study<'p, 's> {
                 p.remember(m, id);
             }
         };
-        session.replay(strategy, &mut remember);
+        session.replay(strategy, &mut remember, None);
         let journal = session.dir.join(ASKED_JSONL);
         let mut study = Study {
             next_id: session.records.len(),
@@ -330,7 +330,7 @@ impl<'p, 's> Study<'p, 's> {
         self.write(&Line::Point { eval, step, value })?;
         let a = self.asked.get_mut(&eval).expect("checked in flight");
         a.curve.push((step, value));
-        let why = self.pruner.as_ref().and_then(|p| p.verdict(step, value));
+        let why = self.pruner.as_ref().and_then(|p| p.verdict(&a.curve));
         Ok(Verdict {
             prune: why.is_some(),
             why,
