@@ -596,7 +596,10 @@ fn parallel_trials_with_a_model_repeat_their_proposals_from_the_seed() {
         assert_code(&o, 0);
         let j = read_json(&d.join(out).join("results.json"));
         let evals = j["evaluations"].as_array().unwrap().clone();
-        evals.iter().map(|e| e["config"].clone()).collect::<Vec<_>>()
+        evals
+            .iter()
+            .map(|e| e["config"].clone())
+            .collect::<Vec<_>>()
     };
     let runs = [proposals("a"), proposals("b"), proposals("c")];
     assert_eq!(runs[0].len(), 14);
@@ -914,4 +917,29 @@ fn a_metric_not_found_names_the_regex_it_looked_for() {
         cause.starts_with("no match for the metric's regex `accuracy: ([0-9.]+)`"),
         "{cause}"
     );
+}
+
+/// The shipped example prunes only after a warm-up (it stopped trials after their first
+/// epoch), and what a default run of it writes from the repository's root is ignored by git.
+#[test]
+fn the_example_warms_up_before_pruning_and_its_default_runs_are_ignored_by_git() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let p = moldtune::problem::Problem::load(&root.join("examples/mlp-digits/mlp.yaml")).unwrap();
+    assert!(
+        p.progress.as_ref().unwrap().warmup >= 1.0,
+        "{:?}",
+        p.progress
+    );
+    let out = moldtune::run::driver::default_out(&p);
+    let git = std::process::Command::new("git")
+        .args(["check-ignore", "-q"])
+        .arg(out.join("results.csv"))
+        .current_dir(root)
+        .status();
+    match git {
+        Ok(s) if root.join(".git").exists() => {
+            assert!(s.success(), "{} is not ignored", out.display())
+        }
+        _ => eprintln!("skipped: no git checkout to ask"),
+    }
 }

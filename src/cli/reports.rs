@@ -332,8 +332,12 @@ pub(super) fn best_command(a: BestArgs, fronts: &FrontEnds) -> Result<u8, Error>
         (None, false) => println!("no successful evaluation in {}", dir.display()),
         (Some(b), true) => print_json(&b),
         (Some(b), false) => {
+            let pruned = match b.pruned {
+                0 => String::new(),
+                n => format!(", {n} pruned"),
+            };
             println!(
-                "best objective {} (eval {}, {} of {} evaluations ok)",
+                "best objective {} (eval {}, {} of {} evaluations ok{pruned})",
                 b.objective, b.eval_id, b.ok, b.evaluations
             );
             for (k, v) in &b.config {

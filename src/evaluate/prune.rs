@@ -222,10 +222,18 @@ mod tests {
         let p = Pruner::open(&rule(3, 0.0), dir.path());
         p.remember(&completed(vec![(1.0, 0.5), (2.0, 0.7)]), 0);
         p.remember(&completed(vec![(1.0, 0.6), (2.0, 0.8)]), 1);
-        assert_eq!(p.verdict(&vec![(1.0, 0.1)]), None, "before `startup` completed");
+        assert_eq!(
+            p.verdict(&vec![(1.0, 0.1)]),
+            None,
+            "before `startup` completed"
+        );
         p.remember(&completed(vec![(1.0, 0.4), (2.0, 0.9), (3.0, 0.95)]), 2);
         assert!(p.verdict(&vec![(1.0, 0.45)]).unwrap().contains("median"));
-        assert_eq!(p.verdict(&vec![(1.0, 0.5)]), None, "the median itself is not worse");
+        assert_eq!(
+            p.verdict(&vec![(1.0, 0.5)]),
+            None,
+            "the median itself is not worse"
+        );
         assert_eq!(p.verdict(&vec![(2.0, 0.85)]), None);
         assert_eq!(
             p.verdict(&vec![(3.0, 0.0)]),
@@ -242,8 +250,13 @@ mod tests {
         let p = Pruner::open(&rule(1, 0.0), dir.path());
         p.remember(&completed(vec![(1.0, 0.5), (2.0, 0.7)]), 0);
         assert_eq!(p.verdict(&vec![(1.0, 0.8), (2.0, 0.6)]), None);
-        let why = p.verdict(&vec![(1.0, 0.4), (2.0, 0.6)]).expect("never reached it");
-        assert!(why.contains("its best so far, 0.6, is worse than 0.7"), "{why}");
+        let why = p
+            .verdict(&vec![(1.0, 0.4), (2.0, 0.6)])
+            .expect("never reached it");
+        assert!(
+            why.contains("its best so far, 0.6, is worse than 0.7"),
+            "{why}"
+        );
     }
 
     #[test]
@@ -293,7 +306,11 @@ mod tests {
             .write_all(b"{\"eval_id\":1,\"sta")
             .unwrap();
         let resumed = Pruner::open(&rule(1, 0.0), dir.path());
-        assert_eq!(resumed.verdict(&vec![(1.0, 0.1)]), None, "not yet told it completed");
+        assert_eq!(
+            resumed.verdict(&vec![(1.0, 0.1)]),
+            None,
+            "not yet told it completed"
+        );
         resumed.remember(&Measurement::single(1.0), 0);
         assert!(resumed.verdict(&vec![(1.0, 0.1)]).is_some());
     }

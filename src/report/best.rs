@@ -23,6 +23,8 @@ pub struct Best {
     pub best_c: Option<String>,
     pub evaluations: usize,
     pub ok: usize,
+    /// Evaluations stopped early by `progress:` (not failures: see the README's pruning).
+    pub pruned: usize,
     /// The end-of-run (or `--verify`) re-measurement that chose it, when there was one.
     pub verification: Option<Verification>,
     /// The configuration the problem's tie rule prefers (results.json's `preferred`).
@@ -50,11 +52,12 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
         t.column("eval_id")?,
         t.column("config_hash")?,
     );
-    let mut n = 0;
+    let (mut n, mut pruned) = (0, 0);
     let mut oks: Vec<(usize, f64, Row)> = Vec::new();
     for rec in t.complete_rows() {
         let rec = rec?;
         n += 1;
+        pruned += usize::from(&rec[status] == "pruned");
         if &rec[status] != "ok" {
             continue;
         }
@@ -90,6 +93,7 @@ pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
         best_c: p.is_file().then(|| p.display().to_string()),
         evaluations: n,
         ok,
+        pruned,
         reach: reach(objective),
         default_reach,
         verification: meta.verification,
