@@ -22,16 +22,18 @@ pub struct OpenArgs {
     /// `search:`; needed to start the study.
     #[arg(long)]
     problem: Option<PathBuf>,
-    /// Search strategy [default: the space file's `search.learner`, else auto].
+    /// Search strategy [default: the space file's `search.learner`, else auto]. These flags
+    /// start a study; later requests keep what run.json records unless given again.
     #[arg(long, value_enum)]
     learner: Option<Learner>,
-    /// Seed of every random choice [default: 0].
+    /// Seed of every random choice [default: the space file's `search.seed`, else 0].
     #[arg(long)]
     seed: Option<u64>,
     /// Evaluations to spend [default: the space file's `search.max_evals`, else 100].
     #[arg(long)]
     max_evals: Option<usize>,
-    /// Random initial configurations after the default one [default: 10].
+    /// Random initial configurations after the default one [default: the space file's
+    /// `search.initial`, else 10].
     #[arg(long)]
     initial: Option<usize>,
     /// Evaluations asked and not yet told at once [default: 1].
