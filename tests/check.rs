@@ -467,8 +467,9 @@ fn the_executor_flags_of_check_are_refused_where_they_cannot_act() {
 }
 
 /// The toy problem with `metric` (goal and kind) tuned and a baseline written, the mock's
-/// values lowered by `shift`: `b/toy.json`.
-fn baseline_of(dir: &Path, metric: &str, shift: &str) -> PathBuf {
+/// values lowered by `shift` (and their noise `noise` wide, the mock's 4% by default):
+/// `b/toy.json`.
+fn baseline_of(dir: &Path, metric: &str, shift: &str, noise: Option<&str>) -> PathBuf {
     write_toy(dir);
     let yaml = format!("{}metric: {metric}\n", crate::common::TOY_YAML);
     std::fs::write(dir.join("p.yaml"), yaml).unwrap();
@@ -478,6 +479,10 @@ fn baseline_of(dir: &Path, metric: &str, shift: &str) -> PathBuf {
         .max_evals(12)
         .out("run");
     for c in [run, record("b")] {
+        let c = match noise {
+            Some(n) => c.env("MOLDTUNE_MOCK_NOISE", n),
+            None => c,
+        };
         let o = with_shift(c, dir, shift);
         assert_code(&o, 0);
     }
@@ -502,7 +507,7 @@ fn scale_guard(file: &Path, by: f64) {
 #[test]
 fn a_maximised_metric_s_drop_is_a_regression_and_its_rise_passes() {
     let tmp = tempfile::tempdir().unwrap();
-    let file = baseline_of(tmp.path(), "{kind: wall_time, goal: maximize}", "0");
+    let file = baseline_of(tmp.path(), "{kind: wall_time, goal: maximize}", "0", None);
     let b: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let gain = b["guards"][0]["speedup"]["ratio"].as_f64().unwrap();
@@ -524,7 +529,7 @@ fn a_maximised_metric_s_drop_is_a_regression_and_its_rise_passes() {
 fn a_negative_score_is_recorded_and_its_drop_is_a_regression() {
     let tmp = tempfile::tempdir().unwrap();
     let metric = "{kind: regex, regex: 'score: (\\S+)', goal: maximize}";
-    let file = baseline_of(tmp.path(), metric, "5");
+    let file = baseline_of(tmp.path(), metric, "5", None);
     let b: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert!(b["reference"]["samples"][0].as_f64().unwrap() < 0.0, "{b}");
@@ -599,18 +604,8 @@ fn check_score(dir: &Path, shift: &str, flags: &[&str]) -> (serde_json::Value, O
 fn a_score_is_judged_by_its_own_value_and_decides_at_once_when_deterministic() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    write_toy(d);
     let metric = "{kind: regex, regex: 'score: (\\S+)', goal: maximize}";
-    let yaml = format!("{}metric: {metric}\n", crate::common::TOY_YAML);
-    std::fs::write(d.join("p.yaml"), yaml).unwrap();
-    let run = moldtune("run")
-        .arg("p.yaml")
-        .mock()
-        .max_evals(12)
-        .out("run");
-    for c in [run, record("b")] {
-        assert_code(&with_shift(c.env("MOLDTUNE_MOCK_NOISE", "0"), d, "0"), 0);
-    }
+    baseline_of(d, metric, "0", Some("0"));
     let guard = |v: &serde_json::Value| v["guarded"][0].clone();
     // Every configuration lifted by 0.5.
     let (v, code) = check_score(d, "-0.5", &["--tolerance", "0.01"]);

@@ -201,14 +201,7 @@ impl<'p, 's> Study<'p, 's> {
                         self.strategy.recall(&config, l);
                     }
                     self.strategy.pending(&config, source);
-                    let a = Asked {
-                        config,
-                        source,
-                        unix,
-                        curve: Vec::new(),
-                    };
-                    self.asked.insert(eval, a);
-                    self.next_id = self.next_id.max(eval + 1);
+                    self.asked_now(eval, config, source, unix);
                 }
                 Line::Point { eval, step, value } => {
                     if let Some(a) = self.asked.get_mut(&eval) {
@@ -278,15 +271,21 @@ impl<'p, 's> Study<'p, 's> {
             learner,
             unix,
         })?;
+        self.asked_now(eval, config, source, unix);
+        Ok(self.offer(eval))
+    }
+
+    /// `eval` is in flight from now on (asked at `unix`).
+    fn asked_now(&mut self, eval: usize, config: Config, source: Source, unix: f64) {
+        let curve = Vec::new();
         let a = Asked {
             config,
             source,
             unix,
-            curve: Vec::new(),
+            curve,
         };
         self.asked.insert(eval, a);
-        self.next_id += 1;
-        Ok(self.offer(eval))
+        self.next_id = self.next_id.max(eval + 1);
     }
 
     /// The end of the search when nothing more can be proposed: final once nothing is in
