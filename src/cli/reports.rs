@@ -41,17 +41,13 @@ fn importance_text(dir: &Path, r: &report::Importance) -> String {
     );
     let Some(ranking) = &r.ranking else {
         let why = r.reason.as_deref().unwrap_or_default();
-        let front = crate::run::dir::read_meta(dir).map_or("run", |m| {
-            if m.mctree.is_some() {
-                "mctree"
-            } else {
-                "run"
-            }
-        });
+        let more = crate::run::dir::read_meta(dir).map_or_else(
+            |_| format!("moldtune run --resume {} --max-evals N", dir.display()),
+            |m| m.continued_by(dir, "N"),
+        );
         return format!(
             "not enough data to rank parameters: {numbers}\n  {why}\n  hint: a longer run may \
-             give enough: `moldtune {front} --resume {} --max-evals N` (N > {})\n",
-            dir.display(),
+             give enough: `{more}` (N > {})\n",
             r.evaluations
         );
     };

@@ -92,6 +92,18 @@ impl RunMeta {
     pub fn winner(&self) -> Option<usize> {
         self.verification.as_ref()?.winner_eval_id
     }
+
+    /// The command that continues this run with a budget of `n` evaluations: `mctree` and
+    /// `run` resume, a study driven by a program (`serve`, `ask`, `tell`) is served again.
+    pub fn continued_by(&self, dir: &std::path::Path, n: &str) -> String {
+        let verb = self.command_line.get(1).map_or("", String::as_str);
+        let dir = dir.display();
+        match verb {
+            "serve" | "ask" | "tell" => format!("moldtune serve {dir} --max-evals {n}"),
+            _ if self.mctree.is_some() => format!("moldtune mctree --resume {dir} --max-evals {n}"),
+            _ => format!("moldtune run --resume {dir} --max-evals {n}"),
+        }
+    }
 }
 
 /// Why a run ended (run.json's `termination`; `running` while it runs).
