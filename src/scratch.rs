@@ -57,6 +57,17 @@ impl Scratch {
         Ok(Scratch { dir, _claim: claim })
     }
 
+    /// [`Scratch::new`] for a command: a temporary folder that cannot be used is the
+    /// user's to fix (exit 2), named with what to do.
+    pub fn for_command(kind: &str) -> Result<Scratch, crate::error::Error> {
+        Scratch::new(kind).map_err(|e| {
+            crate::error::Error::usage(
+                e.to_string(),
+                Some("e.g. `TMPDIR=/tmp`, or a folder on a disk with room"),
+            )
+        })
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.path()
     }

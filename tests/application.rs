@@ -943,3 +943,31 @@ fn the_example_warms_up_before_pruning_and_its_default_runs_are_ignored_by_git()
         _ => eprintln!("skipped: no git checkout to ask"),
     }
 }
+
+/// `--parallel` is bounded by the machine (it panicked at 30000, and exited 101 at 2000 under
+/// a memory limit, leaving run.json `running`): refused before anything runs, with the bound.
+#[test]
+fn parallel_beyond_the_machine_is_refused_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_toy(d);
+    let yaml = format!(
+        "{}metric: {{regex: 'v: (\\S+)', goal: maximize}}\n",
+        crate::common::TOY_YAML
+    );
+    std::fs::write(d.join("p.yaml"), yaml).unwrap();
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .mock()
+        .out("r")
+        .args(["--parallel", "30000"])
+        .cwd(d)
+        .output();
+    assert_code(&o, 2);
+    assert!(
+        text(&o.stderr).contains("`--parallel 30000` is more than"),
+        "{}",
+        describe(&o)
+    );
+    assert!(!d.join("r/run.json").exists(), "nothing was started");
+}

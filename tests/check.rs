@@ -635,3 +635,21 @@ fn a_score_is_judged_by_its_own_value_and_decides_at_once_when_deterministic() {
     let (v, code) = check_score(d, "1000", &[]);
     assert_eq!(code, Some(4), "{v}");
 }
+
+/// A `TMPDIR` that cannot be used is named and is the user's to fix (exit 2), as mctree
+/// says it; `check` exited 1, an internal error.
+#[test]
+fn an_unusable_tmpdir_is_named_by_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    baseline(tmp.path());
+    let o = check("b")
+        .cwd(tmp.path())
+        .env("TMPDIR", "/nonexistent/moldtune-tmp")
+        .output();
+    assert_code(&o, 2);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("`TMPDIR`") && err.contains("/nonexistent/moldtune-tmp"),
+        "{err}"
+    );
+}

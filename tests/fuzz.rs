@@ -252,6 +252,9 @@ fn save_failure(seed: u64, case: usize, yaml: &str, mold: &str, why: &str) -> Pa
     p
 }
 
+/// Cases the fuzz test runs whatever the time it takes (`MOLDTUNE_FUZZ_SECS` adds more).
+const MIN_CASES: usize = 150;
+
 #[test]
 fn mutated_problem_files_and_molds_never_panic_hang_or_lose_the_position() {
     let secs: u64 = std::env::var("MOLDTUNE_FUZZ_SECS")
@@ -274,7 +277,10 @@ fn mutated_problem_files_and_molds_never_panic_hang_or_lose_the_position() {
     std::panic::set_hook(Box::new(|_| {}));
     let deadline = Instant::now() + Duration::from_secs(secs);
     let (mut cases, mut loaded, mut refused, mut failures) = (0usize, 0usize, 0usize, Vec::new());
-    while Instant::now() < deadline && failures.len() < 5 {
+    // At least MIN_CASES, however slow the machine (a loaded runner did 98 in 8 s), then
+    // more until the time is up.
+    let more = |cases: usize| cases < MIN_CASES || Instant::now() < deadline;
+    while more(cases) && failures.len() < 5 {
         let mut rng = Rng::for_step(seed, 7, cases as u64);
         let (yaml, mold_name, mold) = &corpus[rng.below(corpus.len())];
         let other = &corpus[rng.below(corpus.len())].0;
@@ -302,7 +308,6 @@ fn mutated_problem_files_and_molds_never_panic_hang_or_lose_the_position() {
     std::panic::set_hook(hook);
     eprintln!("fuzz: {cases} cases, {loaded} loaded, {refused} refused with file:line:col");
     assert!(failures.is_empty(), "seed {seed}: {failures:#?}");
-    assert!(cases > 100, "only {cases} cases in {secs} s");
     assert!(
         loaded > 0 && refused > 0,
         "the mutations should both keep and break files"

@@ -63,9 +63,36 @@ fn an_unknown_size_in_a_work_expression_is_refused_at_its_column() {
 #[test]
 fn a_work_amount_that_is_not_positive_is_refused() {
     let work = "work:\n  sizes: {N: 100}\n  flops: \"N - 100\"\n";
-    assert_rejected(work, &["p.yaml:20:", "`work.flops` is 0", "positive"]);
+    assert_rejected(work, &["p.yaml:20:", "`work.flops` is 0", "at least 1"]);
     let work = "work:\n  flops: 1.0e9\n  bytes: -8\n";
     assert_rejected(work, &["p.yaml:20:", "`work.bytes` is -8"]);
+}
+
+/// Absurd amounts (they made `report`'s axes run to infinity and never end), a comparison
+/// taken for 1 flop, and a long expression echoed whole: refused at the amount, briefly.
+#[test]
+fn an_absurd_work_amount_is_refused_and_said_briefly() {
+    let work = "work:\n  flops: 1.0e300\n  bytes: 1.0e-300\n";
+    assert_rejected(
+        work,
+        &["p.yaml:19:", "`work.flops` is 1e300", "at most 1e18"],
+    );
+    let work = "work:\n  flops: 1.0e9\n  bytes: 1.0e-300\n";
+    assert_rejected(work, &["p.yaml:20:", "`work.bytes` is 1e-300"]);
+    let work = "work:\n  sizes: {N: 100}\n  flops: \"N > 3\"\n";
+    assert_rejected(work, &["p.yaml:20:", "a comparison"]);
+    let long = format!(
+        "work:\n  sizes: {{N: 100}}\n  flops: \"{}M\"\n",
+        "N+".repeat(5000)
+    );
+    let tmp = toy_with(&long);
+    let o = mock_run(tmp.path(), &["--max-evals", "3"]);
+    assert_code(&o, 2);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("(10001 characters)") && err.len() < 2000,
+        "{err}"
+    );
 }
 
 #[test]

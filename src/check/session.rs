@@ -115,8 +115,7 @@ pub(crate) struct Builds(crate::scratch::Scratch);
 
 impl Builds {
     pub(crate) fn new() -> Result<Builds, Error> {
-        let dir = crate::scratch::Scratch::new("check")
-            .map_err(|e| Error::io("cannot create a scratch directory", e))?;
+        let dir = crate::scratch::Scratch::for_command("check")?;
         Ok(Builds(dir))
     }
 

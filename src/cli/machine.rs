@@ -43,9 +43,10 @@ pub(super) fn machine_command(a: MachineArgs) -> Result<u8, Error> {
         threads = if cpus > 1 { vec![1, cpus] } else { vec![1] };
     }
     let cpu = cpu_model().unwrap_or_default();
-    let limits = (threads.iter())
+    let measured = (threads.iter())
         .map(|&t| roofline::limits(&a.cc, (&cpu, &compiler), t, a.remeasure))
         .collect::<Result<Vec<_>, _>>()?;
+    let (limits, kept): (Vec<_>, Vec<_>) = measured.into_iter().unzip();
     if a.json {
         print_json(&serde_json::json!({ "cpu": cpu, "compiler": compiler, "limits": limits }));
         return Ok(exit::OK);
@@ -61,8 +62,12 @@ pub(super) fn machine_command(a: MachineArgs) -> Result<u8, Error> {
             l.bandwidth_gbs
         );
     }
-    if let Some(f) = roofline::cache_file() {
-        println!("kept in {} (`--remeasure` to measure again)", f.display());
+    match kept.into_iter().find_map(Result::err) {
+        None => match roofline::cache_file() {
+            Some(f) => println!("kept in {} (`--remeasure` to measure again)", f.display()),
+            None => println!("not kept"),
+        },
+        Some(why) => println!("not kept ({why}): the next run measures again"),
     }
     Ok(exit::OK)
 }

@@ -229,6 +229,12 @@ pub struct MeasureArgs {
     /// Timed runs.
     #[arg(long, default_value_t = 5)]
     repeats: u32,
+    /// Compile timeout in seconds (overrides `timeouts.compile_s`).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    compile_timeout: Option<f64>,
+    /// Run timeout in seconds (overrides `timeouts.run_s`).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    run_timeout: Option<f64>,
     /// Machine-readable output.
     #[arg(long)]
     json: bool,
@@ -236,7 +242,12 @@ pub struct MeasureArgs {
 
 /// `moldtune measure`.
 pub(super) fn measure_command(a: MeasureArgs) -> Result<u8, Error> {
-    let r = report::measure(&a.problem, &a.which, a.repeats)?;
+    let limits = crate::run::limits::Limits {
+        repeats: Some(a.repeats),
+        compile_timeout: a.compile_timeout,
+        run_timeout: a.run_timeout,
+    };
+    let r = report::measure(&a.problem, &a.which, limits)?;
     if a.json {
         print_json(&r);
     } else {

@@ -10,7 +10,7 @@
 //! says completed. One [`Pruner`] is shared by every evaluator of a run (`--parallel`
 //! workers compare with each other's completed curves).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -37,10 +37,34 @@ pub struct Pruner {
 
 #[derive(Default)]
 struct Curves {
-    /// The curves of the configurations that completed (status `ok`), by eval_id.
-    done: BTreeMap<usize, Curve>,
+    /// The completed configurations' values by step (the step's bits): each one's last
+    /// report at that step, so that a verdict looks up one step, not every curve.
+    done: HashMap<u64, Vec<f64>>,
+    /// The evaluations whose values are in `done`.
+    counted: HashSet<usize>,
     /// Curves written but not yet known to belong to a completed, recorded evaluation.
     saved: BTreeMap<usize, Curve>,
+}
+
+impl Curves {
+    /// A completed evaluation's curve counts from now on (once).
+    fn count(&mut self, eval_id: usize, curve: &Curve) {
+        if !self.counted.insert(eval_id) {
+            return;
+        }
+        let mut last: HashMap<u64, f64> = HashMap::new();
+        for &(step, value) in curve {
+            last.insert(step_key(step), value);
+        }
+        for (step, value) in last {
+            self.done.entry(step).or_default().push(value);
+        }
+    }
+}
+
+/// A step as a key (0 and −0 alike).
+fn step_key(step: f64) -> u64 {
+    (step + 0.0).to_bits()
 }
 
 #[derive(Serialize, Deserialize)]
@@ -52,21 +76,28 @@ struct Line {
 
 impl Pruner {
     /// The pruner of the run in `run_dir`, with the curves its `progress.jsonl` holds (they
-    /// count once [`Pruner::remember`] is told their evaluation completed).
+    /// count once [`Pruner::remember`] is told their evaluation completed). A line a crash
+    /// cut, or one damaged, is left out; the lines after it are read (a byte that is not
+    /// UTF-8 spoils its line only), and the next curve is written on a line of its own.
     pub fn open(rule: &Progress, run_dir: &Path) -> Pruner {
         let file = run_dir.join(PROGRESS_JSONL);
-        let text = std::fs::read_to_string(&file).unwrap_or_default();
-        // A line cut by a crash does not parse and is left out; a later line wins.
-        let saved = (text.lines())
-            .filter_map(|l| serde_json::from_str::<Line>(l).ok())
+        let bytes = std::fs::read(&file).unwrap_or_default();
+        // A later line wins.
+        let saved = (bytes.split(|&b| b == b'\n'))
+            .filter_map(|l| serde_json::from_slice::<Line>(l).ok())
             .map(|l| (l.eval_id, l.curve))
             .collect();
+        if bytes.last().is_some_and(|&b| b != b'\n') {
+            let f = std::fs::OpenOptions::new().append(true).open(&file);
+            let _ = f.and_then(|mut f| f.write_all(b"\n"));
+        }
+        let curves = Curves {
+            saved,
+            ..Curves::default()
+        };
         Pruner {
             rule: Arc::new(rule.clone()),
-            curves: Arc::new(Mutex::new(Curves {
-                done: BTreeMap::new(),
-                saved,
-            })),
+            curves: Arc::new(Mutex::new(curves)),
             file,
         }
     }
@@ -83,7 +114,7 @@ impl Pruner {
         }
         if m.status == Status::Ok {
             if let Some(curve) = c.saved.remove(&eval_id) {
-                c.done.insert(eval_id, curve);
+                c.count(eval_id, &curve);
             }
         }
     }
@@ -106,26 +137,26 @@ impl Pruner {
         }
     }
 
-    /// Why to stop a run whose reports so far are `curve`: at its last step, the best value
-    /// it reached so far is worse than the median of the completed configurations' values at
-    /// that step (at least `startup` of them). Its best so far, not its last value: a
-    /// training whose accuracy dips for an epoch is not stopped for the dip (Vizier's and
-    /// Optuna's rule).
-    pub fn verdict(&self, curve: &Curve) -> Option<String> {
+    /// Whether `value` is better than `best` by the rule's goal (the best so far of a run).
+    pub fn better(&self, value: f64, best: Option<f64>) -> bool {
+        best.is_none_or(|b| self.rule.goal.better(value, b))
+    }
+
+    /// Why to stop a run at `step` whose best value so far is `best`: it is worse than the
+    /// median of the completed configurations' values at that step (at least `startup` of
+    /// them). Its best so far, not its last value: a training whose accuracy dips for an
+    /// epoch is not stopped for the dip (Vizier's and Optuna's rule).
+    pub fn verdict(&self, step: f64, best: f64) -> Option<String> {
         let rule = &self.rule;
-        let &(step, _) = curve.last()?;
         if step <= rule.warmup {
             return None;
         }
-        let values = curve.iter().map(|p| p.1);
-        let best = values.reduce(|a, b| if rule.goal.better(b, a) { b } else { a })?;
         let c = self.curves.lock().ok()?;
-        let at = |curve: &Curve| curve.iter().rev().find(|p| p.0 == step).map(|p| p.1);
-        let earlier: Vec<f64> = c.done.values().filter_map(at).collect();
+        let earlier = c.done.get(&step_key(step))?;
         if earlier.len() < rule.startup {
             return None; // a median of too few says little
         }
-        let median = crate::stats::median(&earlier)?;
+        let median = crate::stats::median(earlier)?;
         rule.goal.better(median, best).then(|| {
             format!(
                 "pruned at step {}: its best so far, {}, is worse than {}, the median of the {} completed configurations there",
@@ -145,6 +176,7 @@ impl Pruner {
             offset: 0,
             partial: Vec::new(),
             curve: Vec::new(),
+            best: None,
         }
     }
 }
@@ -157,6 +189,8 @@ pub struct Watch<'a> {
     partial: Vec<u8>,
     /// What the run reported so far.
     pub curve: Curve,
+    /// Its best value so far.
+    best: Option<f64>,
 }
 
 impl Watch<'_> {
@@ -165,22 +199,48 @@ impl Watch<'_> {
     pub fn poll(&mut self) -> Option<String> {
         let text = self.fresh_lines()?;
         for (step, value) in self.pruner.rule.points(&text) {
-            self.curve.push((step, value));
+            self.push(step, value);
             // The run stops at the first value judged: its curve (and the step recorded
             // with it) ends there, whatever the same read brought after it.
-            if let Some(why) = self.pruner.verdict(&self.curve) {
+            let best = self.best.unwrap_or(value);
+            if let Some(why) = self.pruner.verdict(step, best) {
                 return Some(why);
             }
         }
         None
     }
 
-    /// The complete lines written since the last look (at most a megabyte a look).
+    /// Reads every line left once the run ended by itself (it ran to its end: nothing is
+    /// judged), the last one even without its newline.
+    pub fn rest(&mut self) {
+        while let Some(text) = self.fresh_lines() {
+            for (step, value) in self.pruner.rule.points(&text) {
+                self.push(step, value);
+            }
+        }
+        let last = String::from_utf8_lossy(&std::mem::take(&mut self.partial)).into_owned();
+        for (step, value) in self.pruner.rule.points(&last) {
+            self.push(step, value);
+        }
+    }
+
+    fn push(&mut self, step: f64, value: f64) {
+        self.curve.push((step, value));
+        if self.pruner.better(value, self.best) {
+            self.best = Some(value);
+        }
+    }
+
+    /// The complete lines written since the last look (at most a megabyte a look); `None`
+    /// when nothing new was written.
     fn fresh_lines(&mut self) -> Option<String> {
         let mut f = std::fs::File::open(&self.stdout).ok()?;
         f.seek(SeekFrom::Start(self.offset)).ok()?;
         let mut buf = Vec::new();
         let n = f.take(1 << 20).read_to_end(&mut buf).ok()?;
+        if n == 0 {
+            return None;
+        }
         self.offset += n as u64;
         self.partial.extend_from_slice(&buf);
         let end = self.partial.iter().rposition(|&b| b == b'\n');
@@ -188,7 +248,7 @@ impl Watch<'_> {
             if self.partial.len() > MAX_PARTIAL_LINE {
                 self.partial.clear(); // no line that long is a progress report
             }
-            return None;
+            return Some(String::new());
         };
         let lines: Vec<u8> = self.partial.drain(..=end).collect();
         Some(String::from_utf8_lossy(&lines).into_owned())
@@ -222,21 +282,13 @@ mod tests {
         let p = Pruner::open(&rule(3, 0.0), dir.path());
         p.remember(&completed(vec![(1.0, 0.5), (2.0, 0.7)]), 0);
         p.remember(&completed(vec![(1.0, 0.6), (2.0, 0.8)]), 1);
-        assert_eq!(
-            p.verdict(&vec![(1.0, 0.1)]),
-            None,
-            "before `startup` completed"
-        );
+        assert_eq!(p.verdict(1.0, 0.1), None, "before `startup` completed");
         p.remember(&completed(vec![(1.0, 0.4), (2.0, 0.9), (3.0, 0.95)]), 2);
-        assert!(p.verdict(&vec![(1.0, 0.45)]).unwrap().contains("median"));
+        assert!(p.verdict(1.0, 0.45).unwrap().contains("median"));
+        assert_eq!(p.verdict(1.0, 0.5), None, "the median itself is not worse");
+        assert_eq!(p.verdict(2.0, 0.85), None);
         assert_eq!(
-            p.verdict(&vec![(1.0, 0.5)]),
-            None,
-            "the median itself is not worse"
-        );
-        assert_eq!(p.verdict(&vec![(2.0, 0.85)]), None);
-        assert_eq!(
-            p.verdict(&vec![(3.0, 0.0)]),
+            p.verdict(3.0, 0.0),
             None,
             "one completed value at that step"
         );
@@ -247,12 +299,15 @@ mod tests {
     #[test]
     fn a_run_is_judged_by_its_best_value_so_far() {
         let dir = tempfile::tempdir().unwrap();
-        let p = Pruner::open(&rule(1, 0.0), dir.path());
+        let p = Pruner::open(&rule(1, 1.0), dir.path());
         p.remember(&completed(vec![(1.0, 0.5), (2.0, 0.7)]), 0);
-        assert_eq!(p.verdict(&vec![(1.0, 0.8), (2.0, 0.6)]), None);
-        let why = p
-            .verdict(&vec![(1.0, 0.4), (2.0, 0.6)])
-            .expect("never reached it");
+        let watched = |name: &str, text: &str| {
+            let out = dir.path().join(name);
+            std::fs::write(&out, text).unwrap();
+            p.watch(&out).poll()
+        };
+        assert_eq!(watched("dip", "step 1 acc 0.8\nstep 2 acc 0.6\n"), None);
+        let why = watched("low", "step 1 acc 0.4\nstep 2 acc 0.6\n").expect("never reached it");
         assert!(
             why.contains("its best so far, 0.6, is worse than 0.7"),
             "{why}"
@@ -266,7 +321,7 @@ mod tests {
         let mut pruned = completed(vec![(1.0, 0.1)]);
         pruned.status = Status::Pruned;
         p.remember(&pruned, 0);
-        assert_eq!(p.verdict(&vec![(1.0, 0.05)]), None);
+        assert_eq!(p.verdict(1.0, 0.05), None);
     }
 
     /// Two steps read in one look, the first already worse than the median: the run is
@@ -290,8 +345,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = Pruner::open(&rule(1, 1.0), dir.path());
         p.remember(&completed(vec![(1.0, 0.5), (2.0, 0.7)]), 0);
-        assert_eq!(p.verdict(&vec![(1.0, 0.1)]), None);
-        assert!(p.verdict(&vec![(2.0, 0.1)]).is_some());
+        assert_eq!(p.verdict(1.0, 0.1), None);
+        assert!(p.verdict(2.0, 0.1).is_some());
     }
 
     #[test]
@@ -306,13 +361,9 @@ mod tests {
             .write_all(b"{\"eval_id\":1,\"sta")
             .unwrap();
         let resumed = Pruner::open(&rule(1, 0.0), dir.path());
-        assert_eq!(
-            resumed.verdict(&vec![(1.0, 0.1)]),
-            None,
-            "not yet told it completed"
-        );
+        assert_eq!(resumed.verdict(1.0, 0.1), None, "not yet told it completed");
         resumed.remember(&Measurement::single(1.0), 0);
-        assert!(resumed.verdict(&vec![(1.0, 0.1)]).is_some());
+        assert!(resumed.verdict(1.0, 0.1).is_some());
     }
 
     #[test]
@@ -329,5 +380,49 @@ mod tests {
         std::fs::write(&out, "step 1 acc 0.5\nstep 2 acc 0.55\n").unwrap();
         assert!(w.poll().is_some());
         assert_eq!(w.curve, vec![(1.0, 0.5), (2.0, 0.55)]);
+    }
+
+    /// A run that printed more than a look reads (a megabyte) keeps its whole curve once it
+    /// ended by itself (about 108,000 of 150,000 points were kept).
+    #[test]
+    fn the_rest_of_a_long_output_is_read_when_the_run_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run.out");
+        let p = Pruner::open(&rule(1, 0.0), dir.path());
+        let text: String = (1..=150_000)
+            .map(|k| format!("step {k} acc 0.5\n"))
+            .collect();
+        std::fs::write(&out, format!("{text}step 150001 acc 0.75")).unwrap();
+        let mut w = p.watch(&out);
+        assert_eq!(w.poll(), None);
+        assert!(w.curve.len() < 150_000);
+        w.rest();
+        assert_eq!(w.curve.len(), 150_001);
+        assert_eq!(w.curve.last(), Some(&(150_001.0, 0.75)));
+    }
+
+    /// A line torn by a crash, and a byte that is not UTF-8, spoil their own line only: the
+    /// curves written after them are read (the torn line swallowed the next curve; the byte
+    /// made a resumed run ignore every curve).
+    #[test]
+    fn a_damaged_progress_file_loses_only_its_damaged_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(PROGRESS_JSONL);
+        let good =
+            |id: usize| format!("{{\"eval_id\":{id},\"status\":\"ok\",\"curve\":[[1.0,0.5]]}}\n");
+        let mut bytes = good(0).into_bytes();
+        bytes.extend(b"{\"eval_id\":1,\"status\":\"ok\",\"curve\":[[1.0,0.\xff]]}\n");
+        bytes.extend(good(2).into_bytes());
+        bytes.extend(b"{\"eval_id\":3,\"sta");
+        std::fs::write(&file, bytes).unwrap();
+        let p = Pruner::open(&rule(2, 0.0), dir.path());
+        p.remember(&completed(vec![(1.0, 0.6)]), 4);
+        let reopened = Pruner::open(&rule(2, 0.0), dir.path());
+        for id in [0, 2, 4] {
+            reopened.remember(&Measurement::single(1.0), id);
+        }
+        // Three completed at step 1: 0.5, 0.5, 0.6; the median 0.5.
+        let why = reopened.verdict(1.0, 0.4).expect("pruned");
+        assert!(why.contains("median of the 3 completed"), "{why}");
     }
 }

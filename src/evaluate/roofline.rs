@@ -35,6 +35,18 @@ pub struct Limits {
     pub bandwidth_gbs: f64,
 }
 
+impl Limits {
+    /// Whether the figures can be a machine's: counts of at least 1, rates finite and
+    /// positive.
+    pub fn sane(&self) -> bool {
+        let rate = |x: f64| x.is_finite() && x > 0.0;
+        self.threads >= 1
+            && self.vector_doubles >= 1
+            && rate(self.peak_gflops)
+            && rate(self.bandwidth_gbs)
+    }
+}
+
 /// One entry of the cache: the limits of a CPU and compiler at a thread count, measured by
 /// one version of the probe (a changed probe measures again).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -57,47 +69,76 @@ pub fn cache_file() -> Option<PathBuf> {
     Some(base.join("moldtune").join("machine.json"))
 }
 
+/// The entries of the cache whose figures can be limits (finite, positive; a file edited
+/// by hand may hold others: those are measured again).
 fn read_cache(file: &Path) -> Vec<Cached> {
-    std::fs::read(file)
+    let all: Vec<Cached> = std::fs::read(file)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default()
+        .unwrap_or_default();
+    all.into_iter().filter(|c| c.limits.sane()).collect()
+}
+
+/// Adds `entry` to the cache in `file` (replacing the entry of its CPU, compiler and thread
+/// count), under a lock and by an atomic rename: probes at once keep every entry.
+fn keep(file: &Path, entry: Cached) -> Result<(), String> {
+    use std::os::unix::io::AsRawFd;
+    let dir = file.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+    let lock = std::fs::File::create(file.with_extension("lock"))
+        .map_err(|e| format!("cannot lock `{}`: {e}", file.display()))?;
+    // SAFETY: flock on a file descriptor we own; released when `lock` is closed.
+    unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) };
+    let mut cache = read_cache(file);
+    let same = |c: &Cached| {
+        c.cpu == entry.cpu
+            && c.compiler == entry.compiler
+            && c.limits.threads == entry.limits.threads
+    };
+    cache.retain(|c| !same(c));
+    cache.push(entry);
+    let tmp = file.with_extension(format!("tmp.{}", std::process::id()));
+    let bytes = serde_json::to_vec_pretty(&cache).unwrap_or_default();
+    let written = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, file));
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot write `{}`: {e}", file.display())
+    })
 }
 
 /// The limits of this CPU (`cpu`) with compiler `cc` (its `--version` line `compiler`) at
 /// `threads` threads: the cached ones, else measured now and kept (`remeasure`: measured
-/// regardless).
+/// regardless); with them, whether the cache holds them (else why not: the next run
+/// measures again).
 pub fn limits(
     cc: &str,
     (cpu, compiler): (&str, &str),
     threads: usize,
     remeasure: bool,
-) -> Result<Limits, Error> {
+) -> Result<(Limits, Result<PathBuf, String>), Error> {
     let file = cache_file();
-    let mut cache = file.as_deref().map(read_cache).unwrap_or_default();
+    let cache = file.as_deref().map(read_cache).unwrap_or_default();
     let probe = probe_version();
     let same = |c: &Cached| {
         c.cpu == cpu && c.compiler == compiler && c.limits.threads == threads && c.probe == probe
     };
+    let no_home = || "neither XDG_CACHE_HOME nor HOME is set".to_string();
     if let Some(c) = cache.iter().find(|c| same(c)).filter(|_| !remeasure) {
-        return Ok(c.limits);
+        return Ok((c.limits, file.ok_or_else(no_home)));
     }
     let limits = measure(cc, threads)?;
-    // One entry per CPU, compiler and thread count: an older probe's goes.
-    cache.retain(|c| !(c.cpu == cpu && c.compiler == compiler && c.limits.threads == threads));
-    cache.push(Cached {
+    let entry = Cached {
         cpu: cpu.to_string(),
         compiler: compiler.to_string(),
         probe,
         measured_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
         limits,
-    });
-    if let Some(f) = &file {
-        // A cache that cannot be written costs a re-measurement next time, nothing more.
-        let _ = std::fs::create_dir_all(f.parent().unwrap_or(Path::new(".")))
-            .and_then(|_| std::fs::write(f, serde_json::to_vec_pretty(&cache).unwrap_or_default()));
-    }
-    Ok(limits)
+    };
+    let kept = match file {
+        Some(f) => keep(&f, entry).map(|_| f),
+        None => Err(no_home()),
+    };
+    Ok((limits, kept))
 }
 
 /// The probe's version: a hash of its source and its build flags.
@@ -224,6 +265,48 @@ impl Reach {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn entry(threads: usize, peak_gflops: f64) -> Cached {
+        Cached {
+            cpu: "cpu".into(),
+            compiler: "cc".into(),
+            probe: "p".into(),
+            measured_at: "now".into(),
+            limits: Limits {
+                threads,
+                vector_doubles: 4,
+                peak_gflops,
+                bandwidth_gbs: 10.0,
+            },
+        }
+    }
+
+    /// Probes at once keep every entry (two left one), and figures edited by hand into
+    /// what no machine has (a peak of −5) are not used.
+    #[test]
+    fn the_cache_keeps_every_probe_and_refuses_impossible_figures() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("moldtune").join("machine.json");
+        std::thread::scope(|s| {
+            for t in 1..=8 {
+                let f = &file;
+                s.spawn(move || keep(f, entry(t, 50.0)).unwrap());
+            }
+        });
+        let mut threads: Vec<usize> = read_cache(&file).iter().map(|c| c.limits.threads).collect();
+        threads.sort();
+        assert_eq!(threads, (1..=8).collect::<Vec<_>>());
+        keep(&file, entry(3, -5.0)).unwrap();
+        assert!(read_cache(&file).iter().all(|c| c.limits.threads != 3));
+        let text = std::fs::read_to_string(&file)
+            .unwrap()
+            .replace("50.0", "NaN");
+        std::fs::write(&file, text).unwrap();
+        assert!(
+            read_cache(&file).is_empty(),
+            "not JSON numbers: nothing is used"
+        );
+    }
 
     fn gemm(n: f64) -> Work {
         // C = alpha·A·B + beta·C on n×n: 2n³ + 3n² operations, 4n² doubles.

@@ -316,7 +316,9 @@ impl<'a> Variant<'a> {
             Some(p) => {
                 let mut w = p.watch(&cmd.stdout);
                 let finished = self.execute_watched(&cmd, timeout_s, &mut || w.poll());
-                w.poll(); // the lines printed just before it ended
+                if !matches!(finished.exit, Exit::Stopped(_)) {
+                    w.rest(); // every line printed before it ended (the last megabyte too)
+                }
                 (finished, w.curve)
             }
         };

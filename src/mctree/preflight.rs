@@ -30,8 +30,7 @@ pub(super) fn preflight(r: &mut Recorded, problem: &mut Problem, quiet: bool) ->
             r.compile_timeout_s
         );
     }
-    let scratch = crate::scratch::Scratch::new("mctree")
-        .map_err(|e| Error::io("cannot create a scratch directory", e))?;
+    let scratch = crate::scratch::Scratch::for_command("mctree")?;
     let dir = scratch.path().to_path_buf();
     let config = setup::root_config(problem);
     problem.run_timeout_s = if r.run_timeout_s > 0.0 {

@@ -97,22 +97,31 @@ impl Ctx<'_> {
                     Error::Config {
                         span,
                         message: format!(
-                            "in `{key}` `{t}`: {}",
+                            "in `{key}` `{}`: {}",
+                            clipped(t),
                             pe.message.replace("unknown parameter", "unknown size")
                         ),
                         hint: Some(sizes_hint(&names)),
                     }
                 })?;
                 let get = |i: usize| Some(Val::Num(sizes[names[i]].value));
-                e.eval(&get).and_then(|v| expr::num(&v))
+                e.eval(&get).and_then(|v| match v {
+                    Val::Num(x) => Ok(x),
+                    Val::Bool(_) => Err("it is a comparison, true or false, not an amount".into()),
+                    Val::Str(s) => Err(format!("it is the text `{}`, not an amount", clipped(&s))),
+                })
             }
         };
         match value {
-            Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+            Ok(x) if (1.0..=MAX_AMOUNT).contains(&x) => Ok(x),
             Ok(x) => self.err(
                 &a.referenced,
-                format!("`{key}` is {x}: it must be a positive number"),
-                None,
+                format!(
+                    "`{key}` is {}: it must be at least 1 and at most {} (a day at 10 TFLOP/s)",
+                    short(x),
+                    short(MAX_AMOUNT)
+                ),
+                Some("count one timed run's operations (an FMA is two) or bytes"),
             ),
             Err(why) => self.err(
                 &a.referenced,
@@ -120,6 +129,25 @@ impl Ctx<'_> {
                 None,
             ),
         }
+    }
+}
+
+/// The most operations or bytes a `work:` amount may state for one timed run.
+pub const MAX_AMOUNT: f64 = 1e18;
+
+/// A number as an error shows it: `1e300`, not three hundred digits.
+fn short(x: f64) -> String {
+    match x != 0.0 && !(1e-3..1e6).contains(&x.abs()) {
+        true => format!("{x:e}"),
+        false => format!("{x}"),
+    }
+}
+
+/// An expression as an error shows it: its first 80 characters.
+fn clipped(t: &str) -> String {
+    match t.char_indices().nth(80) {
+        Some((at, _)) => format!("{}… ({} characters)", &t[..at], t.chars().count()),
+        None => t.to_string(),
     }
 }
 

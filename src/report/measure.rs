@@ -6,7 +6,6 @@ use std::path::Path;
 
 use crate::error::Error;
 use crate::evaluate::outcome::{Status, Stop};
-use crate::problem::limits;
 use crate::report::pick;
 
 #[derive(Debug, serde::Serialize)]
@@ -22,13 +21,17 @@ pub struct Measured {
 }
 
 /// Builds, checks and times one configuration in a scratch directory.
-pub fn measure(problem_path: &Path, which: &pick::Which, repeats: u32) -> Result<Measured, Error> {
+pub fn measure(
+    problem_path: &Path,
+    which: &pick::Which,
+    limits: crate::run::limits::Limits,
+) -> Result<Measured, Error> {
     use crate::evaluate::Evaluated;
     let mut problem = crate::problem::Problem::load(problem_path)?.built("measure")?;
-    problem.repeats = crate::run::limits::flag("--repeats", limits::repeats(repeats.into()))?;
+    limits.apply(&mut problem)?;
+    problem.run_timeout_given |= limits.run_timeout.is_some();
     let config = pick::configuration(&problem, which)?;
-    let dir = crate::scratch::Scratch::new("measure")
-        .map_err(|e| Error::io("cannot create a scratch directory", e))?;
+    let dir = crate::scratch::Scratch::for_command("measure")?;
     let scratch = dir.path().to_path_buf();
     let mut ev = crate::evaluate::make_evaluator(false, false, 0);
     let result = ev

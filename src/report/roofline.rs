@@ -62,6 +62,12 @@ impl Points {
             return Ok(None);
         }
         let ((x_lo, x_hi), (y_lo, y_hi), roof) = frame(&points, &l);
+        // Axes that are not finite ranges of positive numbers (a machine's limits edited by
+        // hand, say) draw nothing honest, and a log axis to infinity never ends.
+        let sane = |lo: f64, hi: f64| lo > 0.0 && hi.is_finite() && lo < hi && hi / lo < 1e40;
+        if !(sane(x_lo, x_hi) && sane(y_lo, y_hi)) {
+            return Ok(None);
+        }
         let threads = if l.threads == 1 { "thread" } else { "threads" };
         let caption = format!("{title}: roofline at {} {threads}", l.threads);
         plot::svg(WIDTH, HEIGHT, |root| {

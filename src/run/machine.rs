@@ -73,12 +73,19 @@ pub fn roofline(problem: &Problem, mock: bool) -> Option<Roofline> {
         let cpu = cpu_model().unwrap_or_default();
         let compiler = version_of(&cc).unwrap_or_else(|| cc.clone());
         let threads = threads(problem);
-        roofline::limits(&cc, (&cpu, &compiler), threads, false)
+        roofline::limits(&cc, (&cpu, &compiler), threads, false).map(|(l, _)| l)
     };
     let limits = match mock {
         true => None,
         false => measured()
-            .map_err(|e| eprintln!("warning: no roofline for `work:` ({e}); GFLOP/s only"))
+            .map_err(|e| {
+                // The run goes on without the roofline: nothing to resume.
+                let why = match e {
+                    crate::error::Error::Environment(m) => m,
+                    other => other.to_string(),
+                };
+                eprintln!("warning: no roofline for `work:` ({why}); GFLOP/s only");
+            })
             .ok(),
     };
     Some(Roofline { work, limits })

@@ -37,6 +37,16 @@ pub fn resolve(
         let why = "`--parallel` with `--executor slurm`: the farm already runs `--workers` evaluations at once";
         return Err(Error::usage(why, Some("use `--workers N`")));
     }
+    if problem.told {
+        return Ok(n); // asks in flight, evaluated by the program: no thread, no timing here
+    }
+    let most = max_parallel();
+    if n > most {
+        return Err(Error::usage(
+            format!("`--parallel {n}` is more than {most} evaluations at once ({MAX_PER_CORE} per core of this machine's {})", most / MAX_PER_CORE),
+            Some("an evaluation per core is the most that helps a program that computes; give at most that"),
+        ));
+    }
     if n > 1 && Objective::of(&problem.metric).sense == Sense::Time {
         return Err(Error::usage(
             format!("`--parallel {n}` runs evaluations at once, and the metric is a time: programs running together slow each other down, so their times would say nothing"),
@@ -44,6 +54,15 @@ pub fn resolve(
         ));
     }
     Ok(n)
+}
+
+/// Evaluations at once per core that `--parallel` allows: room for programs that wait on
+/// input or output, none for a thousand threads.
+pub const MAX_PER_CORE: usize = 4;
+
+/// The most `--parallel` allows on this machine: [`MAX_PER_CORE`] per core.
+pub fn max_parallel() -> usize {
+    MAX_PER_CORE * std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 /// A job for a worker.
@@ -133,12 +152,21 @@ impl Executor for Parallel {
     fn prepare(&mut self, problem: &Problem, dir: &std::path::Path) -> Result<(), Error> {
         self.main.prepare(problem, dir)?;
         let shared = Arc::new(problem.clone());
-        for mut ev in self.idle.drain(..) {
+        let n = self.idle.len();
+        for (k, mut ev) in self.idle.drain(..).enumerate() {
             ev.prepare(problem, dir)?;
             let q = (self.queue.clone(), self.cancelled.clone());
             let (p, out) = (shared.clone(), self.sender.clone());
-            self.workers
-                .push(std::thread::spawn(move || work(ev, p, q, out)));
+            let named = std::thread::Builder::new().name(format!("worker-{k}"));
+            let started = named.spawn(move || work(ev, p, q, out));
+            // A thread the system refuses (a memory or process limit) ends the run cleanly.
+            let worker = started.map_err(|e| {
+                Error::Environment(format!(
+                    "cannot start worker {} of `--parallel {n}`: {e}; give fewer (`--parallel {k}`) or raise the limit",
+                    k + 1
+                ))
+            })?;
+            self.workers.push(worker);
         }
         Ok(())
     }

@@ -66,6 +66,8 @@ struct Asked {
     /// When it was asked (seconds since the epoch): its `run_s` is the time to its tell.
     unix: f64,
     curve: Curve,
+    /// Its best reported value so far (by `progress:`'s goal).
+    best: Option<f64>,
 }
 
 /// What an ask gets: a configuration to evaluate, or why there is none.
@@ -204,8 +206,12 @@ impl<'p, 's> Study<'p, 's> {
                     self.asked_now(eval, config, source, unix);
                 }
                 Line::Point { eval, step, value } => {
+                    let pruner = self.pruner.as_ref();
                     if let Some(a) = self.asked.get_mut(&eval) {
                         a.curve.push((step, value));
+                        if pruner.is_some_and(|p| p.better(value, a.best)) {
+                            a.best = Some(value);
+                        }
                     }
                 }
                 Line::Told { eval, m } => {
@@ -277,12 +283,13 @@ impl<'p, 's> Study<'p, 's> {
 
     /// `eval` is in flight from now on (asked at `unix`).
     fn asked_now(&mut self, eval: usize, config: Config, source: Source, unix: f64) {
-        let curve = Vec::new();
+        let (curve, best) = (Vec::new(), None);
         let a = Asked {
             config,
             source,
             unix,
             curve,
+            best,
         };
         self.asked.insert(eval, a);
         self.next_id = self.next_id.max(eval + 1);
@@ -329,7 +336,12 @@ impl<'p, 's> Study<'p, 's> {
         self.write(&Line::Point { eval, step, value })?;
         let a = self.asked.get_mut(&eval).expect("checked in flight");
         a.curve.push((step, value));
-        let why = self.pruner.as_ref().and_then(|p| p.verdict(&a.curve));
+        let why = self.pruner.as_ref().and_then(|p| {
+            if p.better(value, a.best) {
+                a.best = Some(value);
+            }
+            p.verdict(step, a.best.unwrap_or(value))
+        });
         Ok(Verdict {
             prune: why.is_some(),
             why,
