@@ -559,15 +559,30 @@ fn a_report_path_naming_the_problem_the_mold_or_another_report_is_refused() {
     baseline(tmp.path());
     let before = std::fs::read_to_string(tmp.path().join("p.yaml")).unwrap();
     let mold = std::fs::read_to_string(tmp.path().join("m.c")).unwrap();
-    for args in [
-        &["--markdown", "p.yaml"][..],
-        &["--html", "m.c"][..],
-        &["--markdown", "new.md", "--html", "./new.md"][..],
+    // Each named for what it is (the problem file and the mold were called "a baseline").
+    for (args, says) in [
+        (
+            &["--markdown", "p.yaml"][..],
+            "is a problem file or mold of a baseline",
+        ),
+        (
+            &["--html", "m.c"][..],
+            "is a problem file or mold of a baseline",
+        ),
+        (
+            &["--html", "b/toy.json"][..],
+            "is a baseline this check reads",
+        ),
+        (
+            &["--markdown", "new.md", "--html", "./new.md"][..],
+            "another report's file",
+        ),
     ] {
         let o = check("b").args(args).cwd(tmp.path()).output();
         assert_code(&o, 2);
+        let err = text(&o.stderr);
         assert!(
-            text(&o.stderr).contains("nothing was measured"),
+            err.contains("nothing was measured") && err.contains(says),
             "{}",
             describe(&o)
         );
@@ -651,5 +666,23 @@ fn an_unusable_tmpdir_is_named_by_check() {
     assert!(
         err.contains("`TMPDIR`") && err.contains("/nonexistent/moldtune-tmp"),
         "{err}"
+    );
+}
+
+/// A baseline of a million samples (no recording makes one: it gave no verdict in 300 s) is
+/// refused at once, naming the configuration and the bound.
+#[test]
+fn a_baseline_with_more_samples_than_a_recording_makes_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = baseline(tmp.path());
+    edit_json(&file, |v| {
+        v["guards"][0]["samples"] = vec![1.0; 1_000_000].into()
+    });
+    let o = check("b").cwd(tmp.path()).output();
+    assert_code(&o, 2);
+    assert!(
+        text(&o.stderr).contains("holds 1000000 samples: more than the 10000"),
+        "{}",
+        describe(&o)
     );
 }

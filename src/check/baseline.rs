@@ -276,6 +276,17 @@ impl Loaded {
             let why = format!("`{}` has no recorded samples to compare with", e.name);
             return Err(in_file(&self.file, why, &update));
         }
+        if let Some(e) = std::iter::once(&b.reference)
+            .chain(&b.guards)
+            .find(|e| e.samples.len() > MAX_SAMPLES)
+        {
+            let why = format!(
+                "`{}` holds {} samples: more than the {MAX_SAMPLES} a recording makes (each verdict resamples them 2000 times)",
+                e.name,
+                e.samples.len()
+            );
+            return Err(in_file(&self.file, why, &update));
+        }
         if let Some((key, x)) = self.bad_sample() {
             let why = match self.positive() {
                 true => format!("`{key}` is {x}: a recorded time or count is finite and above 0"),
@@ -323,6 +334,10 @@ impl Loaded {
         })
     }
 }
+
+/// The most samples a baseline may record for one configuration: 4 × the most `--rounds`
+/// (2,500) a recording grows to.
+pub const MAX_SAMPLES: usize = 10_000;
 
 fn in_file(file: &Path, message: String, hint: &str) -> Error {
     Error::ConfigFile {

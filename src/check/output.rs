@@ -206,14 +206,18 @@ pub fn junit(c: &Checked, file: &Path) -> Result<(), Error> {
 /// or another report's file (whether it exists yet or not).
 pub fn check_reports(
     reports: &[(&str, &Path)],
-    inputs: &[std::path::PathBuf],
+    inputs: &[(std::path::PathBuf, &str)],
 ) -> Result<(), Error> {
     let canon = |p: &Path| std::fs::canonicalize(p).ok();
-    let mut read: Vec<std::path::PathBuf> = vec![];
-    for i in inputs {
+    let mut read: Vec<(std::path::PathBuf, &str)> = vec![];
+    for (i, what) in inputs {
         match std::fs::read_dir(i) {
-            Ok(entries) => read.extend(entries.flatten().filter_map(|e| canon(&e.path()))),
-            Err(_) => read.extend(canon(i)),
+            Ok(entries) => read.extend(
+                entries
+                    .flatten()
+                    .filter_map(|e| Some((canon(&e.path())?, *what))),
+            ),
+            Err(_) => read.extend(canon(i).map(|c| (c, *what))),
         }
     }
     for (k, (flag, f)) in reports.iter().enumerate() {
@@ -236,10 +240,11 @@ pub fn check_reports(
         if f.is_dir() {
             return Err(refuse("is a folder".into()));
         }
-        if canon(f).is_some_and(|c| read.contains(&c)) {
-            return Err(refuse(
-                "is a baseline this check reads: it would be overwritten".into(),
-            ));
+        let named = canon(f).and_then(|c| read.iter().find(|(r, _)| *r == c));
+        if let Some((_, what)) = named {
+            return Err(refuse(format!(
+                "is {what} this check reads: it would be overwritten"
+            )));
         }
         if reports[..k].iter().any(|(_, g)| target(g) == target(f)) {
             return Err(refuse("is also another report's file".into()));

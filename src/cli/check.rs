@@ -22,10 +22,10 @@ pub struct CheckArgs {
     #[arg(long, value_parser = tolerance, allow_negative_numbers = true)]
     pub tolerance: Option<crate::check::rule::Tolerance>,
     /// Interleaved rounds before the first decision.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(5..))]
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(5..=10000))]
     pub min_rounds: u16,
     /// At most this many rounds per baseline while undecided.
-    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u16).range(5..))]
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u16).range(5..=10000))]
     pub max_rounds: u16,
     /// Write a Markdown summary here.
     #[arg(long, value_name = "FILE")]
@@ -41,7 +41,7 @@ pub struct CheckArgs {
     pub update: bool,
     /// With `--update`: interleaved rounds to record; more (up to 4×) while the guards'
     /// speed-ups are not known finely enough for `--threshold`.
-    #[arg(long, default_value_t = 100, requires = "update", value_parser = clap::value_parser!(u16).range(5..))]
+    #[arg(long, default_value_t = 100, requires = "update", value_parser = clap::value_parser!(u16).range(5..=2500))]
     pub rounds: u16,
     /// With `--update`: refuse (exit 7, the file unchanged) a recording too noisy for
     /// `--threshold`, instead of writing it with a warning.
@@ -129,7 +129,7 @@ pub struct BaselineArgs {
     out: PathBuf,
     /// Interleaved rounds to record; more (up to 4×) while the guards' speed-ups are
     /// not known finely enough for `--threshold`.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u16).range(5..))]
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u16).range(5..=2500))]
     rounds: u16,
     /// The regression threshold the baseline is meant for (`10%` or `0.1`).
     #[arg(long, default_value = "10%", value_parser = threshold)]
@@ -179,13 +179,20 @@ pub(super) fn check_command(a: CheckArgs) -> Result<u8, Error> {
     opts.rule.first = a.min_rounds.into();
     opts.rule.cap = usize::from(a.max_rounds).max(opts.rule.first);
     let reports = check_reports(&a);
-    let mut inputs = match a.baselines.is_empty() {
+    let baselines = match a.baselines.is_empty() {
         true => vec![PathBuf::from(crate::check::DEFAULT_BASELINES)],
         false => a.baselines.clone(),
     };
+    let mut inputs: Vec<(PathBuf, &str)> =
+        baselines.into_iter().map(|b| (b, "a baseline")).collect();
     // The problems' own files too: a report must never replace a problem file or a mold.
     if !reports.is_empty() {
-        inputs.extend(crate::check::problem_files(&a.baselines)?);
+        let files = crate::check::problem_files(&a.baselines)?;
+        inputs.extend(
+            files
+                .into_iter()
+                .map(|f| (f, "a problem file or mold of a baseline")),
+        );
     }
     crate::check::output::check_reports(&reports, &inputs)?;
     let checked = crate::check::check(&a.baselines, &opts)?;
