@@ -228,6 +228,54 @@ fn budget_text(raw: &str) -> String {
     )
 }
 
+/// The parser's messages that read as its own internals, said as a user reads the file.
+const OUR_WORDS: &[(&str, &str)] = &[
+    (
+        r"^expected sequence start$",
+        "a list is expected here (`[a, b]`, or one `- item` a line)",
+    ),
+    (
+        r"^expected mapping start$",
+        "a map is expected here (`{key: value}`, or one `key: value` a line)",
+    ),
+    (r"^expected string scalar$", "a text is expected here"),
+    (r"^invalid floating point.*$", "a number is expected here"),
+    (
+        r"^invalid (unsigned )?integer.*$",
+        "a whole number is expected here",
+    ),
+    (
+        r"^invalid bool(ean)?.*$",
+        "`true` or `false` is expected here",
+    ),
+    (r"^duplicate mapping key: (.+)$", "`$1` is given twice"),
+    (r"^missing field `(.+)`$", "`$1` is missing"),
+    (
+        r"^unknown variant `(.*)`, expected one of (.+)$",
+        "`$1` is not one of $2",
+    ),
+    (
+        r"^unknown variant `(.*)`, expected `(.+)`$",
+        "`$1` is not `$2`",
+    ),
+    (r"^unclosed bracket '(.)'$", "a `$1` is never closed"),
+    (
+        r"^invalid type: (.+), expected (.+)$",
+        "$1 where $2 is expected",
+    ),
+];
+
+/// `message` in [`OUR_WORDS`] when one of them says it.
+fn in_our_words(message: &str) -> String {
+    for (pattern, words) in OUR_WORDS {
+        let re = regex::Regex::new(pattern).expect("valid regex");
+        if re.is_match(message) {
+            return re.replace(message, *words).into_owned();
+        }
+    }
+    message.to_string()
+}
+
 /// Converts a serde-saphyr error into `file:line:col: message` plus a hint.
 fn yaml_error(file: &Path, e: serde_saphyr::Error) -> Error {
     let text = e.to_string();
@@ -242,14 +290,14 @@ fn yaml_error(file: &Path, e: serde_saphyr::Error) -> Error {
     let first = first.replace(", set DuplicateKeyPolicy in Options if acceptable", "");
     let first = match first.contains("budget breached") {
         true => budget_text(&first),
-        false => first,
+        false => in_our_words(&first),
     };
     let hint = if first.contains("unknown field") {
         Some(
             "see the README's \"Problem file\" (or \"mctree\") section for the allowed keys"
                 .to_string(),
         )
-    } else if first.contains("invalid type") || first.contains("expected") {
+    } else if first.contains("expected") || first.contains("is not one of") {
         Some("check the value's type against the README's \"Problem file\" section".to_string())
     } else {
         None
@@ -269,5 +317,52 @@ fn yaml_error(file: &Path, e: serde_saphyr::Error) -> Error {
             message: first,
             hint,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The YAML library's wording (`expected sequence start`, `invalid floating point`,
+    /// `duplicate mapping key`, `unknown variant`, `missing field`) reached users; each is
+    /// said in the file's terms now, at its line and column.
+    #[test]
+    fn the_parser_s_messages_are_said_in_the_file_s_terms() {
+        let cases = [
+            ("params: 5\n", "1:9: a list is expected here"),
+            (
+                "params:\n  - {name: X, type: real, low: a, high: 2}\n",
+                "a number is expected here",
+            ),
+            ("name: [1]\nparams: []\n", "1:7: a text is expected here"),
+            (
+                "params:\n  - name: X\n    type: real\n    low: 1\n    low: 2\n",
+                "`low` is given twice",
+            ),
+            (
+                "metric: {goal: up}\nparams: []\n",
+                "`up` is not one of minimize, maximize",
+            ),
+            ("params:\n  - {name: X, low: 1}\n", "`type` is missing"),
+            ("params: [\n", "a `[` is never closed"),
+        ];
+        for (yaml, says) in cases {
+            let e = parse(Path::new("p.yaml"), yaml)
+                .expect_err(yaml)
+                .to_string();
+            assert!(e.contains(says), "{yaml:?}: {e}");
+            for library in [
+                "sequence start",
+                "floating point",
+                "scalar",
+                "mapping key",
+                "variant",
+                "missing field",
+                "bracket '",
+            ] {
+                assert!(!e.contains(library), "{yaml:?}: {e}");
+            }
+        }
     }
 }
