@@ -344,3 +344,32 @@ fn the_flop_counter_counts_only_the_timed_operations() {
     // the negation and the work outside the timer do not count.
     assert_eq!(text(&o.stdout), "flops 302\nelements 100\n");
 }
+
+/// A probe that cannot be built leaves the run without its roofline, with a warning that
+/// says why and does not send the user to `--resume` (the run goes on: nothing to resume).
+#[test]
+fn a_failed_probe_is_a_warning_without_a_resume_hint() {
+    require_clang!();
+    let tmp = tempfile::tempdir().unwrap();
+    let p = matmul_with_work(tmp.path());
+    // A compiler that builds the mold's variants and refuses the probe.
+    let cc = tmp.path().join("cc.sh");
+    crate::common::fake::write_executable(
+        &cc,
+        "#!/bin/sh\ncase \"$*\" in *probe.c*) echo 'no probe here' >&2; exit 1 ;; esac\nexec clang-22 \"$@\"\n",
+    );
+    let yaml = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("\"clang-22 ", &format!("\"{} ", cc.display()));
+    std::fs::write(&p, yaml).unwrap();
+    let o = moldtune("run")
+        .arg(&p)
+        .args(["--max-evals", "1", "--verify", "0", "--repeats", "1"])
+        .out(tmp.path().join("run"))
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .output();
+    assert_code(&o, 0);
+    let err = text(&o.stderr);
+    assert!(err.contains("warning: no roofline for `work:`"), "{err}");
+    assert!(!err.contains("--resume"), "{err}");
+}
