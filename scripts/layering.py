@@ -5,20 +5,30 @@ Every path a file names is resolved to the file that defines it, whatever its fo
 `use` trees (nested groups, `self`, `as`, globs) and inline paths, starting at `crate::`,
 `super::` (any number), `self::`, a child module or a name an earlier `use` brought in; a
 path through a re-export (`pub use`, globs included) is followed to where the item is
-defined, so an import cannot be laundered through a `mod.rs`. Test modules (`#[cfg(test)]`)
-are left out of the import graph. Then it reports:
+defined, so an import cannot be laundered through a `mod.rs`. A macro invocation is
+resolved like an import: `name!(...)` to the file whose `macro_rules!` defines it (its
+`#[macro_export]` definition if any: such macros live at the crate root, `crate::name!`,
+and that path is followed to the defining file too). Test modules (`#[cfg(test)]`) are left
+out of the import graph. Then it reports:
   - an import against the stage order below (`STAGES`: the one declaration of which
-    top-level folder may use which);
+    top-level folder may use which; `FORBIDDEN`: the finer rules between sub-folders);
   - a circle anywhere in the crate (strongly connected components of the file graph, across
     folders and depths, `mod.rs` files included);
   - `use super::*` outside a test module, and a re-export (`pub use`) outside a folder's module
     file or of something outside its own folder (one name, one address);
-  - process-wide state (a `static` holding a lock or a `OnceLock`, `thread_local!`; a `LazyLock`
-    of a constant — a compiled regex or template — is not state) outside
-    `process/`, whose signal handling needs it: front ends and settings are passed as values;
-  - run.json read anywhere but the door, `run/dir.rs` (a statement that names `RUN_JSON` and
-    reads or opens it; `run/meta.rs` writes it);
-  - files over 600 lines and functions over 60 (tests included).
+  - a `#[path = "..."]` module outside a test module: refused outright rather than followed,
+    so that a file's place is its module path;
+  - process-wide state outside `process/`, whose signal handling needs it (front ends and
+    settings are passed as values): `static mut`, `thread_local!`, a `static` of a lock, a
+    `OnceLock`/`OnceCell`, a cell, an `AtomicPtr` or an `AtomicBool` flag, also behind a
+    `type` alias or a `use ... as` (see `STATE_TYPES`: integer atomics are counters and
+    allowed; a `LazyLock` of a constant — a compiled regex or template — and a `Once` are
+    not state);
+  - run.json read anywhere but the door, `run/dir.rs` (a statement that names it — `RUN_JSON`,
+    the literal `"run.json"`, or a `const`/`static`/`use ... as` holding either — and reads or
+    opens it; `run/meta.rs` writes it);
+  - files of `src/` over 600 lines, and functions over 60 in `src/` and `tests/` (any
+    qualifiers: `const`, `async`, `unsafe`, `extern "C"`).
 Exits 1 when a rule is broken: scripts/test.sh runs it; scripts/test_layering.py plants an
 import of each kind and checks it is caught.
 
@@ -35,7 +45,8 @@ from pathlib import Path
 LEAVES = {"error", "rng", "stats", "number", "scratch"}
 STAGES = {
     "process": set(),
-    "problem": {"process"},
+    # the problem is data: it runs nothing, so it imports nothing of process/ either
+    "problem": set(),
     "evaluate": {"problem", "process"},
     "search": {"problem", "evaluate"},
     "run": {"problem", "evaluate", "search", "process"},
@@ -47,11 +58,32 @@ STAGES = {
     # the front door: everything
     "cli": {"problem", "evaluate", "search", "run", "report", "mctree", "check", "process"},
 }
-# The folders whose files may hold process-wide state.
+# Finer rules, below the top-level folders: (importer, imported) module-path prefixes that
+# STAGES allows but the code keeps apart. The Slurm farm is the run's business: reports and
+# mctree reach runs through run/dir.rs and the driver, never through run/slurm/; a job runs
+# what the driver hands it and never chooses a configuration itself.
+FORBIDDEN = [
+    (("report",), ("run", "slurm")),
+    (("mctree",), ("run", "slurm")),
+    (("run", "slurm"), ("search",)),
+]
+# The folders whose files may hold process-wide state, and the types that make a `static`
+# state: a lock, a cell set once, a pointer, a flag. Integer atomics (`AtomicU64`,
+# `AtomicUsize`, ...) are counters, allowed anywhere (a fresh nonce, a unique name: nothing
+# read back as a setting); `AtomicBool` is a flag — a setting or a cancellation, which are
+# passed as values (an `Arc<AtomicBool>` is fine; a `static` one is not). `std::sync::Once`
+# (a side effect done once) and a `LazyLock` of a constant are not state. A `type` alias or a
+# `use ... as` renaming one of these is followed (crate-wide, by name); `static mut` is state
+# whatever its type.
 GLOBAL_STATE = {"process"}
-STATE = re.compile(r"\bstatic\s+\w+\s*:[^=;]*\b(?:Mutex|RwLock|OnceLock|OnceCell)\b|\bthread_local!")
-# The one reader of run.json, and its writer.
+STATE_TYPES = {"Mutex", "RwLock", "OnceLock", "OnceCell", "AtomicPtr", "AtomicBool", "Cell", "RefCell", "UnsafeCell",
+               "SyncUnsafeCell", "Condvar"}
+STATIC = re.compile(r"\bstatic\s+(mut\s+|ref\s+)?(\w+)\s*:")
+# The one reader of run.json, and its writer; a string literal naming it (`"run.json"`,
+# `"run/run.json"`) counts as the constant, and so does a `const`/`static` holding either or
+# a `use ... as` renaming one.
 RUN_JSON_DOOR = {("run", "dir"), ("run", "meta")}
+RUN_JSON_LITERAL = re.compile(r"(?:.*/)?run\.json")
 READS = re.compile(r"\b(?:read|read_to_string|open|from_reader|from_slice)\b")
 MAX_LINES = 600
 MAX_FN_LINES = 60
@@ -59,8 +91,14 @@ KEYWORDS = {"crate", "super", "self"}
 ITEM = re.compile(r"\b(?:fn|struct|enum|trait|type|const|static|union|mod|macro_rules!)\s+(\w+)")
 
 
+def literal(content):
+    """What a string literal is stripped to: `""`, or `"run.json"` when it names that file."""
+    return '"run.json"' if RUN_JSON_LITERAL.fullmatch(content) else '""'
+
+
 def strip(text):
-    """Comments, string and char literals removed (their line breaks kept)."""
+    """Comments, string and char literals removed (their line breaks kept; a literal naming
+    run.json is kept as `"run.json"`)."""
     out, i, n = [], 0, len(text)
     raw = re.compile(r'b?r(#*)"')
     while i < n:
@@ -82,13 +120,13 @@ def strip(text):
         elif (m := raw.match(text, i)) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
             end = text.find('"' + m.group(1), m.end())
             k = n if end < 0 else end + 1 + len(m.group(1))
-            out.append('""' + "\n" * text.count("\n", i, k))
+            out.append(literal(text[m.end():end]) + "\n" * text.count("\n", i, k))
             i = k
         elif c == '"':
             k = i + 1
             while k < n and text[k] != '"':
                 k += 2 if text[k] == "\\" else 1
-            out.append('""' + "\n" * text.count("\n", i, k))
+            out.append(literal(text[i + 1:k]) + "\n" * text.count("\n", i, k))
             i = k + 1
         elif c == "'" and (m := re.match(r"'(\\.[^']*|[^'\\])'", text[i:i + 12])):
             i += m.end()
@@ -161,6 +199,9 @@ class Module:
         self.code = without_tests(full)
         self.children = set(re.findall(r"\bmod\s+(\w+)\s*;", full))
         self.items = set(ITEM.findall(self.code)) | self.children
+        self.macros = set(re.findall(r"\bmacro_rules!\s*(\w+)", self.code))
+        self.exported_macros = set(re.findall(r"#\[macro_export[^\]]*\](?:\s*#\[[^\]]*\])*\s*macro_rules!\s*(\w+)",
+                                              self.code))
         self.uses = []  # (segments, alias, glob, public, line)
         for m in re.finditer(r"\b(pub(?:\([^)]*\))?\s+)?use\s+([^;]+);", self.code):
             for segs, alias, glob in use_tree(m.group(2)):
@@ -186,6 +227,14 @@ class Crate:
         for path in [p for p in self.modules if p and p[-1] in self.test_children(p[:-1])]:
             for sub in [q for q in self.modules if q[: len(path)] == path]:
                 del self.modules[sub]  # a test module's own file: not part of the import graph
+        # Macros: where each is defined; a `#[macro_export]` one lives at the crate root
+        # (`crate::name!`), whichever file defines it.
+        self.macro_homes, self.exported_macros = {}, {}
+        for mod, m in self.modules.items():
+            for name in m.macros:
+                self.macro_homes.setdefault(name, set()).add(mod)
+            for name in m.exported_macros:
+                self.exported_macros[name] = mod
 
     def test_children(self, parent):
         m = self.modules.get(parent)
@@ -230,6 +279,8 @@ class Crate:
         m = self.modules[mod]
         if name in m.items:
             return mod
+        if not mod and name in self.exported_macros:
+            return self.exported_macros[name]
         for segs, alias, glob, public, _ in m.uses:
             if public and not glob and (alias or segs[-1]) == name:
                 target, _ = self.resolve(mod, segs, self.aliases(mod), seen)
@@ -272,6 +323,8 @@ class Crate:
             deps = self.use_edges(mod, aliases, findings)
             for target, line in self.path_edges(mod, aliases).items():
                 deps.setdefault(target, line)
+            for target, line in self.macro_edges(mod).items():
+                deps.setdefault(target, line)
             deps.pop(mod, None)
             graph[mod] = deps
         return graph, findings
@@ -311,24 +364,75 @@ class Crate:
         return deps
 
 
+    def macro_edges(self, mod):
+        """What the module's bare macro invocations (`name!(...)`, `name![...]`, `name! {...}`)
+        name: a macro of this crate defined elsewhere (its `#[macro_export]` definition if it
+        has one), unless the module defines one of that name itself. Paths (`crate::name!`) are
+        resolved with the other paths."""
+        m, deps = self.modules[mod], {}
+        for mm in re.finditer(r"(?<![\w:$])(\w+)!\s*[(\[{]", m.code):
+            name = mm.group(1)
+            if name in m.macros or name not in self.macro_homes:
+                continue
+            homes = {self.exported_macros[name]} if name in self.exported_macros else self.macro_homes[name]
+            for home in sorted(homes):
+                deps.setdefault(home, line_of(m.code, mm.start()))
+        return deps
+
+
 def line_of(text, k):
     """The line (1-based) of offset `k` in `text`."""
     return text.count("\n", 0, k) + 1
 
 
+def renamed(crate, names, defines):
+    """`names` grown, crate-wide and by name, with every `const`/`static`/`type` that
+    `defines` (a regex with the item's name as group 1, its definition as group 2) shows
+    holding one of them, and every `use ... as` renaming one."""
+    names = set(names)
+    while True:
+        pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b|\"run\.json\"")
+        more = set()
+        for m in crate.modules.values():
+            more |= {d.group(1) for d in defines.finditer(m.code) if pattern.search(d.group(2))}
+            more |= {alias for segs, alias, _, _, _ in m.uses if alias and segs and segs[-1] in names}
+        if more <= names:
+            return names, pattern
+        names |= more
+
+
+def static_type(code, k):
+    """The type a `static` declares, from offset `k` (after its colon) to its `=` or to a `;`
+    outside brackets."""
+    depth, j = 0, k
+    while j < len(code) and code[j] != "=" and not (code[j] == ";" and depth == 0):
+        depth += {"[": 1, "(": 1, "<": 1, "]": -1, ")": -1, ">": -1}.get(code[j], 0)
+        j += 1
+    return code[k:j]
+
+
 def content_findings(crate):
-    """run.json read past the door; process-wide state outside process/."""
+    """run.json read past the door; process-wide state outside process/; `#[path]`."""
     out = []
+    _, run_json = renamed(crate, {"RUN_JSON"}, re.compile(r"\b(?:const|static)\s+(\w+)\s*:([^;]*);"))
+    _, state = renamed(crate, STATE_TYPES, re.compile(r"\btype\s+(\w+)[^=;]*=([^;]*);"))
     for mod, m in crate.modules.items():
         where = lambda k: f"{m.file.relative_to(crate.src.parent)}:{line_of(m.code, k)}"
         if mod not in RUN_JSON_DOOR:
-            for rm in re.finditer(r"\bRUN_JSON\b", m.code):
+            for rm in run_json.finditer(m.code):
                 start = max(m.code.rfind(c, 0, rm.start()) for c in ";{}") + 1
                 end = m.code.find(";", rm.end())
                 if READS.search(m.code[start:end if end >= 0 else len(m.code)]):
                     out.append(f"{where(rm.start())}: run.json read outside run/dir.rs")
         if mod[:1] and mod[0] not in GLOBAL_STATE:
-            out += [f"{where(sm.start())}: process-wide state outside process/" for sm in STATE.finditer(m.code)]
+            for sm in STATIC.finditer(m.code):
+                if (sm.group(1) or "").strip() == "mut" or state.search(static_type(m.code, sm.end())):
+                    out.append(f"{where(sm.start())}: process-wide state outside process/ (static {sm.group(2)})")
+            out += [f"{where(tm.start())}: process-wide state outside process/ (thread_local!)"
+                    for tm in re.finditer(r"\bthread_local!", m.code)]
+        for pm in re.finditer(r"#\[\s*path\s*=", m.code):
+            out.append(f"{where(pm.start())}: a `#[path]` module outside a test module: a module's file is where its"
+                       " path says (src/a/b.rs is crate::a::b), so the stage rules can see it")
     return out
 
 
@@ -369,6 +473,10 @@ def stage_findings(crate, graph):
     out = []
     for mod, deps in graph.items():
         for t, line in deps.items():
+            for a, b in FORBIDDEN:
+                if mod[: len(a)] == a and t[: len(b)] == b:
+                    f = crate.modules[mod].file.relative_to(crate.src.parent)
+                    out.append(f"{f}:{line}: imports {'/'.join(t)} ({'/'.join(a)}/ may not use {'/'.join(b)}/)")
             if not mod or not t or mod[0] == t[0] or t[0] in LEAVES:
                 continue
             allowed = STAGES.get(mod[0], set()) if mod[0] not in LEAVES else set()
@@ -378,14 +486,19 @@ def stage_findings(crate, graph):
     return out
 
 
+FN = re.compile(r'^(\s*)(?:pub(?:\([^)]*\))?\s+)?(?:default\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?'
+                r'(?:extern(?:\s+"[^"]*")?\s+)?fn\s+(\w+)')
+
+
 def long_functions(files):
     """(lines, file, name) of every function longer than MAX_FN_LINES: from its `fn` line to
-    the closing brace at its own indentation."""
+    the closing brace at its own indentation, comments and literals stripped (a `}` at the
+    start of a line of a raw string does not end it)."""
     out = []
     for f in files:
-        lines = f.read_text().split("\n")
+        lines = strip(f.read_text()).split("\n")
         for i, line in enumerate(lines):
-            m = re.match(r"^(\s*)(pub(\([^)]*\))? )?(const )?(async )?fn (\w+)", line)
+            m = FN.match(line)
             if not m:
                 continue
             j = i
@@ -397,7 +510,7 @@ def long_functions(files):
             while k < len(lines) and lines[k] != m.group(1) + "}":
                 k += 1
             if k - i + 1 > MAX_FN_LINES:
-                out.append((k - i + 1, f, m.group(6)))
+                out.append((k - i + 1, f, m.group(2)))
     return sorted(out, key=lambda t: (-t[0], str(t[1])))
 
 
@@ -410,7 +523,8 @@ def findings(src):
     for n, f in sorted(((len(f.read_text().splitlines()), f) for f in crate.files), reverse=True):
         if n > MAX_LINES:
             out.append(f"{f.relative_to(src.parent)}: {n} lines (over {MAX_LINES})")
-    for n, f, name in long_functions(crate.files):
+    tests = src.parent / "tests"
+    for n, f, name in long_functions(crate.files + (sorted(tests.rglob("*.rs")) if tests.is_dir() else [])):
         out.append(f"{f.relative_to(src.parent)}: fn {name} has {n} lines (over {MAX_FN_LINES})")
     return crate, graph, out
 

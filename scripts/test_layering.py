@@ -2,7 +2,8 @@
 """scripts/layering.py must catch every form an import can take (issue 40).
 
 A small crate that follows the rules is written to a temporary directory and must pass; then
-each case plants one import (or one shape) into it, and the check must fail naming it. Run by
+each case plants one import (or one shape) into it, and the check must fail naming it (a file
+named `tests/...` is written beside `src/`, as the integration tests are). Run by
 scripts/test.sh.
 
     python3 scripts/test_layering.py
@@ -15,20 +16,32 @@ from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parent / "layering.py"
 CLEAN = {
-    "lib.rs": "pub mod error;\npub mod problem;\npub mod run;\npub mod report;\n",
+    "lib.rs": "pub mod error;\npub mod process;\npub mod problem;\npub mod search;\npub mod run;\npub mod report;\npub mod mctree;\n",
+    "process/mod.rs": "static INTERRUPTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);\n"
+                      "static GUARD: std::sync::Mutex<()> = std::sync::Mutex::new(());\npub fn spawn() {}\n",
+    "search/mod.rs": "use crate::problem::Space;\npub fn ask(_: &Space) {}\n",
+    "mctree/mod.rs": "use crate::run::driver::drive;\nmacro_rules! here { () => {} }\npub fn tune() { here!(); drive(todo!(), todo!()); }\n",
     "error.rs": "pub struct Error;\n",
     "problem/mod.rs": "pub mod space;\npub use space::Space;\n",
     "problem/space.rs": "pub struct Space;\n",
-    "run/mod.rs": "pub mod dir;\npub mod driver;\npub mod log;\npub mod meta;\npub struct Limits;\n",
+    "run/mod.rs": "pub mod dir;\npub mod driver;\npub mod log;\npub mod meta;\npub mod slurm;\npub struct Limits;\n",
+    "run/slurm/mod.rs": "use crate::process::spawn;\nuse crate::run::meta::RUN_JSON;\n"
+                        "pub fn submit(d: &std::path::Path) -> bool { spawn(); d.join(RUN_JSON).is_file() }\n",
     "run/meta.rs": "pub const RUN_JSON: &str = \"run.json\";\n",
     "run/dir.rs": "use crate::run::meta::RUN_JSON;\npub fn read(d: &std::path::Path) { let _ = std::fs::read(d.join(RUN_JSON)); }\n",
-    "run/driver.rs": "use super::log::Log;\nuse crate::problem::Space;\npub fn drive(_: Space, _: Log) {}\n",
-    "run/log.rs": "pub struct Log;\n#[cfg(test)]\nmod tests {\n    use super::*;\n    use crate::report::best;\n}\n",
+    "run/driver.rs": "use super::log::Log;\nuse crate::problem::Space;\nuse crate::search::ask;\npub fn drive(s: Space, _: Log) { ask(&s); }\n",
+    "run/log.rs": "pub struct Log;\n"
+                  "pub fn nonce() -> u64 {\n    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);\n"
+                  "    COUNT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)\n}\n"
+                  "#[cfg(test)]\nmod tests {\n    use super::*;\n    use crate::report::best;\n}\n",
     "report/mod.rs": "pub mod best;\npub mod sub;\n",
     "report/best.rs": "use crate::run::log::Log;\npub fn best(_: &Log) {}\n",
     "report/sub/mod.rs": "pub mod deep;\n",
     "report/sub/deep.rs": "pub fn deep() {}\n",
+    "tests/main.rs": "mod common;\n#[test]\nfn short() {\n    common::helper();\n    assert!(true);\n}\n",
+    "tests/common/mod.rs": "pub fn helper() {}\n",
 }
+LONG_BODY = "    let _ = 1;\n" * 61
 # (what it plants, {file: text appended}, what the finding must say)
 CASES = [
     ("a crate:: path against the stages", {"run/driver.rs": "use crate::report::best::best;\n"}, "run/ may not use report/"),
@@ -53,7 +66,44 @@ CASES = [
      "process-wide state outside process/"),
     ("run.json read past the door", {"report/best.rs": "fn meta(d: &std::path::Path) { let _ = std::fs::read_to_string(d.join(crate::run::meta::RUN_JSON)); }\n"},
      "run.json read outside run/dir.rs"),
-    ("a long function", {"error.rs": "fn long() {\n" + "    let _ = 1;\n" * 61 + "}\n"}, "fn long has 63 lines"),
+    ("a long function", {"error.rs": "fn long() {\n" + LONG_BODY + "}\n"}, "fn long has 63 lines"),
+    # issue 56 item 5: the blind spots a tester found
+    ("an exported macro of a later stage", {"run/log.rs": "#[macro_export]\nmacro_rules! boom { () => {} }\n",
+                                           "problem/space.rs": "fn f() { boom!(); }\n"}, "problem/ may not use run/"),
+    ("a macro of a later stage by its crate:: path", {"run/log.rs": "#[macro_export]\nmacro_rules! boom { () => {} }\n",
+                                                     "problem/space.rs": "fn f() { crate::boom![]; }\n"},
+     "problem/ may not use run/"),
+    ("a macro_rules! of a later stage", {"run/mod.rs": "macro_rules! limit { () => {} }\n",
+                                         "problem/space.rs": "fn f() { limit! {} }\n"}, "problem/ may not use run/"),
+    ("a static mut", {"run/log.rs": "static mut FRONT: Option<fn()> = None;\n"}, "process-wide state outside process/"),
+    ("a registry behind a type alias", {"run/log.rs": "type Registry = std::sync::OnceLock<fn()>;\nstatic R: Registry = Registry::new();\n"},
+     "process-wide state outside process/"),
+    ("a lock renamed by `use ... as`", {"run/log.rs": "use std::sync::Mutex as Guarded;\nstatic R: Guarded<u8> = Guarded::new(0);\n"},
+     "process-wide state outside process/"),
+    ("an AtomicPtr", {"run/log.rs": "static P: std::sync::atomic::AtomicPtr<u8> = std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());\n"},
+     "process-wide state outside process/"),
+    ("an AtomicBool flag", {"report/best.rs": "static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);\n"},
+     "process-wide state outside process/"),
+    ("run.json read by its literal", {"report/best.rs": "fn meta(d: &std::path::Path) { let _ = std::fs::read_to_string(d.join(\"run.json\")); }\n"},
+     "run.json read outside run/dir.rs"),
+    ("run.json read through a local const", {"report/best.rs": "const META: &str = \"run.json\";\n"
+                                             "fn meta(d: &std::path::Path) { let _ = std::fs::File::open(d.join(META)); }\n"},
+     "run.json read outside run/dir.rs"),
+    ("run.json read through a renamed import", {"report/best.rs": "use crate::run::meta::RUN_JSON as M;\n"
+                                                "fn meta(d: &std::path::Path) { let _ = std::fs::read(d.join(M)); }\n"},
+     "run.json read outside run/dir.rs"),
+    ("a #[path] module onto a later stage", {"problem/mod.rs": "#[path = \"../run/log.rs\"]\nmod sneak;\n"}, "#[path]"),
+    ("a long test function", {"tests/main.rs": "#[test]\nfn long() {\n" + LONG_BODY + "}\n"}, "tests/main.rs: fn long has 63 lines"),
+    ("a long test helper", {"tests/common/mod.rs": "pub fn long() {\n" + LONG_BODY + "}\n"}, "tests/common/mod.rs: fn long has 63 lines"),
+    ("a long function past a raw string's brace", {"error.rs": "fn long() {\n    let _ = r#\"\n}\n\"#;\n" + LONG_BODY + "}\n"},
+     "fn long has 66 lines"),
+    ("a long unsafe fn", {"error.rs": "pub unsafe fn long() {\n" + LONG_BODY + "}\n"}, "fn long has 63 lines"),
+    ("a long extern \"C\" fn", {"error.rs": "pub extern \"C\" fn long() {\n" + LONG_BODY + "}\n"}, "fn long has 63 lines"),
+    ("a long unsafe extern fn", {"error.rs": "pub(crate) unsafe extern \"C\" fn long() {\n" + LONG_BODY + "}\n"}, "fn long has 63 lines"),
+    ("report onto run/slurm", {"report/best.rs": "fn f() { crate::run::slurm::submit(todo!()); }\n"}, "report/ may not use run/slurm/"),
+    ("mctree onto run/slurm", {"mctree/mod.rs": "use crate::run::slurm::submit;\n"}, "mctree/ may not use run/slurm/"),
+    ("run/slurm onto search", {"run/slurm/mod.rs": "use crate::search::ask;\n"}, "run/slurm/ may not use search/"),
+    ("problem onto process", {"problem/space.rs": "use crate::process::spawn;\n"}, "problem/ may not use process/"),
 ]
 
 
@@ -61,8 +111,9 @@ def run(files):
     with tempfile.TemporaryDirectory() as d:
         src = Path(d) / "src"
         for name, text in files.items():
-            (src / name).parent.mkdir(parents=True, exist_ok=True)
-            (src / name).write_text(text)
+            path = Path(d) / name if name.startswith("tests/") else src / name  # tests/ beside src/
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
         p = subprocess.run([sys.executable, str(SCRIPT), "--quiet", "--src", str(src)], capture_output=True, text=True)
         return p.returncode, p.stdout + p.stderr
 

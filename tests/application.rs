@@ -81,6 +81,19 @@ fn the_tie_rule_prefers_the_cheaper_of_equal_objectives_everywhere() {
     // The front: no other evaluation is better on both (best accuracy first).
     assert_eq!(results["front"], serde_json::json!([cheap, cheapest]));
     assert_eq!(summary["preferred"]["eval_id"], cheap, "{summary}");
+    best_and_report_show_the_preferred(d, cheap);
+    // A wider tie takes in the less accurate, cheapest configuration.
+    write_trainer(d, "prefer: {within: 0.06, min: train_s}");
+    std::fs::remove_dir_all(d.join("run")).unwrap();
+    tune_all(d);
+    let results = read_json(&d.join("run/results.json"));
+    assert_eq!(results["preferred"]["eval_id"], eval_of(&results, "1", "1"));
+}
+
+/// `moldtune best` and the report name the preferred evaluation; the report draws the front
+/// with its points labelled, names the variant's own file and does not call the run a mock
+/// one.
+fn best_and_report_show_the_preferred(d: &Path, cheap: u64) {
     let o = moldtune("best").arg("run").cwd(d).output();
     assert_code(&o, 0);
     let out = text(&o.stdout);
@@ -113,12 +126,6 @@ fn the_tie_rule_prefers_the_cheaper_of_equal_objectives_everywhere() {
         "{md}"
     );
     assert!(!md.contains("mock run"), "{md}");
-    // A wider tie takes in the less accurate, cheapest configuration.
-    write_trainer(d, "prefer: {within: 0.06, min: train_s}");
-    std::fs::remove_dir_all(d.join("run")).unwrap();
-    tune_all(d);
-    let results = read_json(&d.join("run/results.json"));
-    assert_eq!(results["preferred"]["eval_id"], eval_of(&results, "1", "1"));
 }
 
 #[test]
@@ -747,6 +754,24 @@ fn a_run_worse_than_the_median_at_a_step_is_pruned_and_resume_keeps_the_curves()
     let csv = Csv::read(&d.join("run"));
     let (status, step) = (csv.column("status"), csv.column("progress_step"));
     let curves = curves(&d.join("run"));
+    assert_pruned_only_below_the_median(&status, &step, &curves);
+    assert!(
+        status.iter().filter(|s| *s == "pruned").count() >= 2,
+        "{status:?}"
+    );
+    assert!(
+        status[6..].contains(&"pruned".to_string()),
+        "resumed: {status:?}"
+    );
+}
+
+/// Every `pruned` evaluation stopped below the median of at least `startup` (3) completed
+/// values at its last step (recorded in results.csv); no completed one ever fell below it.
+fn assert_pruned_only_below_the_median(
+    status: &[String],
+    step: &[String],
+    curves: &std::collections::BTreeMap<u64, Vec<(f64, f64)>>,
+) {
     let mut done: Vec<&Vec<(f64, f64)>> = Vec::new();
     for (id, st) in status.iter().enumerate() {
         let curve = &curves[&(id as u64)];
@@ -780,14 +805,6 @@ fn a_run_worse_than_the_median_at_a_step_is_pruned_and_resume_keeps_the_curves()
             other => panic!("eval {id}: {other}"),
         }
     }
-    assert!(
-        status.iter().filter(|s| *s == "pruned").count() >= 2,
-        "{status:?}"
-    );
-    assert!(
-        status[6..].contains(&"pruned".to_string()),
-        "resumed: {status:?}"
-    );
 }
 
 /// `progress.regex` needs two groups (step, value), refused at its position otherwise; one

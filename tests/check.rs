@@ -167,14 +167,19 @@ fn bad_baselines_are_refused_with_the_file_and_entry() {
     std::fs::write(&file, &good).unwrap();
     std::fs::remove_file(tmp.path().join("p.yaml")).unwrap();
     refused("p.yaml` does not exist");
+    a_missing_baseline_and_a_bad_threshold_are_refused(tmp.path());
+}
+
+/// A baseline file that does not exist, a threshold past 100%: refused.
+fn a_missing_baseline_and_a_bad_threshold_are_refused(dir: &Path) {
     let o = moldtune("check")
         .args(["nowhere.json", "--threshold", "10%"])
-        .cwd(tmp.path())
+        .cwd(dir)
         .output();
     assert_code(&o, 2);
     let o = moldtune("check")
         .args(["b", "--threshold", "150%"])
-        .cwd(tmp.path())
+        .cwd(dir)
         .output();
     assert_code(&o, 2);
     assert!(

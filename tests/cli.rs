@@ -337,6 +337,15 @@ fn mock_run_writes_consistent_results() {
     assert_code(&o, 0);
 
     let csv = assert_complete(&out, 30);
+    mock_columns_sources_and_statuses(&csv);
+    let run = mock_run_json_and_results_json(&out, &csv);
+    let (id, best_obj) = mock_best_json_is_the_csv_minimum(&out, &csv, &run);
+    mock_best_text_and_best_c(&out, &csv, &id, best_obj);
+}
+
+/// The columns, the sources in order, the default's values; a known status in every row, an
+/// objective exactly for the ok ones.
+fn mock_columns_sources_and_statuses(csv: &Csv) {
     let mut expected: Vec<String> = vec!["P0".into(), "P1".into(), "P2".into()];
     expected.extend(OWN_COLUMNS.iter().map(|s| s.to_string()));
     assert_eq!(csv.header, expected);
@@ -378,8 +387,11 @@ fn mock_run_writes_consistent_results() {
             "objective vs status in {r:?}"
         );
     }
+}
 
-    // run.json and results.json.
+/// run.json and results.json agree with the CSV; run.json.
+fn mock_run_json_and_results_json(out: &Path, csv: &Csv) -> serde_json::Value {
+    let st = csv.col("status");
     let run = read_json(&out.join("run.json"));
     assert_eq!(run["termination"], "max_evals");
     assert_eq!(run["evaluations"], 30);
@@ -397,7 +409,17 @@ fn mock_run_writes_consistent_results() {
         );
         assert_eq!(j["status"].as_str(), Some(row[st].as_str()));
     }
+    run
+}
 
+/// `moldtune best --json` and run.json agree with the CSV minimum; the best eval id and
+/// objective.
+fn mock_best_json_is_the_csv_minimum(
+    out: &Path,
+    csv: &Csv,
+    run: &serde_json::Value,
+) -> (String, f64) {
+    let (st, obj) = (csv.col("status"), csv.col("objective"));
     // `moldtune best` agrees with the CSV minimum.
     let (best_row, best_obj) = csv.min_ok().expect("some ok row");
     let best_ids: Vec<String> = csv
@@ -413,7 +435,7 @@ fn mock_run_writes_consistent_results() {
         "run.json best_objective",
     );
 
-    let o = moldtune("best").arg(&out).json().output();
+    let o = moldtune("best").arg(out).json().output();
     assert_code(&o, 0);
     let b: serde_json::Value = serde_json::from_slice(&o.stdout).expect("best --json parses");
     assert_close(b["objective"].as_f64(), best_obj, "best --json objective");
@@ -432,8 +454,13 @@ fn mock_run_writes_consistent_results() {
         b["ok"].as_u64(),
         Some(csv.rows.iter().filter(|r| r[st] == "ok").count() as u64)
     );
+    (id, best_obj)
+}
 
-    let o = moldtune("best").arg(&out).output();
+/// `moldtune best` prints the same; best.c is the mold rendered with the best configuration.
+fn mock_best_text_and_best_c(out: &Path, csv: &Csv, id: &str, best_obj: f64) {
+    let row = &csv.rows[id.parse::<usize>().unwrap()];
+    let o = moldtune("best").arg(out).output();
     assert_code(&o, 0);
     let s = text(&o.stdout);
     let first = s.lines().next().unwrap_or_default();
@@ -738,26 +765,7 @@ fn shell_metacharacters_in_values_are_not_interpreted() {
         format!("| touch {h}"),
         format!("\\n touch {h} #"),
     ];
-    // The fake compiler logs its arguments (one per line) and "builds" the program by copying.
-    // `| words` splits the value into arguments (a value is otherwise one argument): the
-    // shell's own separators then arrive as arguments of their own.
-    write_executable(
-        &d.join("fakecc.sh"),
-        "#!/bin/sh\nexe=\"$1\"; shift\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >> \"$(dirname \"$0\")/args.log\"\ncp \"$(dirname \"$0\")/prog.sh\" \"$exe\"\nchmod +x \"$exe\"\n",
-    );
-    write_executable(&d.join("prog.sh"), "#!/bin/sh\necho 0.5\n");
-    std::fs::write(d.join("m.c"), "int x = 0;\n").unwrap();
-    let choices: Vec<String> = std::iter::once("plain".to_string())
-        .chain(payloads.iter().cloned())
-        .collect();
-    let yaml = format!(
-        "name: shell\nmold: m.c\nparams:\n  - name: P1\n    type: categorical\n    choices: {}\n    default: plain\n\
-         compile: \"sh {{{{ problem_dir }}}}/fakecc.sh {{{{ exe }}}} {{{{ P1 | words }}}}\"\n\
-         run: \"{{{{ exe }}}} {{{{ P1 }}}}\"\nenv: {{MT_VALUE: \"{{{{ P1 }}}}\"}}\n\
-         metric: {{kind: wall_time}}\ncheck: {{mode: none}}\nrepeats: 1\n",
-        serde_json::to_string(&choices).unwrap()
-    );
-    std::fs::write(d.join("p.yaml"), yaml).unwrap();
+    let choices = write_shell_problem(d, &payloads);
     let out = d.join("run");
     let o = moldtune("run")
         .arg("p.yaml")
@@ -791,6 +799,33 @@ fn shell_metacharacters_in_values_are_not_interpreted() {
         );
     }
     assert!(!hacked.exists());
+}
+
+/// A problem whose one parameter's values are `plain` and the payloads, reaching the
+/// compile command split into words, the run command and the environment; the fake compiler
+/// logs its arguments to `args.log`. The values.
+fn write_shell_problem(d: &Path, payloads: &[String]) -> Vec<String> {
+    // The fake compiler logs its arguments (one per line) and "builds" the program by copying.
+    // `| words` splits the value into arguments (a value is otherwise one argument): the
+    // shell's own separators then arrive as arguments of their own.
+    write_executable(
+        &d.join("fakecc.sh"),
+        "#!/bin/sh\nexe=\"$1\"; shift\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >> \"$(dirname \"$0\")/args.log\"\ncp \"$(dirname \"$0\")/prog.sh\" \"$exe\"\nchmod +x \"$exe\"\n",
+    );
+    write_executable(&d.join("prog.sh"), "#!/bin/sh\necho 0.5\n");
+    std::fs::write(d.join("m.c"), "int x = 0;\n").unwrap();
+    let choices: Vec<String> = std::iter::once("plain".to_string())
+        .chain(payloads.iter().cloned())
+        .collect();
+    let yaml = format!(
+        "name: shell\nmold: m.c\nparams:\n  - name: P1\n    type: categorical\n    choices: {}\n    default: plain\n\
+         compile: \"sh {{{{ problem_dir }}}}/fakecc.sh {{{{ exe }}}} {{{{ P1 | words }}}}\"\n\
+         run: \"{{{{ exe }}}} {{{{ P1 }}}}\"\nenv: {{MT_VALUE: \"{{{{ P1 }}}}\"}}\n\
+         metric: {{kind: wall_time}}\ncheck: {{mode: none}}\nrepeats: 1\n",
+        serde_json::to_string(&choices).unwrap()
+    );
+    std::fs::write(d.join("p.yaml"), yaml).unwrap();
+    choices
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -996,7 +1031,19 @@ fn an_ok_row_whose_objective_cannot_be_a_time_is_refused_by_every_reader() {
 
 #[test]
 fn bad_values_are_refused_at_their_position() {
-    let cases: Vec<(String, u32, &str)> = vec![
+    let cases = bad_number_and_name_cases()
+        .into_iter()
+        .chain(bad_section_cases());
+    for (yaml, line, needle) in cases {
+        let fx = Fixture::new(&yaml, TOY_MOLD);
+        assert_rejected(&fx, &[&at(&fx, line), needle]);
+    }
+}
+
+/// Problem files with a bad command, number, value list or name: (the file, the line the
+/// error points at, what it says).
+fn bad_number_and_name_cases() -> Vec<(String, u32, &'static str)> {
+    vec![
         (
             TOY_YAML.replace("compile: \"cc {{ source }} -o {{ exe }}\"", "compile: \"\""),
             16,
@@ -1032,6 +1079,12 @@ fn bad_values_are_refused_at_their_position() {
             1,
             "not a usable name",
         ),
+    ]
+}
+
+/// Problem files with a bad `search:`, `metric:`, `check:` or `constraints:` section.
+fn bad_section_cases() -> Vec<(String, u32, &'static str)> {
+    vec![
         (
             format!("{TOY_YAML}search: {{kappa: -1}}\n"),
             18,
@@ -1073,11 +1126,7 @@ fn bad_values_are_refused_at_their_position() {
             18,
             "longer than",
         ),
-    ];
-    for (yaml, line, needle) in cases {
-        let fx = Fixture::new(&yaml, TOY_MOLD);
-        assert_rejected(&fx, &[&at(&fx, line), needle]);
-    }
+    ]
 }
 
 #[test]

@@ -224,7 +224,15 @@ fn matmul_with_clang() {
     assert_code(&o, 0);
 
     let csv = Csv::read(&out);
-    assert_eq!(csv.rows.len(), 40, "{}", describe(&o));
+    let summary = matmul_rows_are_distinct(&csv, &o);
+    let best_obj = matmul_checks_catch_the_broken_and_the_search_gains(&csv, &summary);
+    let id = matmul_best_is_the_verified_winner(&out, &csv, best_obj);
+    matmul_run_json_and_best_c(&out, &csv, id);
+}
+
+/// 40 rows, in order, no configuration twice; one line per row for the messages.
+fn matmul_rows_are_distinct(csv: &Csv, o: &std::process::Output) -> String {
+    assert_eq!(csv.rows.len(), 40, "{}", describe(o));
     let ids: Vec<String> = csv
         .rows
         .iter()
@@ -253,8 +261,12 @@ fn matmul_with_clang() {
             )
         })
         .collect();
-    let summary = summary.join("\n");
+    summary.join("\n")
+}
 
+/// The default first and ok, every broken variant caught, something faster than the
+/// default found; the best objective.
+fn matmul_checks_catch_the_broken_and_the_search_gains(csv: &Csv, summary: &str) -> f64 {
     // The default configuration is first, checked against itself, and succeeds.
     let default = &csv.rows[0];
     assert_eq!(csv.get(default, "source"), "default");
@@ -299,9 +311,14 @@ fn matmul_with_clang() {
         best_obj < default_obj,
         "best {best_obj} is not below the default {default_obj}:\n{summary}"
     );
+    best_obj
+}
 
+/// `moldtune best` agrees with the CSV and claims the verified winner; its eval id.
+fn matmul_best_is_the_verified_winner(out: &Path, csv: &Csv, best_obj: f64) -> usize {
+    let (st, ob) = (csv.col("status"), csv.col("objective"));
     // `moldtune best` agrees with the CSV.
-    let b = moldtune("best").arg(&out).json().output();
+    let b = moldtune("best").arg(out).json().output();
     assert_code(&b, 0);
     let b: serde_json::Value = serde_json::from_slice(&b.stdout).unwrap();
     let got = b["objective"].as_f64().unwrap();
@@ -324,7 +341,13 @@ fn matmul_with_clang() {
         cands.iter().any(|c| c["eval_id"] == best_csv_id as u64),
         "the search's best was re-measured"
     );
-    // The winner's times are the best in three rounds of four: the lowest upper quartile.
+    matmul_winner_has_the_lowest_upper_quartile(v, id);
+    id
+}
+
+/// The winner's times are the best in three rounds of four: the lowest upper quartile.
+fn matmul_winner_has_the_lowest_upper_quartile(v: &serde_json::Value, id: usize) {
+    let cands = v["candidates"].as_array().unwrap();
     let upper_quartile = |c: &serde_json::Value| {
         let mut s: Vec<f64> = (c["samples"].as_array().unwrap().iter())
             .map(|x| x.as_f64().unwrap())
@@ -347,8 +370,10 @@ fn matmul_with_clang() {
             && s["ratio"].as_f64().unwrap() <= s["high"].as_f64().unwrap(),
         "{v}"
     );
+}
 
-    // run.json describes the run; best.c is the best variant's source.
+/// run.json describes the run; best.c is the best variant's source.
+fn matmul_run_json_and_best_c(out: &Path, csv: &Csv, id: usize) {
     let run = read_json(&out.join("run.json"));
     assert_eq!(run["termination"], "max_evals");
     assert_eq!(run["evaluations"], 40);
@@ -424,6 +449,44 @@ fn a_check_build_keeps_the_dump_code_out_of_the_timed_binary() {
     require_clang!();
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
+    write_dump_problem(d);
+    let out = d.join("run");
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .quiet()
+        .learner("random")
+        .max_evals(4)
+        .arg("--keep-builds")
+        .out(&out)
+        .cwd(d)
+        .output();
+    assert_code(&o, 0);
+    let csv = Csv::read(&out);
+    for r in &csv.rows {
+        let want = if csv.get(r, "WRONG") == "1" {
+            "wrong_output"
+        } else {
+            "ok"
+        };
+        assert_eq!(csv.get(r, "status"), want, "{r:?}");
+    }
+    let marker = b"==BEGIN DUMP_ARRAYS==";
+    let contains = |p: &Path| {
+        let bytes = std::fs::read(p).unwrap();
+        bytes.windows(marker.len()).any(|w| w == marker)
+    };
+    let timed = out.join("work/eval-0/variant");
+    assert!(!contains(&timed), "the timed binary holds the dump code");
+    assert!(contains(&out.join("work/eval-0/check/variant")));
+    let reference = std::fs::read_to_string(out.join("reference.out")).unwrap();
+    assert!(reference.starts_with("==BEGIN DUMP_ARRAYS=="));
+
+    check_build_commands_are_relative(&out, d);
+}
+
+/// A problem whose mold dumps its array only under `-DDUMP_ARRAYS`, the check's extra flag;
+/// `WRONG=1` changes the output.
+fn write_dump_problem(d: &Path) {
     // PolyBench's layout: dumping the arrays is a compile-time switch.
     let mold = r#"#include <stdio.h>
 #include <time.h>
@@ -465,38 +528,10 @@ check:
 repeats: 2
 "#;
     std::fs::write(d.join("p.yaml"), yaml).unwrap();
-    let out = d.join("run");
-    let o = moldtune("run")
-        .arg("p.yaml")
-        .quiet()
-        .learner("random")
-        .max_evals(4)
-        .arg("--keep-builds")
-        .out(&out)
-        .cwd(d)
-        .output();
-    assert_code(&o, 0);
-    let csv = Csv::read(&out);
-    for r in &csv.rows {
-        let want = if csv.get(r, "WRONG") == "1" {
-            "wrong_output"
-        } else {
-            "ok"
-        };
-        assert_eq!(csv.get(r, "status"), want, "{r:?}");
-    }
-    let marker = b"==BEGIN DUMP_ARRAYS==";
-    let contains = |p: &Path| {
-        let bytes = std::fs::read(p).unwrap();
-        bytes.windows(marker.len()).any(|w| w == marker)
-    };
-    let timed = out.join("work/eval-0/variant");
-    assert!(!contains(&timed), "the timed binary holds the dump code");
-    assert!(contains(&out.join("work/eval-0/check/variant")));
-    let reference = std::fs::read_to_string(out.join("reference.out")).unwrap();
-    assert!(reference.starts_with("==BEGIN DUMP_ARRAYS=="));
+}
 
-    // results.json records the exact commands, relative to the build directory.
+/// results.json records the exact commands, relative to the build directory.
+fn check_build_commands_are_relative(out: &Path, d: &Path) {
     let results = read_json(&out.join("results.json"));
     let c = &results["evaluations"][0]["commands"];
     let args = |k: &str| -> Vec<String> {

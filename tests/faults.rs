@@ -214,12 +214,17 @@ fn corrupted_run_directories_are_refused_with_what_is_wrong() {
         assert_eq!(now, text, "{what}: the log was changed");
     }
     std::fs::write(out.join("results.csv"), &csv).unwrap();
+    damaged_results_json_and_run_json_are_refused(&out, &csv);
+}
+
+/// results.json replaced by a directory, run.json truncated: refused, nothing run.
+fn damaged_results_json_and_run_json_are_refused(out: &Path, csv: &str) {
     // results.json replaced by a directory: refused at open, nothing run (it was run, its
     // row appended, then exit 1 with run.json left `running`: issue 42 item 7).
     let json = std::fs::read(out.join("results.json")).unwrap();
     std::fs::remove_file(out.join("results.json")).unwrap();
     std::fs::create_dir(out.join("results.json")).unwrap();
-    let o = resume(&out, &[]);
+    let o = resume(out, &[]);
     assert_code(&o, 2);
     assert!(text_of(&o).contains("is not a file"), "{}", describe(&o));
     assert_eq!(
@@ -229,7 +234,7 @@ fn corrupted_run_directories_are_refused_with_what_is_wrong() {
     std::fs::remove_dir(out.join("results.json")).unwrap();
     std::fs::write(out.join("results.json"), json).unwrap();
     std::fs::write(out.join("run.json"), "{ truncated").unwrap();
-    let o = resume(&out, &[]);
+    let o = resume(out, &[]);
     assert_code(&o, 2);
     assert!(
         text_of(&o).contains("unreadable run.json"),
@@ -393,21 +398,7 @@ fn builds_run_ahead_but_never_while_a_variant_is_timed() {
     let ids: Vec<String> = (0..6).map(|i| i.to_string()).collect();
     assert_eq!(csv.column("eval_id"), ids, "rows in evaluation order");
     assert_eq!(read_json(&p.out().join("run.json"))["jobs"], 3);
-    let read = |f: &str| std::fs::read_to_string(p.dir().join(f)).unwrap();
-    let ticks: Vec<(String, u128)> = (read("ticks").lines())
-        .map(|l| l.split_once(' ').unwrap())
-        .map(|(exe, t)| (exe.to_string(), t.parse().unwrap()))
-        .collect();
-    let spans: Vec<(String, u128, u128)> = (read("spans").lines())
-        .map(|l| l.split(' ').collect::<Vec<_>>())
-        .map(|w| {
-            (
-                w[0].to_string(),
-                w[1].parse().unwrap(),
-                w[2].parse().unwrap(),
-            )
-        })
-        .collect();
+    let (ticks, spans) = (noted_ticks(p.dir()), noted_spans(p.dir()));
     let slack = 30_000_000; // 30 ms: a tick already under way when the pause began
     for (exe, s, e) in &spans {
         let inside = ticks
@@ -437,6 +428,30 @@ fn builds_run_ahead_but_never_while_a_variant_is_timed() {
     };
     let ahead = (1..6).filter(|&k| first_tick(k) < last_end(k - 1)).count();
     assert!(ahead >= 3, "builds ran ahead for {ahead} of 5 evaluations");
+}
+
+/// When the ticking builds of a directory ticked: (executable, time) of every tick.
+fn noted_ticks(dir: &Path) -> Vec<(String, u128)> {
+    let ticks = std::fs::read_to_string(dir.join("ticks")).unwrap();
+    (ticks.lines())
+        .map(|l| l.split_once(' ').unwrap())
+        .map(|(exe, t)| (exe.to_string(), t.parse().unwrap()))
+        .collect()
+}
+
+/// When the timed runs of a directory ran: (executable, start, end) of every timed run.
+fn noted_spans(dir: &Path) -> Vec<(String, u128, u128)> {
+    let spans = std::fs::read_to_string(dir.join("spans")).unwrap();
+    (spans.lines())
+        .map(|l| l.split(' ').collect::<Vec<_>>())
+        .map(|w| {
+            (
+                w[0].to_string(),
+                w[1].parse().unwrap(),
+                w[2].parse().unwrap(),
+            )
+        })
+        .collect()
 }
 
 #[test]

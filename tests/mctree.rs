@@ -119,6 +119,12 @@ fn lists_the_loop_trees_of_the_polybench_kernels() {
     assert_eq!(c[0], s("j", None, 1, 1, 2));
     assert_eq!(c[4], s("i", None, 2, 1, 0));
     assert_eq!(cov["loops"][5]["lower"]["kind"], "depends");
+    heat_3d_lu_and_the_text_form();
+}
+
+/// heat-3d: a time loop around two perfect rectangular 3-deep nests; lu: every loop carries
+/// a dependence; the text form of `--list`.
+fn heat_3d_lu_and_the_text_form() {
     // heat-3d: a time loop around two perfect rectangular 3-deep nests.
     let heat = list(&kernel("heat-3d"), &["-DMEDIUM_DATASET"]);
     assert_eq!(heat["roots"], serde_json::json!([0]));

@@ -568,9 +568,14 @@ fn what_the_model_does_not_cover_is_named_with_its_position() {
             t.render()
         );
     }
-    // A forward goto within one iteration (skips.c) keeps the iterations whole and in order:
-    // unrolling and strip-mining stay proved, nothing else is; a jump back or out (jumps.c)
-    // keeps nothing.
+    gotos_that_keep_the_order_and_gotos_that_do_not();
+    directives_trips_rows_and_externs_are_read_as_written();
+}
+
+/// A forward goto within one iteration (skips.c) keeps the iterations whole and in order:
+/// unrolling and strip-mining stay proved, nothing else is; a jump back or out (jumps.c)
+/// keeps nothing.
+fn gotos_that_keep_the_order_and_gotos_that_do_not() {
     let r = recorded(&adversarial("skips.c"), "", &[]);
     let (_, t) = loop_tree(&r);
     let jumps: Vec<_> = (t.loops[0].outside.iter())
@@ -594,6 +599,11 @@ fn what_the_model_does_not_cover_is_named_with_its_position() {
         "{:?}",
         t.loops
     );
+}
+
+/// The source's own directives, a trip count not known to be non-negative, a subscript past
+/// its row in a nest that only reads it, an `extern` declared in the kernel.
+fn directives_trips_rows_and_externs_are_read_as_written() {
     // The source's own directives shift no verdict: the recurrence after them is the one
     // that carries `x`, and a loop under `#pragma clang loop`/`unroll` is left alone.
     let r = recorded(&adversarial("directives.c"), "", &[]);

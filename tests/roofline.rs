@@ -208,10 +208,18 @@ fn a_real_run_measures_the_machine_once_and_states_its_roofline_fraction() {
         out.contains(&format!("({bound:.1} GFLOP/s at 1 thread)")),
         "{out}"
     );
+    machine_and_report_show_the_roofline(tmp.path(), &cache, &kept);
+    check_states_the_reach_on_the_roofline(tmp.path(), &cache);
+}
+
+/// `moldtune machine` shows the kept figures without measuring; the report draws the
+/// roofline.
+fn machine_and_report_show_the_roofline(dir: &Path, cache: &Path, kept: &str) {
+    let file = cache.join("moldtune/machine.json");
     // `moldtune machine` shows the kept figures without measuring.
     let o = moldtune("machine")
         .args(["--threads", "1", "--json"])
-        .env("XDG_CACHE_HOME", &cache)
+        .env("XDG_CACHE_HOME", cache)
         .output();
     assert_code(&o, 0);
     let m: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -219,22 +227,22 @@ fn a_real_run_measures_the_machine_once_and_states_its_roofline_fraction() {
     assert!(kept.contains(&format!("{peak}")), "{m}\n{kept}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), kept);
     // The report draws the roofline.
-    let report = tmp.path().join("report");
-    let o = moldtune("report")
-        .arg(tmp.path().join("a"))
-        .out(&report)
-        .output();
+    let report = dir.join("report");
+    let o = moldtune("report").arg(dir.join("a")).out(&report).output();
     assert_code(&o, 0);
     let md = std::fs::read_to_string(report.join("report.md")).unwrap();
     assert!(
         md.contains("- roofline: best ") && md.contains("-roofline.svg)"),
         "{md}"
     );
-    // `check`'s Markdown states both programs' reach from the medians of its rounds.
+}
+
+/// `check`'s Markdown states both programs' reach from the medians of its rounds.
+fn check_states_the_reach_on_the_roofline(dir: &Path, cache: &Path) {
     let check = |extra: &[&str]| {
         (moldtune("check").args(["--threshold", "25%"]).args(extra))
-            .env("XDG_CACHE_HOME", &cache)
-            .cwd(tmp.path())
+            .env("XDG_CACHE_HOME", cache)
+            .cwd(dir)
             .output()
     };
     assert_code(&check(&["--update", "matmul.baseline.json"]), 0);
@@ -244,7 +252,7 @@ fn a_real_run_measures_the_machine_once_and_states_its_roofline_fraction() {
         "{}",
         describe(&o)
     );
-    let md = std::fs::read_to_string(tmp.path().join("c.md")).unwrap();
+    let md = std::fs::read_to_string(dir.join("c.md")).unwrap();
     let line = (md.lines())
         .find(|l| l.contains("on the roofline"))
         .unwrap_or_else(|| panic!("{md}"));
