@@ -13,6 +13,8 @@ use crate::error::Error;
 pub const FORMAT_VERSION: u32 = 1;
 pub const RESULTS_CSV: &str = "results.csv";
 pub const RESULTS_JSON: &str = "results.json";
+/// A study's journal (`moldtune serve`, `ask`, `tell`): evaluations in flight.
+pub const ASKED_JSONL: &str = "asked.jsonl";
 pub const RUN_JSON: &str = "run.json";
 /// What `moldtune mctree` found in its file, kept in its run directory (see `mctree::kept`).
 pub const MCTREE_JSON: &str = "mctree.json";

@@ -53,6 +53,7 @@ pub(super) fn claim_dir(dir: &Path, resume: bool) -> Result<PathBuf, Error> {
         RESULTS_CSV,
         RESULTS_JSON,
         crate::evaluate::prune::PROGRESS_JSONL,
+        crate::run::meta::ASKED_JSONL,
     ];
     for name in files {
         let p = dir.join(name);

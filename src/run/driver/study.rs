@@ -23,13 +23,10 @@ use crate::evaluate::prune::Pruner;
 use crate::problem::progress;
 use crate::problem::space::Config;
 use crate::run::log;
-use crate::run::meta::{self, Termination};
+use crate::run::meta::{self, Termination, ASKED_JSONL};
 use crate::run::settings::{self, RunOptions};
 use crate::search::unseen::NoProposal;
 use crate::search::{Learner, Searcher, Strategy};
-
-/// The study's journal in the run directory.
-pub const ASKED_JSONL: &str = "asked.jsonl";
 
 /// One line of the journal.
 #[derive(Serialize, Deserialize)]
