@@ -263,6 +263,39 @@ const OUR_WORDS: &[(&str, &str)] = &[
         r"^invalid type: (.+), expected (.+)$",
         "$1 where $2 is expected",
     ),
+    (
+        r"^invalid [ui](8|16|32|64|128|size)\b.*$",
+        "a whole number of 0 or more is expected here",
+    ),
+    (
+        r"^cannot deserialize null into .*$",
+        "a value is missing here (empty, or `null`)",
+    ),
+    (
+        r"^cannot deserialize tagged scalar into .*$",
+        "a YAML tag (`!!…`) is not allowed here: write the value alone",
+    ),
+    (
+        r"^externally tagged enum expected scalar or mapping$",
+        "a word or a map is expected here",
+    ),
+    (
+        r"^invalid enum variant$",
+        "one of the words allowed here is expected",
+    ),
+    (
+        r"^data did not match any variant of untagged enum \w+$",
+        "this value has none of the forms allowed here",
+    ),
+    (
+        r"^non-finite float `(.+)` rejected by .*$",
+        "`$1` is not a finite number",
+    ),
+    // The YAML syntax itself: the scanner's words, said as such.
+    (
+        r"^(.*(?:while parsing|while scanning|did not find expected|not allowed in this context|simple key expected|bracket|unclosed quote|indentation|trailing content|only valid inside a block|illegal placement|unexpected EOF|unexpected character|found a tab|unknown escape|comments must be separated|may not precede).*)$",
+        "not valid YAML here: $1",
+    ),
 ];
 
 /// `message` in [`OUR_WORDS`] when one of them says it.
@@ -295,6 +328,11 @@ fn yaml_error(file: &Path, e: serde_saphyr::Error) -> Error {
     let hint = if first.contains("unknown field") {
         Some(
             "see the README's \"Problem file\" (or \"mctree\") section for the allowed keys"
+                .to_string(),
+        )
+    } else if first.starts_with("not valid YAML") {
+        Some(
+            "check the indentation, the quotes and the brackets on this line and the one before"
                 .to_string(),
         )
     } else if first.contains("expected") || first.contains("is not one of") {
@@ -346,21 +384,41 @@ mod tests {
             ),
             ("params:\n  - {name: X, low: 1}\n", "`type` is missing"),
             ("params: [\n", "a `[` is never closed"),
+            (
+                "params:\n  - {name: ~, type: real, low: 1, high: 2}\n",
+                "a value is missing here",
+            ),
+            ("name: !!int 5\nparams: []\n", "a YAML tag"),
+            (
+                "params:\n  - {name: X, type: ordinal, values: [[1]]}\n",
+                "none of the forms allowed here",
+            ),
+            ("repeats: -3\nparams: []\n", "a whole number of 0 or more"),
+            (
+                "params:\n  - {name: X, type: !!int real, low: 1, high: 2}\n",
+                "one of the words allowed here",
+            ),
+            ("name: a: b\nparams: []\n", "not valid YAML here"),
         ];
         for (yaml, says) in cases {
             let e = parse(Path::new("p.yaml"), yaml)
                 .expect_err(yaml)
                 .to_string();
             assert!(e.contains(says), "{yaml:?}: {e}");
-            for library in [
+            let library = [
                 "sequence start",
                 "floating point",
-                "scalar",
                 "mapping key",
                 "variant",
                 "missing field",
                 "bracket '",
-            ] {
+                "Option<",
+                "u64",
+                "untagged",
+                "tagged scalar",
+                "policy",
+            ];
+            for library in library {
                 assert!(!e.contains(library), "{yaml:?}: {e}");
             }
         }
