@@ -90,6 +90,12 @@ def main():
     write(a, figures, load0, load1)
 
 
+def shown(path):
+    """A path as the results show it: relative to the repository when inside it."""
+    p = Path(path).resolve()
+    return str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(path)
+
+
 def write(a, figures, load0, load1):
     rows = []
     for (name, learner), runs in figures.items():
@@ -102,7 +108,7 @@ def write(a, figures, load0, load1):
     text = f"""# What a trial costs the program that drives the search
 
 `{command}` ({os.cpu_count()} cores, load average {load0[0]:.2f} before, {load1[0]:.2f} after; binary
-`{a.binary}`). A toy space of three parameters whose value is computed at once, {a.trials} trials
+`{shown(a.binary)}`). A toy space of three parameters whose value is computed at once, {a.trials} trials
 a study (the default, then 10 random, then the learner), {a.repeats} studies per transport and learner,
 interleaved. CPU is moldtune's (user + system of its processes), per trial; wall is the whole loop's,
 per trial, the client's JSON included. Medians (min–max) over the studies.

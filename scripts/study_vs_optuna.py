@@ -187,6 +187,12 @@ def machine():
     return {"nproc": os.cpu_count(), "cpu_model": model, "python": platform.python_version()}
 
 
+def shown(path):
+    """A path as the results show it: relative to the repository when inside it."""
+    p = Path(path).resolve()
+    return str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(path)
+
+
 def versions(binary):
     import sklearn
     v = subprocess.run([binary, "--version"], capture_output=True, text=True)
@@ -194,7 +200,7 @@ def versions(binary):
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
                            cwd=ROOT).stdout.strip()
     return {"optuna": optuna.__version__, "scikit-learn": sklearn.__version__,
-            "moldtune": (v.stdout or v.stderr).strip(), "binary": binary,
+            "moldtune": (v.stdout or v.stderr).strip(), "binary": shown(binary),
             "binary_built": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(os.path.getmtime(binary))),
             "git_head": head.stdout.strip() + (" with uncommitted changes" if dirty else "")}
 
