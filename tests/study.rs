@@ -332,3 +332,28 @@ fn a_space_without_mold_or_run_is_told_and_run_refuses_it() {
         describe(&none)
     );
 }
+
+/// A space the study exhausts ends it: the ask says so, and run.json too (it stayed
+/// `running`).
+#[test]
+fn a_study_that_exhausts_its_space_says_so_in_run_json() {
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("small.yaml");
+    let yaml =
+        "name: small\nparams:\n  - {name: K, type: categorical, choices: [a, b, c], default: a}\n\
+                metric: {goal: minimize}\nsearch: {learner: random, max_evals: 10, initial: 1}\n";
+    std::fs::write(&file, yaml).unwrap();
+    let dir = t.path().join("study");
+    let mut server = Server::start(&dir, &["--problem", file.to_str().unwrap()]);
+    for _ in 0..3 {
+        let eval = server.send(json!({"op": "ask"}))["eval"].clone();
+        server.send(json!({"op": "tell", "eval": eval, "value": 1.0}));
+    }
+    assert_eq!(
+        server.send(json!({"op": "ask"})),
+        json!({"end": "space_exhausted"})
+    );
+    assert_eq!(server.close(), Some(0));
+    let run: Value = serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run["termination"], "space_exhausted");
+}

@@ -115,6 +115,9 @@ pub struct Study<'p, 's> {
     orphans: VecDeque<usize>,
     /// (wall-clock seconds, the run's elapsed seconds then) of the journal's clock line.
     clock: Option<(f64, f64)>,
+    /// Why the strategy had nothing more to propose, when it ran dry (run.json says so once
+    /// nothing is in flight).
+    dry: Option<Termination>,
     pruner: Option<Pruner>,
     journal: PathBuf,
     _lock: log::Lock,
@@ -164,6 +167,7 @@ impl<'p, 's> Study<'p, 's> {
             arrived: Arrived::new(),
             orphans: VecDeque::new(),
             clock: None,
+            dry: None,
             pruner,
             journal,
             _lock: lock,
@@ -294,7 +298,8 @@ impl<'p, 's> Study<'p, 's> {
 
     /// The end of the search when nothing more can be proposed: final once nothing is in
     /// flight (an evaluation lost in flight may give the space back a configuration).
-    fn ended(&self, end: Termination) -> Offer {
+    fn ended(&mut self, end: Termination) -> Offer {
+        self.dry = Some(end);
         Offer::End { end }
     }
 
@@ -350,12 +355,10 @@ impl<'p, 's> Study<'p, 's> {
         if self.asked.contains_key(&eval) {
             return Ok(());
         }
-        let why = if eval < self.session.records.len() || self.arrived.contains_key(&eval) {
-            "was told already"
-        } else if eval < self.next_id {
-            "was not asked in this study" // unreachable: every id below next_id was asked
-        } else {
-            "was never asked"
+        // Every id below `next_id` was asked: one not in flight was told.
+        let why = match eval < self.next_id {
+            true => "was told already",
+            false => "was never asked",
         };
         let open: Vec<String> = self.asked.keys().map(|k| k.to_string()).collect();
         let hint = match open.is_empty() {
@@ -482,7 +485,7 @@ impl<'p, 's> Study<'p, 's> {
     pub fn close(mut self) -> Result<Termination, Error> {
         let in_flight = self.asked.len() + self.arrived.len();
         let end = match in_flight {
-            0 => self.session.budget_spent(),
+            0 => self.session.budget_spent().or(self.dry),
             _ => None,
         };
         let termination = end.unwrap_or(Termination::Running);
