@@ -171,6 +171,21 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// Refuses `command` (`run`, `measure`, …) on a problem whose evaluations are told: it
+    /// has nothing to build or run.
+    pub fn built(self, command: &str) -> Result<Problem, Error> {
+        if !self.told {
+            return Ok(self);
+        }
+        Err(Error::usage(
+            format!(
+                "`{}` has neither `mold:` nor `run:`: `moldtune {command}` has nothing to build or run",
+                self.path.display()
+            ),
+            Some("a program tells this problem's values: drive it with `moldtune serve`, `ask` and `tell` (or the Python module), or add a mold and its `run:`"),
+        ))
+    }
+
     /// Whether the run timeout adapts to the fastest run so far: only for a time (a score
     /// such as an accuracy may rise with run time, and the slow end of a trade-off is what
     /// it trades for), and never when the user set the timeout.
@@ -237,8 +252,8 @@ impl Ctx<'_> {
     fn problem(&self, mut raw: RawProblem, abs: &Path, hash: String) -> Result<Problem, Error> {
         let cx = self;
         let space = build_space(cx, &raw)?;
-        let told = cx.told(&raw)?;
-        let metric = cx.metric(raw.metric.as_ref(), told)?;
+        let told = crate::problem::told::told(cx, &raw)?;
+        let metric = crate::problem::metric::metric(cx, raw.metric.as_ref(), told)?;
         let search = cx.search(
             raw.search.take().unwrap_or_default(),
             raw.slurm.take().unwrap_or_default(),

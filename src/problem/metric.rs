@@ -18,97 +18,93 @@ pub struct Metric {
     pub function: Option<regex::Regex>,
 }
 
-impl Ctx<'_> {
-    /// The metric: `kind: regex` needs a `regex` (and a `regex` alone means that kind), and a
-    /// given regex compiles.
-    pub(super) fn metric(
-        &self,
-        metric: Option<&Spanned<RawMetric>>,
-        told: bool,
-    ) -> Result<Metric, Error> {
-        let none = RawMetric::default();
-        let m = metric.map_or(&none, |m| &m.value);
-        // A told value is a score unless the file says it is a time.
-        let kind = m.kind.unwrap_or(if m.regex.is_some() || told {
-            MetricKind::Regex
-        } else {
-            MetricKind::KernelTime
-        });
-        let regex = match (&kind, &m.regex) {
-            (MetricKind::Regex, None) if !told => {
-                let at = metric.expect("a kind was given").referenced;
-                return self.err(
-                    &at,
-                    "`metric.kind: regex` needs `metric.regex`".into(),
-                    Some("e.g. `regex: 'time: ([0-9.eE+-]+)'` (the first group is the number)"),
-                );
-            }
-            (_, Some(r)) => Some(self.number_regex(r, "metric.regex")?),
-            _ => None,
-        };
-        let function = self.metric_function(kind, m.function.as_ref())?;
-        Ok(Metric {
-            goal: self.goal(metric, kind, told)?,
-            kind,
-            regex,
-            function,
-        })
-    }
-
-    /// `metric.goal`: a number read by a regex, or told, may be better high (an accuracy) or
-    /// low (a loss): the file must say which; a time moldtune measures is minimised.
-    fn goal(
-        &self,
-        metric: Option<&Spanned<RawMetric>>,
-        kind: MetricKind,
-        told: bool,
-    ) -> Result<Goal, Error> {
-        let given = metric.and_then(|m| m.value.goal);
-        match given {
-            Some(g) => Ok(g),
-            None if kind == MetricKind::Regex || told => {
-                let what = match told {
-                    true => "the values told by a program",
-                    false => "a number read by `metric.regex`",
-                };
-                let message = format!("`metric.goal` is missing: {what} may be better high (an accuracy) or low (a loss or a time)");
-                let hint = Some("add `goal: maximize` or `goal: minimize` to `metric:`");
-                match metric {
-                    Some(m) => self.err(&m.referenced, message, hint),
-                    None => Err(Error::ConfigFile {
-                        file: self.file.to_path_buf(),
-                        message,
-                        hint: hint.map(str::to_string),
-                    }),
-                }
-            }
-            None => Ok(Goal::Minimize),
-        }
-    }
-
-    /// `metric.function`: a regex, for the kinds cachegrind counts only.
-    fn metric_function(
-        &self,
-        kind: MetricKind,
-        f: Option<&Spanned<String>>,
-    ) -> Result<Option<regex::Regex>, Error> {
-        let Some(f) = f else { return Ok(None) };
-        if !kind.is_simulated() {
-            return self.err(
-                &f.referenced,
-                "`metric.function` counts functions under cachegrind: it needs `kind: instructions` or `kind: cycles`".into(),
-                None,
+/// The metric: `kind: regex` needs a `regex` (and a `regex` alone means that kind), and a
+/// given regex compiles.
+pub(super) fn metric(
+    cx: &Ctx,
+    metric: Option<&Spanned<RawMetric>>,
+    told: bool,
+) -> Result<Metric, Error> {
+    let none = RawMetric::default();
+    let m = metric.map_or(&none, |m| &m.value);
+    // A told value is a score unless the file says it is a time.
+    let kind = m.kind.unwrap_or(if m.regex.is_some() || told {
+        MetricKind::Regex
+    } else {
+        MetricKind::KernelTime
+    });
+    let regex = match (&kind, &m.regex) {
+        (MetricKind::Regex, None) if !told => {
+            let at = metric.expect("a kind was given").referenced;
+            return cx.err(
+                &at,
+                "`metric.kind: regex` needs `metric.regex`".into(),
+                Some("e.g. `regex: 'time: ([0-9.eE+-]+)'` (the first group is the number)"),
             );
         }
-        match regex::Regex::new(&f.value) {
-            Ok(re) => Ok(Some(re)),
-            Err(e) => self.err(
-                &f.referenced,
-                format!("invalid `metric.function` regex `{}`: {e}", f.value),
-                Some(
-                    "e.g. `function: '^kernel_gemm'` (the kernel and what OpenMP outlined from it)",
-                ),
-            ),
+        (_, Some(r)) => Some(cx.number_regex(r, "metric.regex")?),
+        _ => None,
+    };
+    let function = metric_function(cx, kind, m.function.as_ref())?;
+    Ok(Metric {
+        goal: goal(cx, metric, kind, told)?,
+        kind,
+        regex,
+        function,
+    })
+}
+
+/// `metric.goal`: a number read by a regex, or told, may be better high (an accuracy) or
+/// low (a loss): the file must say which; a time moldtune measures is minimised.
+fn goal(
+    cx: &Ctx,
+    metric: Option<&Spanned<RawMetric>>,
+    kind: MetricKind,
+    told: bool,
+) -> Result<Goal, Error> {
+    let given = metric.and_then(|m| m.value.goal);
+    match given {
+        Some(g) => Ok(g),
+        None if kind == MetricKind::Regex || told => {
+            let what = match told {
+                true => "the values told by a program",
+                false => "a number read by `metric.regex`",
+            };
+            let message = format!("`metric.goal` is missing: {what} may be better high (an accuracy) or low (a loss or a time)");
+            let hint = Some("add `goal: maximize` or `goal: minimize` to `metric:`");
+            match metric {
+                Some(m) => cx.err(&m.referenced, message, hint),
+                None => Err(Error::ConfigFile {
+                    file: cx.file.to_path_buf(),
+                    message,
+                    hint: hint.map(str::to_string),
+                }),
+            }
         }
+        None => Ok(Goal::Minimize),
+    }
+}
+
+/// `metric.function`: a regex, for the kinds cachegrind counts only.
+fn metric_function(
+    cx: &Ctx,
+    kind: MetricKind,
+    f: Option<&Spanned<String>>,
+) -> Result<Option<regex::Regex>, Error> {
+    let Some(f) = f else { return Ok(None) };
+    if !kind.is_simulated() {
+        return cx.err(
+            &f.referenced,
+            "`metric.function` counts functions under cachegrind: it needs `kind: instructions` or `kind: cycles`".into(),
+            None,
+        );
+    }
+    match regex::Regex::new(&f.value) {
+        Ok(re) => Ok(Some(re)),
+        Err(e) => cx.err(
+            &f.referenced,
+            format!("invalid `metric.function` regex `{}`: {e}", f.value),
+            Some("e.g. `function: '^kernel_gemm'` (the kernel and what OpenMP outlined from it)"),
+        ),
     }
 }

@@ -113,9 +113,7 @@ impl Ctx<'_> {
             warmup,
         })
     }
-}
 
-impl Ctx<'_> {
     /// `progress.regex`: it compiles and has exactly two capture groups.
     fn progress_regex(&self, r: &Spanned<String>) -> Result<regex::Regex, Error> {
         let regex = regex::Regex::new(&r.value).or_else(|e| {

@@ -5,60 +5,40 @@
 use crate::error::Error;
 use crate::problem::locate::Ctx;
 use crate::problem::raw::RawProblem;
-use crate::problem::Problem;
 
-impl Ctx<'_> {
-    /// Whether a program tells the evaluations (neither `mold:` nor `run:`, and nothing
-    /// that builds or runs); one of the two without the other is refused.
-    pub(super) fn told(&self, raw: &RawProblem) -> Result<bool, Error> {
-        match (&raw.mold, &raw.run) {
-            (Some(_), Some(_)) => Ok(false),
-            (Some(m), None) => self.err(
-                &m.referenced,
-                "the problem has a `mold:` but no `run:`: nothing would run its variants".into(),
-                Some("add `run:` (e.g. `run: \"{{ exe }}\"`), or leave both out for a space whose values a program tells (`moldtune serve`)"),
-            ),
-            (None, Some(r)) => self.err(
-                &r.referenced,
-                "the problem has a `run:` but no `mold:`: there is no source to render".into(),
-                Some("add `mold: FILE`, or leave both out for a space whose values a program tells (`moldtune serve`)"),
-            ),
-            (None, None) => {
-                let building = [
-                    ("compile", raw.compile.is_some()),
-                    ("sources", !raw.sources.is_empty()),
-                    ("env", !raw.env.is_empty()),
-                    ("check", raw.check.is_some()),
-                    ("work", raw.work.is_some()),
-                    ("timeouts", raw.timeouts.is_some()),
-                    ("repeats", raw.repeats.is_some()),
-                ];
-                match building.iter().find(|b| b.1) {
-                    Some((key, _)) => Err(Error::ConfigFile {
-                        file: self.file.to_path_buf(),
-                        message: format!("`{key}:` is a setting of building and running variants, and the problem has neither `mold:` nor `run:`"),
-                        hint: Some("add the mold and its `run:`, or leave it out: a program tells this problem's values (`moldtune serve`, `ask`, `tell`)".into()),
-                    }),
-                    None => Ok(true),
-                }
+/// Whether a program tells the evaluations (neither `mold:` nor `run:`, and nothing
+/// that builds or runs); one of the two without the other is refused.
+pub(super) fn told(cx: &Ctx, raw: &RawProblem) -> Result<bool, Error> {
+    match (&raw.mold, &raw.run) {
+        (Some(_), Some(_)) => Ok(false),
+        (Some(m), None) => cx.err(
+            &m.referenced,
+            "the problem has a `mold:` but no `run:`: nothing would run its variants".into(),
+            Some("add `run:` (e.g. `run: \"{{ exe }}\"`), or leave both out for a space whose values a program tells (`moldtune serve`)"),
+        ),
+        (None, Some(r)) => cx.err(
+            &r.referenced,
+            "the problem has a `run:` but no `mold:`: there is no source to render".into(),
+            Some("add `mold: FILE`, or leave both out for a space whose values a program tells (`moldtune serve`)"),
+        ),
+        (None, None) => {
+            let building = [
+                ("compile", raw.compile.is_some()),
+                ("sources", !raw.sources.is_empty()),
+                ("env", !raw.env.is_empty()),
+                ("check", raw.check.is_some()),
+                ("work", raw.work.is_some()),
+                ("timeouts", raw.timeouts.is_some()),
+                ("repeats", raw.repeats.is_some()),
+            ];
+            match building.iter().find(|b| b.1) {
+                Some((key, _)) => Err(Error::ConfigFile {
+                    file: cx.file.to_path_buf(),
+                    message: format!("`{key}:` is a setting of building and running variants, and the problem has neither `mold:` nor `run:`"),
+                    hint: Some("add the mold and its `run:`, or leave it out: a program tells this problem's values (`moldtune serve`, `ask`, `tell`)".into()),
+                }),
+                None => Ok(true),
             }
         }
-    }
-}
-
-impl Problem {
-    /// Refuses `command` (`run`, `measure`, …) on a problem whose evaluations are told: it
-    /// has nothing to build or run.
-    pub fn built(self, command: &str) -> Result<Problem, Error> {
-        if !self.told {
-            return Ok(self);
-        }
-        Err(Error::usage(
-            format!(
-                "`{}` has neither `mold:` nor `run:`: `moldtune {command}` has nothing to build or run",
-                self.path.display()
-            ),
-            Some("a program tells this problem's values: drive it with `moldtune serve`, `ask` and `tell` (or the Python module), or add a mold and its `run:`"),
-        ))
     }
 }
