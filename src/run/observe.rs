@@ -4,6 +4,7 @@
 //! replays), then tells every observer; at the end it tells them once more.
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use crate::error::Error;
 use crate::problem::Problem;
@@ -65,15 +66,63 @@ impl Observe for BestSource {
     }
 }
 
-/// results.json: every evaluation with typed values, rewritten after each one.
-pub struct ResultsJson;
+/// results.json: every evaluation with typed values. Rewriting it costs time in proportion to
+/// the run, so it is rewritten after an evaluation only once a tenth more of the run has been
+/// logged since the last time, or two seconds (at least ten times the last rewrite) have passed;
+/// and always at the end, on an interrupt and when the machine fails. results.csv, appended
+/// after every evaluation, is the checkpoint.
+#[derive(Default)]
+pub struct ResultsJson {
+    /// Evaluations in the last file written, when, and how long writing it took.
+    written: Option<(usize, Instant, Duration)>,
+}
+
+impl ResultsJson {
+    /// Whether a file of `n` evaluations is due, `since` the last one was written.
+    fn due(&self, n: usize, since: impl Fn(Instant) -> Duration) -> bool {
+        let Some((written, at, took)) = self.written else {
+            return true;
+        };
+        n > written + written / 10 || since(at) >= (10 * took).max(Duration::from_secs(2))
+    }
+}
 
 impl Observe for ResultsJson {
     fn logged(&mut self, seen: &Seen) -> Result<(), Error> {
-        crate::run::results_json::write(seen.dir, seen.problem, seen.meta, seen.records)
+        match self.due(seen.records.len(), |at| at.elapsed()) {
+            true => self.finished(seen),
+            false => Ok(()),
+        }
     }
 
     fn finished(&mut self, seen: &Seen) -> Result<(), Error> {
-        self.logged(seen)
+        let t0 = Instant::now();
+        crate::run::results_json::write(seen.dir, seen.problem, seen.meta, seen.records)?;
+        self.written = Some((seen.records.len(), Instant::now(), t0.elapsed()));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::ResultsJson;
+
+    /// results.json is written first, then once a tenth more of the run is logged or two
+    /// seconds (ten times a slow write) have passed: a bounded share of the run's time.
+    #[test]
+    fn results_json_is_rewritten_as_the_run_grows_by_a_tenth_or_after_two_seconds() {
+        let fresh = |_: Instant| Duration::ZERO;
+        let mut r = ResultsJson::default();
+        assert!(r.due(1, fresh));
+        r.written = Some((1, Instant::now(), Duration::from_millis(1)));
+        assert!(r.due(2, fresh));
+        r.written = Some((1000, Instant::now(), Duration::from_millis(1)));
+        assert!(!r.due(1001, fresh) && !r.due(1100, fresh) && r.due(1101, fresh));
+        assert!(r.due(1001, |_| Duration::from_secs(2)));
+        r.written = Some((1000, Instant::now(), Duration::from_millis(500)));
+        assert!(!r.due(1001, |_| Duration::from_secs(4)));
+        assert!(r.due(1001, |_| Duration::from_secs(5)));
     }
 }

@@ -50,20 +50,36 @@ pub fn quantity(r: &Record, name: &str) -> Option<f64> {
     .filter(|x| x.is_finite())
 }
 
-/// A warning when the last evaluation is the first success whose output lacks a `record:`
-/// quantity (its regex did not match): the column stays empty, and a tie rule on it has no
-/// data.
-pub fn missing_warning(problem: &Problem, records: &[Record]) -> Option<String> {
-    let (last, before) = records.split_last()?;
-    let lacks = |r: &Record, q: &str| r.m.status == Status::Ok && quantity(r, q).is_none();
-    // A progress report is optional (a solver with no epochs prints none): not warned.
+/// The `record:` quantities a successful evaluation's output lacks (their regex did not
+/// match); a progress report is optional (a solver with no epochs prints none) and not
+/// listed.
+pub fn lacking<'p>(problem: &'p Problem, r: &Record) -> Vec<&'p str> {
     let progress = [
         crate::problem::progress::STEP,
         crate::problem::progress::VALUE,
     ];
+    if r.m.status != Status::Ok {
+        return Vec::new();
+    }
+    (problem.record.iter())
+        .filter(|q| !progress.contains(&q.name.as_str()) && quantity(r, &q.name).is_none())
+        .map(|q| q.name.as_str())
+        .collect()
+}
+
+/// A warning when `last` is the first success whose output lacks a `record:` quantity:
+/// the column stays empty, and a tie rule on it has no data. `lacked` holds the quantities
+/// an earlier success lacked (not warned again); `last`'s are added to it.
+pub fn missing_warning(
+    problem: &Problem,
+    last: &Record,
+    lacked: &mut std::collections::BTreeSet<String>,
+) -> Option<String> {
+    let new: Vec<&str> = (lacking(problem, last).into_iter())
+        .filter(|q| lacked.insert(q.to_string()))
+        .collect();
     let names: Vec<String> = (problem.record.iter())
-        .filter(|q| !progress.contains(&q.name.as_str()))
-        .filter(|q| lacks(last, &q.name) && !before.iter().any(|r| lacks(r, &q.name)))
+        .filter(|q| new.contains(&q.name.as_str()))
         .map(|q| match &q.regex {
             Some(r) => format!("`{}` (regex `{}`)", q.name, r.as_str()),
             None => format!("`{}`", q.name),
@@ -72,15 +88,17 @@ pub fn missing_warning(problem: &Problem, records: &[Record]) -> Option<String> 
     if names.is_empty() {
         return None;
     }
+    let tie_rule = problem
+        .prefer
+        .as_ref()
+        .is_some_and(|p| new.contains(&p.quantity.as_str()));
     Some(format!(
         "warning: eval {} succeeded, but its output has no match for the recorded {}: the column stays empty{}",
         last.eval_id,
         names.join(", "),
-        match &problem.prefer {
-            Some(p) if names.iter().any(|n| n.starts_with(&format!("`{}`", p.quantity))) => {
-                ", and the tie rule has no value of it there"
-            }
-            _ => "",
+        match tie_rule {
+            true => ", and the tie rule has no value of it there",
+            false => "",
         }
     ))
 }

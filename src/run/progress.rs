@@ -1,7 +1,7 @@
 //! Progress while a search runs: a bar on a TTY (evaluations, best so far, counts per
 //! outcome), one plain line per evaluation otherwise. Always on stderr.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -16,18 +16,20 @@ pub struct Progress {
     total: usize,
     counts: BTreeMap<&'static str, usize>,
     quiet: bool,
+    /// The `record:` quantities some success lacked (warned once).
+    lacked: BTreeSet<String>,
 }
 
 /// The terminal's view: a line (or the bar's message) per evaluation, and the warning when a
 /// success lacks a quantity the problem records.
 impl Observe for Progress {
     fn logged(&mut self, seen: &Seen) -> Result<(), Error> {
-        if let Some(w) = crate::run::prefer::missing_warning(seen.problem, seen.records) {
-            self.message(&w);
-        }
         let Some(last) = seen.records.last() else {
             return Ok(());
         };
+        if let Some(w) = crate::run::prefer::missing_warning(seen.problem, last, &mut self.lacked) {
+            self.message(&w);
+        }
         let best = seen.best.and_then(|i| seen.records[i].m.objective);
         let describe = seen.problem.space.describe(&last.config);
         self.update(last, seen.spent, best, &describe);
@@ -53,11 +55,20 @@ impl Progress {
             total,
             counts: BTreeMap::new(),
             quiet,
+            lacked: BTreeSet::new(),
         }
     }
 
-    pub fn count(&mut self, r: &Record) {
+    fn count(&mut self, r: &Record) {
         *self.counts.entry(r.m.status.as_str()).or_default() += 1;
+    }
+
+    /// Counts an evaluation of the log a resumed run replays (not shown); a quantity it
+    /// lacked is not warned of again.
+    pub fn replayed(&mut self, problem: &crate::problem::Problem, r: &Record) {
+        self.count(r);
+        let lacking = crate::run::prefer::lacking(problem, r);
+        self.lacked.extend(lacking.into_iter().map(str::to_string));
     }
 
     fn counts_text(&self) -> String {

@@ -53,16 +53,13 @@ use crate::search::settings::{Design, Learner, Settings};
 use crate::search::surrogate::{Forest, ForestParams};
 use crate::search::unseen::NoProposal;
 use crate::search::unseen::Unseen;
-use history::Observation;
+use history::{History, Observation};
 use model::{Feasible, Model};
 use streams::{STREAM_EXPLORE, STREAM_FEASIBLE, STREAM_INITIAL, STREAM_LHS, STREAM_PRIOR};
 
 pub struct Searcher<'s> {
-    space: &'s Space,
-    s: Settings,
-    history: Vec<Observation>,
-    /// What was evaluated, and the draws of what was not.
-    unseen: Unseen<'s>,
+    /// The space, settings, history, prior forest and books a model step reads.
+    model: Model<'s>,
     /// Whether the default configuration may be proposed (valid, and a candidate).
     default_allowed: bool,
     lhs: Vec<Config>,
@@ -74,12 +71,9 @@ pub struct Searcher<'s> {
     proposers: std::collections::HashMap<Vec<u64>, Learner>,
     /// `--learner auto`'s choice of learner.
     bandit: Bandit,
-    /// What `--warm-start` transfers from an earlier run (nothing by default), and a forest
-    /// fitted once on it: the prior mean of this run's models (see [`Searcher::prior_mean`]).
+    /// What `--warm-start` transfers from an earlier run (nothing by default); a forest
+    /// fitted once on it is the model's prior mean (see [`Searcher::warm_start`]).
     prior: Prior,
-    prior_model: Option<Forest>,
-    /// Values that have only ever failed: not drawn again except as an exploration.
-    condemned: Condemned,
 }
 
 /// How many of the prior's best configurations open the initial design.
@@ -129,18 +123,20 @@ impl<'s> Searcher<'s> {
         let default = space.default_config();
         let default_allowed = space.is_valid(&default) && unseen.is_candidate(&default);
         Searcher {
-            space,
-            s,
-            history: Vec::new(),
-            unseen,
+            model: Model {
+                space,
+                history: History::new(s.goal),
+                s,
+                prior_model: None,
+                unseen,
+                condemned: Condemned::default(),
+            },
             default_allowed,
             lhs,
             lost: Default::default(),
             proposers: Default::default(),
             bandit: Bandit::default(),
             prior: Prior::default(),
-            prior_model: None,
-            condemned: Condemned::default(),
         }
     }
 
@@ -150,10 +146,10 @@ impl<'s> Searcher<'s> {
     pub fn warm_start(&mut self, prior: Prior) {
         let configs: Vec<Config> = prior.points.iter().map(|p| p.0.clone()).collect();
         let z: Vec<f64> = prior.points.iter().map(|p| p.1).collect();
-        let mut rng = Rng::for_step(self.s.seed, STREAM_PRIOR, 0);
-        self.prior_model = (!z.is_empty()).then(|| {
-            let x = self.model().tree_features(&configs);
-            let d = self.space.tree_width();
+        let mut rng = Rng::for_step(self.model.s.seed, STREAM_PRIOR, 0);
+        self.model.prior_model = (!z.is_empty()).then(|| {
+            let x = self.model.tree_features(&configs);
+            let d = self.model.space.tree_width();
             Forest::fit(&x, d, &z, ForestParams::random_forest(), &mut rng)
         });
         self.prior = prior;
@@ -162,29 +158,28 @@ impl<'s> Searcher<'s> {
     /// Records an evaluated configuration (also used to replay the log on resume); its
     /// pending entry, if it had one, is replaced.
     pub fn tell(&mut self, config: &Config, m: &Measurement, source: Source) {
-        self.unseen.mark(config);
-        let encoded = self.space.encode(config);
-        self.history
-            .retain(|o| !(o.pending && o.encoded == encoded));
+        self.model.unseen.mark(config);
+        let encoded = self.model.space.encode(config);
+        self.model.history.settle(&encoded);
         if m.status == Status::Lost {
             // The environment's failure says nothing of the configuration: it may be
             // proposed again, once (one that loses its job every time is left alone).
             if self.lost.insert(config.key()) {
-                self.unseen.unmark(config);
+                self.model.unseen.unmark(config);
             }
             return;
         }
-        let usable = self.model().gives_value(m.status);
-        self.condemned.tell(self.space, config, usable);
-        if self.s.learner == Learner::Auto {
+        let usable = self.model.gives_value(m.status);
+        self.model.condemned.tell(self.model.space, config, usable);
+        if self.model.s.learner == Learner::Auto {
             if let Some(&arm) = self.proposers.get(&config.key()) {
                 let reward = self.reward(m);
                 self.bandit.credit(arm, reward, m.compile_s + m.run_s);
             }
         }
-        self.history.push(Observation {
+        self.model.history.push(Observation {
             encoded,
-            tree: self.space.tree_features(config),
+            tree: self.model.space.tree_features(config),
             status: m.status,
             objective: self.observed(m),
             run_s: m.run_s,
@@ -198,7 +193,7 @@ impl<'s> Searcher<'s> {
     /// pruned run when it is on the objective's scale.
     fn observed(&self, m: &Measurement) -> Option<f64> {
         match m.status {
-            Status::Pruned if self.s.progress_is_objective => {
+            Status::Pruned if self.model.s.progress_is_objective => {
                 m.recorded.get(crate::problem::progress::VALUE).copied()
             }
             _ => m.objective,
@@ -209,11 +204,11 @@ impl<'s> Searcher<'s> {
     /// best objective so far (the constant liar of batch Bayesian optimisation): the next
     /// proposals neither repeat it nor crowd around it as if it were unknown.
     pub fn pending(&mut self, config: &Config, source: Source) {
-        self.unseen.mark(config);
+        self.model.unseen.mark(config);
         let best = self.best();
-        self.history.push(Observation {
-            encoded: self.space.encode(config),
-            tree: self.space.tree_features(config),
+        self.model.history.push(Observation {
+            encoded: self.model.space.encode(config),
+            tree: self.model.space.tree_features(config),
             status: Status::Ok,
             objective: best,
             run_s: 0.0,
@@ -229,22 +224,14 @@ impl<'s> Searcher<'s> {
         let (Status::Ok, Some(v)) = (m.status, m.objective) else {
             return 0.0;
         };
-        let goal = self.s.goal;
-        let new_best = self.successes().all(|b| goal.better(v, b));
+        let goal = self.model.s.goal;
+        let new_best = self.best().is_none_or(|b| goal.better(v, b));
         f64::from(u8::from(new_best))
-    }
-
-    /// The objectives of the successes so far (pending proposals aside).
-    fn successes(&self) -> impl Iterator<Item = f64> + '_ {
-        (self.history.iter())
-            .filter(|o| o.status == Status::Ok && !o.pending)
-            .filter_map(|o| o.objective)
     }
 
     /// The best objective evaluated so far (pending proposals aside).
     fn best(&self) -> Option<f64> {
-        let goal = self.s.goal;
-        (self.successes()).reduce(|a, b| if goal.better(b, a) { b } else { a })
+        self.model.history.best()
     }
 
     /// The learner that proposed `config` (see [`Strategy::proposer`](super::Strategy)).
@@ -258,7 +245,7 @@ impl<'s> Searcher<'s> {
     }
 
     pub fn is_seen(&self, config: &Config) -> bool {
-        self.unseen.is_seen(config)
+        self.model.unseen.is_seen(config)
     }
 
     /// The next configuration, or why there is none: every valid configuration has been
@@ -270,10 +257,9 @@ impl<'s> Searcher<'s> {
         if let Some(c) = self.exploration(step) {
             return Ok((c, Source::Explore));
         }
-        let n_initial = (self.history.iter())
-            .filter(|o| matches!(o.source, Source::Initial | Source::Prior))
-            .count();
-        if n_initial < self.s.initial {
+        let history = &self.model.history;
+        let n_initial = history.from(Source::Initial) + history.from(Source::Prior);
+        if n_initial < self.model.s.initial {
             if let Some(c) = self.prior_point() {
                 return Ok((c, Source::Prior));
             }
@@ -284,14 +270,14 @@ impl<'s> Searcher<'s> {
         if self.random_due(step) {
             return self.random_step(step).map(|c| (c, Source::Random));
         }
-        let learner = match self.s.learner {
+        let learner = match self.model.s.learner {
             Learner::Auto => self.bandit.choose(),
             l => l,
         };
         let proposal = if learner == Learner::Random {
             self.random_step(step).map(|c| (c, Source::Random))
         } else {
-            self.model().step(step, learner).map(|c| (c, Source::Model))
+            self.model.step(step, learner).map(|c| (c, Source::Model))
         };
         if let Ok((c, _)) = &proposal {
             self.proposers.insert(c.key(), learner);
@@ -302,7 +288,7 @@ impl<'s> Searcher<'s> {
     /// A random proposal after the initial design, screened as [`Searcher::screened_random`]
     /// says.
     fn random_step(&self, step: usize) -> Result<Config, NoProposal> {
-        let mut rng = Rng::for_step(self.s.seed, STREAM_INITIAL, step as u64);
+        let mut rng = Rng::for_step(self.model.s.seed, STREAM_INITIAL, step as u64);
         self.screened_random(&mut rng, step)
     }
 
@@ -312,22 +298,23 @@ impl<'s> Searcher<'s> {
     /// expects to succeed (else the likeliest), before that the first; the first draw when
     /// every draw has a condemned value.
     fn screened_random(&self, rng: &mut Rng, step: usize) -> Result<Config, NoProposal> {
-        let first = self.unseen.random(rng)?;
-        let plain = self.s.learner == Learner::Random;
-        let model = self.model();
-        if plain || (!self.condemned.vetoes(&first) && !model.learns_failures()) {
+        let first = self.model.unseen.random(rng)?;
+        let plain = self.model.s.learner == Learner::Random;
+        let model = &self.model;
+        if plain || (!self.model.condemned.vetoes(&first) && !model.learns_failures()) {
             return Ok(first);
         }
         let mut clean: Vec<Config> = std::iter::once(first.clone())
-            .chain((1..SCREEN_DRAWS).map_while(|_| self.unseen.random(rng).ok()))
-            .filter(|c| !self.condemned.vetoes(c))
+            .chain((1..SCREEN_DRAWS).map_while(|_| self.model.unseen.random(rng).ok()))
+            .filter(|c| !self.model.condemned.vetoes(c))
             .collect();
         if clean.is_empty() {
             return Ok(first);
         }
         let pick = match model.learns_failures() {
             true => {
-                let mut feasible_rng = Rng::for_step(self.s.seed, STREAM_FEASIBLE, step as u64);
+                let mut feasible_rng =
+                    Rng::for_step(self.model.s.seed, STREAM_FEASIBLE, step as u64);
                 let p = model.feasibility(&model.tree_features(&clean), &mut feasible_rng);
                 Feasible(p).first_likely(clean.len())
             }
@@ -340,24 +327,24 @@ impl<'s> Searcher<'s> {
     /// ([`crate::search::condemned`]): a random configuration with that value, unless one
     /// is already under way.
     fn exploration(&self, step: usize) -> Option<Config> {
-        if self.s.learner == Learner::Random {
+        if self.model.s.learner == Learner::Random {
             return None;
         }
-        let (i, x) = self.condemned.due()?;
-        let under_way = (self.history.iter()).any(|o| o.pending && o.source == Source::Explore);
+        let (i, x) = self.model.condemned.due()?;
+        let under_way = self.model.history.pending_from(Some(Source::Explore)) > 0;
         if under_way {
             return None;
         }
-        let mut rng = Rng::for_step(self.s.seed, STREAM_EXPLORE, step as u64);
+        let mut rng = Rng::for_step(self.model.s.seed, STREAM_EXPLORE, step as u64);
         (0..EXPLORE_DRAWS)
-            .map_while(|_| self.unseen.random(&mut rng).ok())
+            .map_while(|_| self.model.unseen.random(&mut rng).ok())
             .find(|c| c.0[i].to_bits() == x.to_bits())
     }
 
     /// The default configuration, while it is allowed and not yet proposed or evaluated.
     fn default_due(&self) -> Option<Config> {
-        if self.default_allowed && self.history.iter().all(|o| o.source != Source::Default) {
-            let default = self.space.default_config();
+        if self.default_allowed && self.model.history.from(Source::Default) == 0 {
+            let default = self.model.space.default_config();
             if !self.is_seen(&default) {
                 return Some(default);
             }
@@ -368,23 +355,28 @@ impl<'s> Searcher<'s> {
     /// The next of the prior's best configurations, while fewer than [`PRIOR_FIRST`] were
     /// proposed: the first that may be proposed and was not.
     fn prior_point(&self) -> Option<Config> {
-        let done = (self.history.iter())
-            .filter(|o| o.source == Source::Prior)
-            .count();
+        let done = self.model.history.from(Source::Prior);
         if done >= PRIOR_FIRST {
             return None;
         }
         (self.prior.best(PRIOR_FIRST))
-            .find(|c| self.unseen.is_candidate(c) && !self.is_seen(c) && self.space.is_valid(c))
+            .find(|c| {
+                self.model.unseen.is_candidate(c)
+                    && !self.is_seen(c)
+                    && self.model.space.is_valid(c)
+            })
             .cloned()
     }
 
     /// Point `k` of the initial design: the Latin hypercube's, when it is a new candidate,
     /// else a random one.
     fn initial_point(&self, step: usize, k: usize) -> Result<Config, NoProposal> {
-        let mut rng = Rng::for_step(self.s.seed, STREAM_INITIAL, step as u64);
+        let mut rng = Rng::for_step(self.model.s.seed, STREAM_INITIAL, step as u64);
         if let Some(c) = self.lhs.get(k) {
-            if self.unseen.is_candidate(c) && !self.is_seen(c) && !self.condemned.vetoes(c) {
+            if self.model.unseen.is_candidate(c)
+                && !self.is_seen(c)
+                && !self.model.condemned.vetoes(c)
+            {
                 return Ok(c.clone());
             }
         }
@@ -394,30 +386,14 @@ impl<'s> Searcher<'s> {
     /// Whether this step after the initial design is random: random search, fewer than two
     /// successes to learn from, or an interleaved random step.
     fn random_due(&self, step: usize) -> bool {
-        let ok = self
-            .history
-            .iter()
-            .filter(|o| o.status == Status::Ok)
-            .count();
-        let every = self.s.interleave;
-        self.s.learner == Learner::Random || ok < 2 || (every > 0 && step % every == 0)
+        let ok = self.model.history.with(Status::Ok);
+        let every = self.model.s.interleave;
+        self.model.s.learner == Learner::Random || ok < 2 || (every > 0 && step % every == 0)
     }
 
     /// A pool of up to `pool` distinct configurations not yet evaluated ([`Model::pool`]).
     pub fn pool(&self, rng: &mut Rng) -> Vec<Config> {
-        self.model().pool(rng)
-    }
-
-    /// The view of the search a model step reads.
-    fn model(&self) -> Model<'_> {
-        Model {
-            space: self.space,
-            s: &self.s,
-            history: &self.history,
-            prior_model: self.prior_model.as_ref(),
-            unseen: &self.unseen,
-            condemned: &self.condemned,
-        }
+        self.model.pool(rng)
     }
 }
 

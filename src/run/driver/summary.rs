@@ -54,7 +54,7 @@ impl Summary {
             counts: s.progress.summary_counts(),
             proposers: (s.s.learner == crate::search::Learner::Auto)
                 .then(|| log::proposer_counts(&s.records)),
-            spent: s.spent(),
+            spent: s.spent,
             objective: crate::problem::objective::Objective::of(&s.problem.metric),
             preferred: crate::run::prefer::preferred_json(s.problem, &s.records),
             tie_rule_unfed: (s.problem.prefer.as_ref())

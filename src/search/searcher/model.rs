@@ -9,7 +9,7 @@ use crate::rng::Rng;
 use crate::search::acquisition::Scorer;
 use crate::search::condemned::Condemned;
 use crate::search::prior::Prior;
-use crate::search::searcher::history::Observation;
+use crate::search::searcher::history::{History, Observation};
 use crate::search::searcher::streams::{STREAM_FEASIBLE, STREAM_FIT, STREAM_POOL};
 use crate::search::settings::{Learner, Settings};
 use crate::search::surrogate::{Forest, ForestParams, Gbrt, Gp};
@@ -83,17 +83,18 @@ pub(super) struct PriorMean {
 }
 
 /// What the model step reads of the search: its space and settings, the history, the prior's
-/// forest and the books of what was not evaluated yet. [`Searcher`] lends one per step that
-/// needs a model.
+/// forest and the books of what was not evaluated yet. [`Searcher`] owns one, and adds what
+/// only its other steps need (the initial design, the default, the bandit, the prior's
+/// points).
 ///
 /// [`Searcher`]: super::Searcher
 pub(super) struct Model<'a> {
     pub(super) space: &'a Space,
-    pub(super) s: &'a Settings,
-    pub(super) history: &'a [Observation],
-    pub(super) prior_model: Option<&'a Forest>,
-    pub(super) unseen: &'a Unseen<'a>,
-    pub(super) condemned: &'a Condemned,
+    pub(super) s: Settings,
+    pub(super) history: History,
+    pub(super) prior_model: Option<Forest>,
+    pub(super) unseen: Unseen<'a>,
+    pub(super) condemned: Condemned,
 }
 
 impl Model<'_> {
@@ -208,7 +209,7 @@ impl Model<'_> {
 
     /// Whether the feasibility classifier has something to learn.
     pub(super) fn learns_failures(&self) -> bool {
-        self.s.feasibility && !self.history.iter().all(|o| self.gives_value(o.status))
+        self.s.feasibility && self.history.any_besides(|s| self.gives_value(s))
     }
 
     /// Probability that each pooled candidate (tree features `xt`) succeeds, when the
@@ -257,7 +258,7 @@ impl Model<'_> {
             _ => None,
         });
         let (x, mut y, rows) = self.training_set(gp, feasible.0.is_some());
-        let acq = Scorer::new(self.s, &y);
+        let acq = Scorer::new(&self.s, &y);
         let prior = (xt.as_ref()).and_then(|xt| self.prior_mean(&rows, &y, xt));
         if let Some(m) = &prior {
             y.iter_mut().zip(&m.own).for_each(|(y, m)| *y -= m);

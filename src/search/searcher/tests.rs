@@ -40,13 +40,13 @@ fn a_lost_evaluation_is_not_learnt_and_its_configuration_comes_back_once() {
     let lost = Measurement::failed(Status::Lost, 0.0, 0.0, "node failed".into());
     s.tell(&c, &lost, source);
     assert!(
-        s.history.is_empty(),
+        s.model.history.is_empty(),
         "neither the pending entry nor the loss is kept"
     );
     assert!(!s.is_seen(&c), "it may be proposed again");
     s.tell(&c, &lost, source);
     assert!(s.is_seen(&c), "lost twice: left alone");
-    assert!(s.history.is_empty());
+    assert!(s.model.history.is_empty());
 }
 
 fn run(learner: Learner, seed: u64, budget: usize) -> (Vec<String>, f64) {
@@ -135,10 +135,10 @@ fn a_prior_that_ranks_backwards_gets_no_say() {
     for c in pool.iter().take(20) {
         s.tell(c, &ok(f(c)), Source::Initial);
     }
-    let (_, y, rows) = s.model().training_set(false, false);
+    let (_, y, rows) = s.model.training_set(false, false);
     let m = s
-        .model()
-        .prior_mean(&rows, &y, &s.model().tree_features(&pool))
+        .model
+        .prior_mean(&rows, &y, &s.model.tree_features(&pool))
         .unwrap();
     let first = m.pool[0];
     assert!(m.pool.iter().chain(&m.own).all(|&v| v == first));
@@ -359,7 +359,7 @@ fn a_score_s_timeout_is_not_scored_as_the_worst() {
         }
         let cut = Measurement::failed(Status::RunTimeout, 0.1, 2.0, "timed out".into());
         s.tell(&pool[6], &cut, Source::Initial);
-        s.model().training_set(false, false).2
+        s.model.training_set(false, false).2
     };
     assert_eq!(rows(Timeouts::Unscored, Goal::Maximize).len(), 6);
     assert_eq!(rows(Timeouts::Worst, Goal::Maximize).len(), 7);
@@ -380,14 +380,14 @@ fn a_pruned_configuration_is_learnt_as_in_the_worse_half() {
     }
     let pruned = Measurement::failed(Status::Pruned, 0.1, 0.2, "pruned at step 1".into());
     s.tell(&pool[4], &pruned, Source::Initial);
-    let (_, y, rows) = s.model().training_set(false, false);
+    let (_, y, rows) = s.model.training_set(false, false);
     assert_eq!(rows, vec![0, 1, 2, 3, 4]);
     // Maximised, positive: targets are −ln(objective); the quartile of the worse half.
     let targets: Vec<f64> = (1..=4).map(|v| -(v as f64).ln()).collect();
     let q = crate::stats::quantile(&targets, 0.75).unwrap();
     assert!((y[4] - q).abs() < 1e-12, "{y:?}");
     assert!(y[4] < targets[0], "not the worst");
-    assert!(!s.model().learns_failures());
+    assert!(!s.model.learns_failures());
     // Its last progress value, on the objective's scale, makes it worse where it says so.
     let mut s = Searcher::new(
         &space,
@@ -407,7 +407,7 @@ fn a_pruned_configuration_is_learnt_as_in_the_worse_half() {
     high.recorded
         .insert(crate::problem::progress::VALUE.into(), 3.5);
     s.tell(&pool[5], &high, Source::Initial);
-    let (_, y, _) = s.model().training_set(false, false);
+    let (_, y, _) = s.model.training_set(false, false);
     assert!((y[4] - -(0.5f64).ln()).abs() < 1e-12, "{y:?}");
     assert!(
         (y[5] - q).abs() < 1e-12,
