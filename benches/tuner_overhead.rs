@@ -191,7 +191,7 @@ const SCALE_AT: [usize; 4] = [1_000, 2_000, 3_000, 10_000];
 const SCALE_LEARNERS: [Learner; 4] = [Learner::Gp, Learner::Rf, Learner::Et, Learner::Gbrt];
 
 /// The cost of one step at 1,000 to 10,000 observations (the 10,000-evaluation campaign of
-/// the README's "Beyond one cluster"): a model proposal of the default learner and of each
+/// docs/cluster.md's "Beyond one cluster"): a model proposal of the default learner and of each
 /// forest learner, the exact GP's fit on every observation where it is affordable, and the
 /// driver's bookkeeping — the results.csv append and the results.json rewrite. Writes
 /// results/bench/tuner_scale.md.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real Slurm cluster on this one machine, for moldtune's Slurm tests (tests/slurm.rs) and
-# the figures of the README's "On a cluster": munge, one slurmctld and two slurmd (nodes n1
+# the figures of docs/cluster.md: munge, one slurmctld and two slurmd (nodes n1
 # and n2, one CPU each, both on 127.0.0.1 with ports of their own), from Debian's packages
 # slurm-wlm and munge (installed when missing). Needs root (the daemons run as root).
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: install clang-22 if missing, then lint and run every test
 # (unit tests, the mock-driven CLI tests and the real clang-22 end-to-end tests, the Python
-# client's tests), then
+# client's tests, the commands the documentation shows), then
 # render the report in headless chromium (scripts/report_smoke.sh). As root, it also starts
 # a Slurm cluster on this machine (scripts/slurm_local.sh) for tests/slurm.rs and stops it
 # after; elsewhere those tests say they are skipped.
@@ -23,4 +23,6 @@ fi
 MOLDTUNE_REQUIRE_CLANG=1 cargo test 2>&1
 # The Python client (python/moldtune) against the binary just tested: standard library only.
 MOLDTUNE="$PWD/target/debug/moldtune" python3 -m unittest discover -s tests/python
+# Every `moldtune` command README.md and docs/*.md show, run against the same binary (docs/README.md).
+MOLDTUNE="$PWD/target/debug/moldtune" python3 scripts/docs_check.py
 REPORT_SMOKE_REQUIRED=1 bash scripts/report_smoke.sh

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-/// Exit codes, the one place they are defined (the README repeats this table).
+/// Exit codes, the one place they are defined (docs/files.md repeats this table).
 pub mod exit {
     /// Success.
     pub const OK: u8 = 0;

@@ -6,7 +6,7 @@
 //! samples recorded for it in the same interleaved rounds; and the machine, compiler and
 //! moldtune version they were recorded with. `moldtune baseline DIR…` writes one from a
 //! run directory, `moldtune check --update FILE…` records its samples again. The format is
-//! described in the README ("Baselines").
+//! described in docs/check.md ("Baselines").
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -191,7 +191,7 @@ fn parse(file: &Path) -> Result<Baseline, Error> {
         },
         message: format!("not a moldtune baseline: {e}"),
         hint: Some(
-            "the format is in the README (\"Baselines\"); `moldtune baseline DIR` writes one"
+            "the format is in docs/check.md (\"Baselines\"); `moldtune baseline DIR` writes one"
                 .into(),
         ),
     })

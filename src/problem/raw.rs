@@ -327,7 +327,7 @@ fn yaml_error(file: &Path, e: serde_saphyr::Error) -> Error {
     };
     let hint = if first.contains("unknown field") {
         Some(
-            "see the README's \"Problem file\" (or \"mctree\") section for the allowed keys"
+            "see docs/problem-file.md (or docs/mctree.md, \"Defaults\") for the allowed keys"
                 .to_string(),
         )
     } else if first.starts_with("not valid YAML") {
@@ -336,7 +336,7 @@ fn yaml_error(file: &Path, e: serde_saphyr::Error) -> Error {
                 .to_string(),
         )
     } else if first.contains("expected") || first.contains("is not one of") {
-        Some("check the value's type against the README's \"Problem file\" section".to_string())
+        Some("check the value's type against docs/problem-file.md".to_string())
     } else {
         None
     };

@@ -23,7 +23,7 @@ pub struct Best {
     pub best_c: Option<String>,
     pub evaluations: usize,
     pub ok: usize,
-    /// Evaluations stopped early by `progress:` (not failures: see the README's pruning).
+    /// Evaluations stopped early by `progress:` (not failures: see docs/applications.md, pruning).
     pub pruned: usize,
     /// The end-of-run (or `--verify`) re-measurement that chose it, when there was one.
     pub verification: Option<Verification>,

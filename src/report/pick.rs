@@ -72,7 +72,10 @@ pub fn configuration(problem: &Problem, which: &Which) -> Result<Config, Error> 
 fn preferred(problem: &Problem, dir: &Path) -> Result<Config, Error> {
     if problem.prefer.is_none() {
         let why = "`--preferred` needs a tie rule, and the problem has no `prefer:`";
-        return Err(Error::usage(why, Some("see `prefer:` in the README")));
+        return Err(Error::usage(
+            why,
+            Some("see `prefer:` in docs/problem-file.md"),
+        ));
     }
     let records = log::read_run_records(dir, problem)?;
     match crate::run::prefer::preferred(problem, &records) {

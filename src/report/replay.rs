@@ -356,7 +356,7 @@ fn evals_to_5pct(table: &Table, traces: &[Trace], budget: usize) -> Vec<f64> {
         .collect()
 }
 
-/// Counts used by the synthetic tile space's failure region (for the README's claim).
+/// Counts used by the synthetic tile space's failure region (for the claim in docs/deciding.md).
 pub fn describe(table: &Table) -> String {
     format!(
         "{}: {} configurations, {:.0}% fail, optimum {:.6}",

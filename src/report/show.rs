@@ -95,7 +95,7 @@ pub struct Shell {
     /// Added to moldtune's own environment.
     pub env: Pairs,
     pub cwd: PathBuf,
-    /// The most it may take (a timed run's timeout adapts below this, see the README).
+    /// The most it may take (a timed run's timeout adapts below this, see docs/measuring.md).
     pub timeout_s: f64,
 }
 

@@ -89,7 +89,7 @@ impl Shared {
 pub struct RunOptions {
     /// The problem file (YAML). Optional with `--resume DIR`.
     pub problem: Option<PathBuf>,
-    /// Search strategy [default: auto, or the problem's `search.learner`].
+    /// Search strategy [default: gp, or the problem's `search.learner`].
     #[arg(long, value_enum)]
     pub learner: Option<Learner>,
     /// Number of random initial configurations after the default one [default: 10].

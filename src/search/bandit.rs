@@ -12,7 +12,7 @@
 //! the highest credit plus an exploration bonus
 //! `EXPLORATION · sqrt(2 log2(uses in the window + 1) / its uses)`. Random search is an arm
 //! too. What this buys on the replay tables is measured in results/search/README.md and, with
-//! the per-second credit against the per-evaluation one, identical-rules.md (README, `auto`):
+//! the per-second credit against the per-evaluation one, identical-rules.md (docs/deciding.md, `auto`):
 //! the GP alone is as good or better on most tables, so `gp` is the default and `auto` an option.
 
 use std::collections::VecDeque;

@@ -14,7 +14,7 @@
 //! [`sample`](crate::problem::sample), for the initial design, the pool and the interleaved
 //! random steps alike ([`unseen`](crate::search::unseen) keeps the books).
 //!
-//! Failures (one policy, documented in the README):
+//! Failures (one policy, documented in docs/deciding.md):
 //! * a feasibility classifier (a random forest on ok = 1 / failed = 0, i.e. a probability
 //!   forest) learns which configurations fail to build, crash or give wrong output. Once its
 //!   out-of-bag "fails" verdicts have been right at least half the time (at least 3 of them),
@@ -34,7 +34,7 @@
 //!   sends proposal after proposal into it for the classifier to veto. A tree holds that
 //!   cliff in one split; the GP's smooth model cannot, so while the classifier vetoes the GP
 //!   is fitted on successes only, as in constrained Bayesian optimisation (Gelbart et al.
-//!   2014). The replays that decided both are in results/search/ and the README;
+//!   2014). The replays that decided both are in results/search/ and docs/deciding.md;
 //! * a run that timed out is *censored*, not failed: it is known to be at least as slow as
 //!   the timeout, so it enters the regression with the larger of that bound and the worst
 //!   success.

@@ -17,7 +17,7 @@
 //! changes the output. Every subscript stays inside its array for any `n` in `[N/2, N]`; a few
 //! of the 2-D ones run past their row into the next.
 //!
-//! The boundary of the grammar mctree proves from (README, "The grammar"; issue 53): for each
+//! The boundary of the grammar mctree proves from (docs/mctree.md, "What is proved: the grammar"; issue 53): for each
 //! rule of [`RULES`] a kernel may hold a form inside it, or that form mutated one step outside
 //! it so that a transformation applied anyway would change the output (or not build):
 //! - `header-type`: `i < n / 2`, `i < (int)(n * 0.5)`, `i > -odd / 2` counting down; outside,
