@@ -61,180 +61,178 @@ pub(super) fn first_false_constraint<'s>(
     })
 }
 
-impl Ctx<'_> {
-    /// Forbidden combinations name known parameters and values of them. An entry that
-    /// lists several values for a parameter forbids each of them (any-of): it stands for
-    /// every combination of its lists.
-    pub(super) fn forbidden(
-        &self,
-        raw: &[Spanned<BTreeMap<String, RawValues>>],
-        params: &[Param],
-    ) -> Result<Vec<Vec<(usize, f64)>>, Error> {
-        let mut all = Vec::new();
-        for f in raw {
-            all.extend(self.combinations(f, params)?);
-        }
-        Ok(all)
+/// Forbidden combinations name known parameters and values of them. An entry that
+/// lists several values for a parameter forbids each of them (any-of): it stands for
+/// every combination of its lists.
+pub(super) fn forbidden(
+    cx: &Ctx,
+    raw: &[Spanned<BTreeMap<String, RawValues>>],
+    params: &[Param],
+) -> Result<Vec<Vec<(usize, f64)>>, Error> {
+    let mut all = Vec::new();
+    for f in raw {
+        all.extend(combinations(cx, f, params)?);
     }
-    /// The combinations one forbidden entry stands for (the product of its lists).
-    pub(super) fn combinations(
-        &self,
-        f: &Spanned<BTreeMap<String, RawValues>>,
-        params: &[Param],
-    ) -> Result<Vec<Vec<(usize, f64)>>, Error> {
-        let mut combos: Vec<Vec<(usize, f64)>> = vec![vec![]];
-        for (k, v) in &f.value {
-            let Some(i) = index_of(params, k) else {
-                return self.err(
-                    &f.referenced,
-                    format!("forbidden combination names unknown parameter `{k}`"),
-                    None,
-                );
-            };
-            let coords = (v.values().iter())
-                .map(|x| self.coord_in(&f.referenced, &params[i], x))
-                .collect::<Result<Vec<f64>, Error>>()?;
-            if coords.is_empty() || combos.len() * coords.len() > MAX_FORBIDDEN_COMBINATIONS {
-                let why = format!("a forbidden entry must list 1 to {MAX_FORBIDDEN_COMBINATIONS} combinations (`{k}` lists {})", coords.len());
-                return self.err(
-                    &f.referenced,
-                    why,
-                    Some("split it, or write a constraint instead"),
-                );
-            }
-            combos = (combos.iter())
-                .flat_map(|c| {
-                    coords
-                        .iter()
-                        .map(move |&x| [c.clone(), vec![(i, x)]].concat())
-                })
-                .collect();
+    Ok(all)
+}
+/// The combinations one forbidden entry stands for (the product of its lists).
+pub(super) fn combinations(
+    cx: &Ctx,
+    f: &Spanned<BTreeMap<String, RawValues>>,
+    params: &[Param],
+) -> Result<Vec<Vec<(usize, f64)>>, Error> {
+    let mut combos: Vec<Vec<(usize, f64)>> = vec![vec![]];
+    for (k, v) in &f.value {
+        let Some(i) = index_of(params, k) else {
+            return cx.err(
+                &f.referenced,
+                format!("forbidden combination names unknown parameter `{k}`"),
+                None,
+            );
+        };
+        let coords = (v.values().iter())
+            .map(|x| coord_in(cx, &f.referenced, &params[i], x))
+            .collect::<Result<Vec<f64>, Error>>()?;
+        if coords.is_empty() || combos.len() * coords.len() > MAX_FORBIDDEN_COMBINATIONS {
+            let why = format!("a forbidden entry must list 1 to {MAX_FORBIDDEN_COMBINATIONS} combinations (`{k}` lists {})", coords.len());
+            return cx.err(
+                &f.referenced,
+                why,
+                Some("split it, or write a constraint instead"),
+            );
         }
-        Ok(combos)
-    }
-    /// The coordinate of the YAML value `v` of parameter `p`; an error at `loc` when `v` is
-    /// not one of its values.
-    pub(super) fn coord_in(&self, loc: &Location, p: &Param, v: &RawScalar) -> Result<f64, Error> {
-        let s: Scalar = v.clone().into();
-        match p.coord_of(&s) {
-            Some(c) => Ok(c),
-            None => self.err(loc, format!("`{s}` is not a value of `{}`", p.name), None),
-        }
-    }
-    /// Constraint expressions parse and name only known parameters.
-    pub(super) fn constraints(
-        &self,
-        raw: &[Spanned<String>],
-        params: &[Param],
-    ) -> Result<Vec<Constraint>, Error> {
-        let lookup = |n: &str| index_of(params, n);
-        raw.iter()
-            .map(|c| match expr::parse(&c.value, &lookup) {
-                Ok(e) => Ok(Constraint {
-                    text: c.value.clone(),
-                    expr: e,
-                }),
-                Err(pe) => Err(self.constraint_error(c, pe, params)),
+        combos = (combos.iter())
+            .flat_map(|c| {
+                coords
+                    .iter()
+                    .map(move |&x| [c.clone(), vec![(i, x)]].concat())
             })
-            .collect()
+            .collect();
     }
-    /// A constraint's parse error, at its column within the YAML scalar.
-    pub(super) fn constraint_error(
-        &self,
-        c: &Spanned<String>,
-        pe: ParseError,
-        params: &[Param],
-    ) -> Error {
-        let mut span = self.span(&c.referenced);
-        // The YAML position is the scalar's start; a quoted scalar starts one earlier.
-        span.col += pe.col as u32 + 1;
-        let names: Vec<String> = params.iter().map(|p| format!("`{}`", p.name)).collect();
-        Error::Config {
-            span,
-            message: format!("in constraint `{}`: {}", shorten(&c.value), pe.message),
-            hint: Some(format!("parameters are {}", names.join(", "))),
+    Ok(combos)
+}
+/// The coordinate of the YAML value `v` of parameter `p`; an error at `loc` when `v` is
+/// not one of its values.
+pub(super) fn coord_in(cx: &Ctx, loc: &Location, p: &Param, v: &RawScalar) -> Result<f64, Error> {
+    let s: Scalar = v.clone().into();
+    match p.coord_of(&s) {
+        Some(c) => Ok(c),
+        None => cx.err(loc, format!("`{s}` is not a value of `{}`", p.name), None),
+    }
+}
+/// Constraint expressions parse and name only known parameters.
+pub(super) fn constraints(
+    cx: &Ctx,
+    raw: &[Spanned<String>],
+    params: &[Param],
+) -> Result<Vec<Constraint>, Error> {
+    let lookup = |n: &str| index_of(params, n);
+    raw.iter()
+        .map(|c| match expr::parse(&c.value, &lookup) {
+            Ok(e) => Ok(Constraint {
+                text: c.value.clone(),
+                expr: e,
+            }),
+            Err(pe) => Err(constraint_error(cx, c, pe, params)),
+        })
+        .collect()
+}
+/// A constraint's parse error, at its column within the YAML scalar.
+pub(super) fn constraint_error(
+    cx: &Ctx,
+    c: &Spanned<String>,
+    pe: ParseError,
+    params: &[Param],
+) -> Error {
+    let mut span = cx.span(&c.referenced);
+    // The YAML position is the scalar's start; a quoted scalar starts one earlier.
+    span.col += pe.col as u32 + 1;
+    let names: Vec<String> = params.iter().map(|p| format!("`{}`", p.name)).collect();
+    Error::Config {
+        span,
+        message: format!("in constraint `{}`: {}", shorten(&c.value), pe.message),
+        hint: Some(format!("parameters are {}", names.join(", "))),
+    }
+}
+/// Every constraint evaluates without a type error (`"a" * 2`) on the default
+/// configuration and on each one-parameter change of it (every value of a parameter
+/// with few values, the bounds of a range): a type error would otherwise silently
+/// reject configurations as if the constraint were false.
+pub(super) fn check_constraints_evaluate(
+    cx: &Ctx,
+    space: &Space,
+    raw: &[Spanned<String>],
+) -> Result<(), Error> {
+    let default = space.default_config();
+    let mut probes = vec![default.clone()];
+    for (i, p) in space.params.iter().enumerate() {
+        for coord in probe_coords(&p.kind) {
+            let mut c = default.clone();
+            c.0[i] = coord;
+            probes.push(c);
         }
     }
-    /// Every constraint evaluates without a type error (`"a" * 2`) on the default
-    /// configuration and on each one-parameter change of it (every value of a parameter
-    /// with few values, the bounds of a range): a type error would otherwise silently
-    /// reject configurations as if the constraint were false.
-    pub(super) fn check_constraints_evaluate(
-        &self,
-        space: &Space,
-        raw: &[Spanned<String>],
-    ) -> Result<(), Error> {
-        let default = space.default_config();
-        let mut probes = vec![default.clone()];
-        for (i, p) in space.params.iter().enumerate() {
-            for coord in probe_coords(&p.kind) {
-                let mut c = default.clone();
-                c.0[i] = coord;
-                probes.push(c);
-            }
-        }
-        for (k, r) in space.constraints.iter().zip(raw) {
-            for c in &probes {
-                match k.expr.eval(&|i| space.params[i].val(c.0[i])) {
-                    Err(e) if e != "inactive parameter" => {
-                        return self.err(
-                            &r.referenced,
-                            format!(
-                                "constraint `{}` cannot be evaluated for {}: {e}",
-                                k.text,
-                                space.describe(c)
-                            ),
-                            Some("compare numbers with numbers and strings with strings"),
-                        )
-                    }
-                    _ => {}
+    for (k, r) in space.constraints.iter().zip(raw) {
+        for c in &probes {
+            match k.expr.eval(&|i| space.params[i].val(c.0[i])) {
+                Err(e) if e != "inactive parameter" => {
+                    return cx.err(
+                        &r.referenced,
+                        format!(
+                            "constraint `{}` cannot be evaluated for {}: {e}",
+                            k.text,
+                            space.describe(c)
+                        ),
+                        Some("compare numbers with numbers and strings with strings"),
+                    )
                 }
+                _ => {}
             }
         }
-        Ok(())
     }
-    /// The default configuration is the baseline and the reference, so it must be valid.
-    /// (This also proves that the constraints leave something to search.)
-    pub(super) fn check_default_is_valid(
-        &self,
-        space: &Space,
-        raw: &[Spanned<String>],
-        forbidden: &[Spanned<BTreeMap<String, RawValues>>],
-    ) -> Result<(), Error> {
-        let default = space.default_config();
-        if space.is_valid(&default) {
-            return Ok(());
-        }
-        let message = format!(
-            "the default configuration ({}) is excluded by the constraints",
-            space.describe(&default)
-        );
-        match first_false_constraint(space, &default, raw) {
-            Some((k, raw_k)) => self.err(
-                &raw_k.referenced,
-                format!("{message}: `{}` is false for it", k.text),
-                Some("change a parameter's `default` or relax the constraint"),
-            ),
-            None => {
-                let holds = |f: &&Spanned<BTreeMap<String, RawValues>>| {
-                    let combos = self.combinations(f, &space.params).unwrap_or_default();
-                    combos
-                        .iter()
-                        .any(|c| c.iter().all(|&(i, v)| default.0[i] == v))
-                };
-                let Some(at) = forbidden.iter().find(holds) else {
-                    return Err(Error::ConfigFile {
-                        file: self.file.to_path_buf(),
-                        message,
-                        hint: None,
-                    });
-                };
-                self.err(
-                    &at.referenced,
-                    format!("{message}: it is this forbidden combination"),
-                    Some("change a parameter's `default` or the combination"),
-                )
-            }
+    Ok(())
+}
+/// The default configuration is the baseline and the reference, so it must be valid.
+/// (This also proves that the constraints leave something to search.)
+pub(super) fn check_default_is_valid(
+    cx: &Ctx,
+    space: &Space,
+    raw: &[Spanned<String>],
+    forbidden: &[Spanned<BTreeMap<String, RawValues>>],
+) -> Result<(), Error> {
+    let default = space.default_config();
+    if space.is_valid(&default) {
+        return Ok(());
+    }
+    let message = format!(
+        "the default configuration ({}) is excluded by the constraints",
+        space.describe(&default)
+    );
+    match first_false_constraint(space, &default, raw) {
+        Some((k, raw_k)) => cx.err(
+            &raw_k.referenced,
+            format!("{message}: `{}` is false for it", k.text),
+            Some("change a parameter's `default` or relax the constraint"),
+        ),
+        None => {
+            let holds = |f: &&Spanned<BTreeMap<String, RawValues>>| {
+                let combos = combinations(cx, f, &space.params).unwrap_or_default();
+                combos
+                    .iter()
+                    .any(|c| c.iter().all(|&(i, v)| default.0[i] == v))
+            };
+            let Some(at) = forbidden.iter().find(holds) else {
+                return Err(Error::ConfigFile {
+                    file: cx.file.to_path_buf(),
+                    message,
+                    hint: None,
+                });
+            };
+            cx.err(
+                &at.referenced,
+                format!("{message}: it is this forbidden combination"),
+                Some("change a parameter's `default` or the combination"),
+            )
         }
     }
 }

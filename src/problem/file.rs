@@ -215,7 +215,7 @@ impl Problem {
             dir: &dir,
             text: &text,
         };
-        cx.problem(raw, &abs, hex_hash(text.as_bytes()))
+        problem(&cx, raw, &abs, hex_hash(text.as_bytes()))
     }
 
     /// The program the compile command runs at the default configuration (`None`: it does
@@ -245,93 +245,89 @@ impl Problem {
     }
 }
 
-impl Ctx<'_> {
-    /// Validates a parsed problem file: the space, then what the evaluations need (mold,
-    /// sources, templates; nothing when a program tells them), then how they are measured
-    /// and checked.
-    fn problem(&self, mut raw: RawProblem, abs: &Path, hash: String) -> Result<Problem, Error> {
-        let cx = self;
-        let space = build_space(cx, &raw)?;
-        let told = crate::problem::told::told(cx, &raw)?;
-        let metric = crate::problem::metric::metric(cx, raw.metric.as_ref(), told)?;
-        let search = cx.search(
-            raw.search.take().unwrap_or_default(),
-            raw.slurm.take().unwrap_or_default(),
-        )?;
-        let recorded = (&raw.record[..], raw.progress.as_ref(), metric.goal);
-        let (record, prefer, progress) =
-            cx.trade_off(recorded, raw.prefer.as_ref(), (&space, told))?;
-        let mut p = Problem {
-            name: cx.name(raw.name.as_ref(), abs)?,
-            path: abs.to_path_buf(),
-            dir: cx.dir.to_path_buf(),
-            hash,
-            mold: Mold::none(),
-            sources: Vec::new(),
-            compile: Template::new(String::new()),
-            compile_at: None,
-            run_at: None,
-            run: Template::new(String::new()),
-            env: Vec::new(),
-            work: None,
-            metric,
-            repeats: 1,
-            reduce: Reduce::default(),
-            // Nothing is built or run by moldtune for a told problem; run.json records these.
-            compile_timeout_s: 120.0,
-            run_timeout_s: 60.0,
-            run_timeout_given: false,
-            max_output_bytes: limits::DEFAULT_OUTPUT_BYTES,
-            syntax_check: None,
-            code_identity: None,
-            check: OutputCheck::none(),
-            search,
-            record,
-            prefer,
-            progress,
-            told,
-            space,
-        };
-        if !told {
-            cx.built(raw, abs, &mut p)?;
-        }
-        Ok(p)
+/// Validates a parsed problem file: the space, then what the evaluations need (mold,
+/// sources, templates; nothing when a program tells them), then how they are measured
+/// and checked.
+fn problem(cx: &Ctx, mut raw: RawProblem, abs: &Path, hash: String) -> Result<Problem, Error> {
+    let space = build_space(cx, &raw)?;
+    let told = crate::problem::told::told(cx, &raw)?;
+    let metric = crate::problem::metric::metric(cx, raw.metric.as_ref(), told)?;
+    let search = search(
+        cx,
+        raw.search.take().unwrap_or_default(),
+        raw.slurm.take().unwrap_or_default(),
+    )?;
+    let recorded = (&raw.record[..], raw.progress.as_ref(), metric.goal);
+    let (record, prefer, progress) =
+        super::record::trade_off(cx, recorded, raw.prefer.as_ref(), (&space, told))?;
+    let mut p = Problem {
+        name: name(cx, raw.name.as_ref(), abs)?,
+        path: abs.to_path_buf(),
+        dir: cx.dir.to_path_buf(),
+        hash,
+        mold: Mold::none(),
+        sources: Vec::new(),
+        compile: Template::new(String::new()),
+        compile_at: None,
+        run_at: None,
+        run: Template::new(String::new()),
+        env: Vec::new(),
+        work: None,
+        metric,
+        repeats: 1,
+        reduce: Reduce::default(),
+        // Nothing is built or run by moldtune for a told problem; run.json records these.
+        compile_timeout_s: 120.0,
+        run_timeout_s: 60.0,
+        run_timeout_given: false,
+        max_output_bytes: limits::DEFAULT_OUTPUT_BYTES,
+        syntax_check: None,
+        code_identity: None,
+        check: OutputCheck::none(),
+        search,
+        record,
+        prefer,
+        progress,
+        told,
+        space,
+    };
+    if !told {
+        built(cx, raw, abs, &mut p)?;
     }
+    Ok(p)
+}
 
-    /// What building and running the variants needs: the mold, sources, templates, timeouts,
-    /// the output check and the work, into `p`.
-    fn built(&self, raw: RawProblem, abs: &Path, p: &mut Problem) -> Result<(), Error> {
-        let cx = self;
-        let (raw_mold, raw_run) = (raw.mold.as_ref(), raw.run.as_ref());
-        let (raw_mold, raw_run) = raw_mold.zip(raw_run).expect("checked by `told`");
-        let space = &p.space;
-        let mold = cx.mold(raw_mold, space)?;
-        let sources = cx.sources(&raw.sources)?;
-        let compile =
-            Template::new((raw.compile.as_ref()).map_or(String::new(), |c| c.value.text()));
-        let run = Template::new(raw_run.value.text());
-        let env = env_templates(&raw.env);
-        let named = named_templates(&raw, &compile, &run, &env);
-        cx.check_templates(&named, space, &sources, &mold.variant_file())?;
-        cx.check_every_param_used(&named, space, &mold, &raw)?;
-        p.repeats = cx.repeats(raw.repeats.as_ref())?;
-        p.run_timeout_given = raw.timeouts.as_ref().is_some_and(|t| t.run_s.is_some());
-        (p.compile_timeout_s, p.run_timeout_s) = cx.timeouts(raw.timeouts.unwrap_or_default())?;
-        if let Some(v) = &raw.max_output_mb {
-            p.max_output_bytes = cx.valid(v, "max_output_mb", |&mb| limits::output_mb(mb))?;
-        }
-        let check = cx.check(raw.check.unwrap_or_default())?;
-        if raw.compile.is_none() {
-            cx.without_compile((raw_mold, raw_run), &mold, &run, &check, abs)?;
-        }
-        p.work = cx.work(raw.work.as_ref(), p.metric.kind)?;
-        p.compile_at = raw.compile.as_ref().map(|c| cx.span(&c.referenced));
-        p.run_at = Some(cx.span(&raw_run.referenced));
-        p.reduce = raw.reduce.unwrap_or_default();
-        (p.mold, p.sources, p.compile, p.run, p.env, p.check) =
-            (mold, sources, compile, run, env, check);
-        Ok(())
+/// What building and running the variants needs: the mold, sources, templates, timeouts,
+/// the output check and the work, into `p`.
+fn built(cx: &Ctx, raw: RawProblem, abs: &Path, p: &mut Problem) -> Result<(), Error> {
+    let (raw_mold, raw_run) = (raw.mold.as_ref(), raw.run.as_ref());
+    let (raw_mold, raw_run) = raw_mold.zip(raw_run).expect("checked by `told`");
+    let space = &p.space;
+    let mold = mold(cx, raw_mold, space)?;
+    let sources = sources(cx, &raw.sources)?;
+    let compile = Template::new((raw.compile.as_ref()).map_or(String::new(), |c| c.value.text()));
+    let run = Template::new(raw_run.value.text());
+    let env = env_templates(&raw.env);
+    let named = named_templates(&raw, &compile, &run, &env);
+    super::commands::check_templates(cx, &named, space, &sources, &mold.variant_file())?;
+    super::commands::check_every_param_used(cx, &named, space, &mold, &raw)?;
+    p.repeats = repeats(cx, raw.repeats.as_ref())?;
+    p.run_timeout_given = raw.timeouts.as_ref().is_some_and(|t| t.run_s.is_some());
+    (p.compile_timeout_s, p.run_timeout_s) = timeouts(cx, raw.timeouts.unwrap_or_default())?;
+    if let Some(v) = &raw.max_output_mb {
+        p.max_output_bytes = cx.valid(v, "max_output_mb", |&mb| limits::output_mb(mb))?;
     }
+    let check = check(cx, raw.check.unwrap_or_default())?;
+    if raw.compile.is_none() {
+        without_compile(cx, (raw_mold, raw_run), &mold, &run, &check, abs)?;
+    }
+    p.work = super::work::work(cx, raw.work.as_ref(), p.metric.kind)?;
+    p.compile_at = raw.compile.as_ref().map(|c| cx.span(&c.referenced));
+    p.run_at = Some(cx.span(&raw_run.referenced));
+    p.reduce = raw.reduce.unwrap_or_default();
+    (p.mold, p.sources, p.compile, p.run, p.env, p.check) =
+        (mold, sources, compile, run, env, check);
+    Ok(())
 }
 
 /// The problem file's text; a byte that is not UTF-8 (even in a comment) is refused at its
@@ -374,182 +370,180 @@ const COMPILED: [&str; 10] = [
     "c", "cc", "cpp", "cxx", "c++", "f", "f90", "f95", "cu", "rs",
 ];
 
-impl Ctx<'_> {
-    /// What a problem without `compile:` may not ask for: `check.compile_extra`, a mold that
-    /// cannot run as rendered ([`Ctx::script_mold`]).
-    fn without_compile(
-        &self,
-        (raw_mold, raw_run): (&Spanned<String>, &Spanned<RawCommand>),
-        mold: &Mold,
-        run: &Template,
-        check: &OutputCheck,
-        abs: &Path,
-    ) -> Result<(), Error> {
-        if !check.compile_extra.is_empty() {
-            return Err(compile_extra_without_compile(abs));
-        }
-        self.script_mold(raw_mold, mold, run, raw_run)
+/// What a problem without `compile:` may not ask for: `check.compile_extra`, a mold that
+/// cannot run as rendered ([`Ctx::script_mold`]).
+fn without_compile(
+    cx: &Ctx,
+    (raw_mold, raw_run): (&Spanned<String>, &Spanned<RawCommand>),
+    mold: &Mold,
+    run: &Template,
+    check: &OutputCheck,
+    abs: &Path,
+) -> Result<(), Error> {
+    if !check.compile_extra.is_empty() {
+        return Err(compile_extra_without_compile(abs));
     }
+    script_mold(cx, raw_mold, mold, run, raw_run)
+}
 
-    /// A problem without `compile:` runs its variant as rendered, so the mold must be a
-    /// script: not a C (or other compiled) source, and when `run:` executes it directly
-    /// (`{{ exe }}`), it starts with `#!` (else the system runs it with `sh`).
-    fn script_mold(
-        &self,
-        at: &Spanned<String>,
-        mold: &Mold,
-        run: &Template,
-        raw_run: &Spanned<RawCommand>,
-    ) -> Result<(), Error> {
-        let file = mold.variant_file();
-        let suffix = file.rsplit('.').next().unwrap_or("");
-        if COMPILED.contains(&suffix) {
-            return self.err(
-                &at.referenced,
-                format!("the mold `{}` is a source to compile (its variants are `{file}`), but the problem has no `compile:`: it would be run as a shell script", at.value),
-                Some("add e.g. `compile: \"clang-22 -O3 {{ source }} -o {{ exe }}\"`"),
-            );
-        }
-        let direct = run.variables().is_ok_and(|v| v.contains("exe"));
-        if direct && !mold.text.starts_with("#!") {
-            return self.err(
-                &raw_run.referenced,
-                format!("`run:` executes the variant (`{{{{ exe }}}}`), but the mold `{}` does not start with `#!`: it would be run by `sh`", at.value),
-                Some("name its interpreter in `run:` (e.g. `python3 {{ source }}`), or start the mold with `#!/usr/bin/env python3`"),
-            );
-        }
-        Ok(())
+/// A problem without `compile:` runs its variant as rendered, so the mold must be a
+/// script: not a C (or other compiled) source, and when `run:` executes it directly
+/// (`{{ exe }}`), it starts with `#!` (else the system runs it with `sh`).
+fn script_mold(
+    cx: &Ctx,
+    at: &Spanned<String>,
+    mold: &Mold,
+    run: &Template,
+    raw_run: &Spanned<RawCommand>,
+) -> Result<(), Error> {
+    let file = mold.variant_file();
+    let suffix = file.rsplit('.').next().unwrap_or("");
+    if COMPILED.contains(&suffix) {
+        return cx.err(
+            &at.referenced,
+            format!("the mold `{}` is a source to compile (its variants are `{file}`), but the problem has no `compile:`: it would be run as a shell script", at.value),
+            Some("add e.g. `compile: \"clang-22 -O3 {{ source }} -o {{ exe }}\"`"),
+        );
     }
-
-    /// The mold file exists (its markers are checked by [`Mold::load`]).
-    fn mold(&self, m: &Spanned<String>, space: &Space) -> Result<Mold, Error> {
-        let path = self.dir.join(&m.value);
-        if !path.is_file() {
-            return self.err(
-                &m.referenced,
-                format!("mold file `{}` does not exist", m.value),
-                Some(&format!("looked for `{}`", path.display())),
-            );
-        }
-        Mold::load(&path, space)
+    let direct = run.variables().is_ok_and(|v| v.contains("exe"));
+    if direct && !mold.text.starts_with("#!") {
+        return cx.err(
+            &raw_run.referenced,
+            format!("`run:` executes the variant (`{{{{ exe }}}}`), but the mold `{}` does not start with `#!`: it would be run by `sh`", at.value),
+            Some("name its interpreter in `run:` (e.g. `python3 {{ source }}`), or start the mold with `#!/usr/bin/env python3`"),
+        );
     }
+    Ok(())
+}
 
-    /// Every extra source file exists.
-    fn sources(&self, raw: &[Spanned<String>]) -> Result<Vec<PathBuf>, Error> {
-        raw.iter()
-            .map(|s| self.existing_file(s, "source file"))
-            .collect()
+/// The mold file exists (its markers are checked by [`Mold::load`]).
+fn mold(cx: &Ctx, m: &Spanned<String>, space: &Space) -> Result<Mold, Error> {
+    let path = cx.dir.join(&m.value);
+    if !path.is_file() {
+        return cx.err(
+            &m.referenced,
+            format!("mold file `{}` does not exist", m.value),
+            Some(&format!("looked for `{}`", path.display())),
+        );
     }
+    Mold::load(&path, space)
+}
 
-    /// `s`, relative to the problem's directory, is a file.
-    fn existing_file(&self, s: &Spanned<String>, what: &str) -> Result<PathBuf, Error> {
-        let p = self.dir.join(&s.value);
-        if !p.is_file() {
-            return self.err(
-                &s.referenced,
-                format!("{what} `{}` does not exist", s.value),
-                None,
-            );
-        }
-        Ok(p)
+/// Every extra source file exists.
+fn sources(cx: &Ctx, raw: &[Spanned<String>]) -> Result<Vec<PathBuf>, Error> {
+    raw.iter()
+        .map(|s| existing_file(cx, s, "source file"))
+        .collect()
+}
+
+/// `s`, relative to the problem's directory, is a file.
+fn existing_file(cx: &Ctx, s: &Spanned<String>, what: &str) -> Result<PathBuf, Error> {
+    let p = cx.dir.join(&s.value);
+    if !p.is_file() {
+        return cx.err(
+            &s.referenced,
+            format!("{what} `{}` does not exist", s.value),
+            None,
+        );
     }
+    Ok(p)
+}
 
-    /// `repeats` is within [`limits::repeats`] (3 when not given).
-    fn repeats(&self, r: Option<&Spanned<u64>>) -> Result<u32, Error> {
-        let Some(r) = r else { return Ok(3) };
-        self.valid(r, "repeats", |&n| limits::repeats(n))
-    }
+/// `repeats` is within [`limits::repeats`] (3 when not given).
+fn repeats(cx: &Ctx, r: Option<&Spanned<u64>>) -> Result<u32, Error> {
+    let Some(r) = r else { return Ok(3) };
+    cx.valid(r, "repeats", |&n| limits::repeats(n))
+}
 
-    /// Both timeouts are within [`limits::timeout`] (120 s to compile and 60 s to run when
-    /// not given).
-    fn timeouts(&self, t: RawTimeouts) -> Result<(f64, f64), Error> {
-        let get = |v: Option<&Spanned<f64>>, key: &str, default: f64| match v {
-            Some(v) => self.valid(v, key, |&x| limits::timeout(x)),
-            None => Ok(default),
-        };
-        let compile_s = get(t.compile_s.as_ref(), "timeouts.compile_s", 120.0)?;
-        let run_s = get(t.run_s.as_ref(), "timeouts.run_s", 60.0)?;
-        Ok((compile_s, run_s))
-    }
+/// Both timeouts are within [`limits::timeout`] (120 s to compile and 60 s to run when
+/// not given).
+fn timeouts(cx: &Ctx, t: RawTimeouts) -> Result<(f64, f64), Error> {
+    let get = |v: Option<&Spanned<f64>>, key: &str, default: f64| match v {
+        Some(v) => cx.valid(v, key, |&x| limits::timeout(x)),
+        None => Ok(default),
+    };
+    let compile_s = get(t.compile_s.as_ref(), "timeouts.compile_s", 120.0)?;
+    let run_s = get(t.run_s.as_ref(), "timeouts.run_s", 60.0)?;
+    Ok((compile_s, run_s))
+}
 
-    /// The `search:` defaults and the `slurm:` section: counts at least 1, κ a finite
-    /// number >= 0.
-    fn search(&self, s: RawSearch, slurm: RawSlurm) -> Result<SearchDefaults, Error> {
-        let count = |v: Option<&Spanned<usize>>, key: &str, min: usize| {
-            v.map(|v| self.valid(v, key, |&n| limits::at_least(n, min)))
-                .transpose()
-        };
-        Ok(SearchDefaults {
-            learner: s.learner.map(|l| (l.value, self.span(&l.referenced))),
-            max_evals: count(s.max_evals.as_ref(), "search.max_evals", 1)?,
-            initial: count(s.initial.as_ref(), "search.initial", 0)?,
-            kappa: (s.kappa.as_ref())
-                .map(|k| self.valid(k, "search.kappa", |&x| limits::non_negative(x)))
-                .transpose()?,
-            seed: s.seed,
-            pool: count(s.pool.as_ref(), "search.pool", 1)?,
-            verify: count(s.verify.as_ref(), "search.verify", 0)?,
-            verify_rounds: count(s.verify_rounds.as_ref(), "search.verify_rounds", 2)?,
-            executor: s.executor.map(|e| (e.value, self.span(&e.referenced))),
-            slurm: SlurmDefaults {
-                workers: count(slurm.workers.as_ref(), "slurm.workers", 1)?,
-                partition: slurm.partition,
-                time: slurm.time,
-                account: slurm.account,
-            },
-        })
-    }
+/// The `search:` defaults and the `slurm:` section: counts at least 1, κ a finite
+/// number >= 0.
+fn search(cx: &Ctx, s: RawSearch, slurm: RawSlurm) -> Result<SearchDefaults, Error> {
+    let count = |v: Option<&Spanned<usize>>, key: &str, min: usize| {
+        v.map(|v| cx.valid(v, key, |&n| limits::at_least(n, min)))
+            .transpose()
+    };
+    Ok(SearchDefaults {
+        learner: s.learner.map(|l| (l.value, cx.span(&l.referenced))),
+        max_evals: count(s.max_evals.as_ref(), "search.max_evals", 1)?,
+        initial: count(s.initial.as_ref(), "search.initial", 0)?,
+        kappa: (s.kappa.as_ref())
+            .map(|k| cx.valid(k, "search.kappa", |&x| limits::non_negative(x)))
+            .transpose()?,
+        seed: s.seed,
+        pool: count(s.pool.as_ref(), "search.pool", 1)?,
+        verify: count(s.verify.as_ref(), "search.verify", 0)?,
+        verify_rounds: count(s.verify_rounds.as_ref(), "search.verify_rounds", 2)?,
+        executor: s.executor.map(|e| (e.value, cx.span(&e.referenced))),
+        slurm: SlurmDefaults {
+            workers: count(slurm.workers.as_ref(), "slurm.workers", 1)?,
+            partition: slurm.partition,
+            time: slurm.time,
+            account: slurm.account,
+        },
+    })
+}
 
-    /// The problem's name: `name:` (a plain name, see [`limits::name`]), else the file's
-    /// stem.
-    fn name(&self, name: Option<&Spanned<String>>, abs: &Path) -> Result<String, Error> {
-        match name {
-            Some(n) => self.valid(n, "name", |s| limits::name(s).map(str::to_string)),
-            None => {
-                let stem = abs.file_stem().map(|s| s.to_string_lossy().into_owned());
-                // A file name may hold characters a name may not: replace them.
-                let stem = stem.unwrap_or_else(|| "problem".into());
-                Ok(stem
-                    .chars()
-                    .map(|c| {
-                        if limits::name(&c.to_string()).is_ok() {
-                            c
-                        } else {
-                            '_'
-                        }
-                    })
-                    .collect())
-            }
+/// The problem's name: `name:` (a plain name, see [`limits::name`]), else the file's
+/// stem.
+fn name(cx: &Ctx, name: Option<&Spanned<String>>, abs: &Path) -> Result<String, Error> {
+    match name {
+        Some(n) => cx.valid(n, "name", |s| limits::name(s).map(str::to_string)),
+        None => {
+            let stem = abs.file_stem().map(|s| s.to_string_lossy().into_owned());
+            // A file name may hold characters a name may not: replace them.
+            let stem = stem.unwrap_or_else(|| "problem".into());
+            Ok(stem
+                .chars()
+                .map(|c| {
+                    if limits::name(&c.to_string()).is_ok() {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect())
         }
     }
+}
 
-    /// The output check: its reference source, when given, exists.
-    fn check(&self, c: RawCheck) -> Result<OutputCheck, Error> {
-        let reference = c
-            .reference
-            .as_ref()
-            .map(|r| self.existing_file(r, "reference source"))
-            .transpose()?;
-        let tolerance = |v: Option<&Spanned<f64>>, key: &str, default: f64| match v {
-            Some(v) => self.valid(v, key, |&x| limits::non_negative(x)),
-            None => Ok(default),
-        };
-        Ok(OutputCheck {
-            mode: c.mode,
-            stream: c.stream,
-            env: c.env.into_iter().collect(),
-            rtol: tolerance(c.rtol.as_ref(), "check.rtol", 1e-6)?,
-            atol: tolerance(c.atol.as_ref(), "check.atol", 1e-9)?,
-            reference,
-            reference_name: None,
-            compile_extra: (c.compile_extra.as_ref())
-                .map(|x| x.text().split_whitespace().map(str::to_string).collect())
-                .unwrap_or_default(),
-            variations: (c.variations.into_iter())
-                .map(|v| v.into_iter().collect())
-                .collect(),
-        })
-    }
+/// The output check: its reference source, when given, exists.
+fn check(cx: &Ctx, c: RawCheck) -> Result<OutputCheck, Error> {
+    let reference = c
+        .reference
+        .as_ref()
+        .map(|r| existing_file(cx, r, "reference source"))
+        .transpose()?;
+    let tolerance = |v: Option<&Spanned<f64>>, key: &str, default: f64| match v {
+        Some(v) => cx.valid(v, key, |&x| limits::non_negative(x)),
+        None => Ok(default),
+    };
+    Ok(OutputCheck {
+        mode: c.mode,
+        stream: c.stream,
+        env: c.env.into_iter().collect(),
+        rtol: tolerance(c.rtol.as_ref(), "check.rtol", 1e-6)?,
+        atol: tolerance(c.atol.as_ref(), "check.atol", 1e-9)?,
+        reference,
+        reference_name: None,
+        compile_extra: (c.compile_extra.as_ref())
+            .map(|x| x.text().split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default(),
+        variations: (c.variations.into_iter())
+            .map(|v| v.into_iter().collect())
+            .collect(),
+    })
 }
 
 #[cfg(test)]

@@ -23,360 +23,359 @@ const DIRECTIVES: [&str; 12] = [
 /// then the conditions between them, the forbidden combinations, the constraints, and last
 /// the default configuration against all of these.
 pub fn build_space(cx: &Ctx, raw: &RawProblem) -> Result<Space, Error> {
-    cx.check_params_not_empty(&raw.params)?;
+    check_params_not_empty(cx, &raw.params)?;
     let raws = &raw.params.value;
     let mut params: Vec<Param> = Vec::new();
     for rp in raws {
-        let p = cx.param(rp, &params)?;
+        let p = param(cx, rp, &params)?;
         params.push(p);
     }
-    cx.add_conditions(raws, &mut params)?;
-    let order = cx.dependency_order(raws, &params)?;
-    let forbidden = cx.forbidden(&raw.forbidden, &params)?;
-    let constraints = cx.constraints(&raw.constraints, &params)?;
+    add_conditions(cx, raws, &mut params)?;
+    let order = dependency_order(cx, raws, &params)?;
+    let forbidden = super::constraints::forbidden(cx, &raw.forbidden, &params)?;
+    let constraints = super::constraints::constraints(cx, &raw.constraints, &params)?;
     let space = Space {
         params,
         order,
         forbidden,
         constraints,
     };
-    cx.check_constraints_evaluate(&space, &raw.constraints)?;
-    cx.check_default_is_valid(&space, &raw.constraints, &raw.forbidden)?;
+    super::constraints::check_constraints_evaluate(cx, &space, &raw.constraints)?;
+    super::constraints::check_default_is_valid(cx, &space, &raw.constraints, &raw.forbidden)?;
     Ok(space)
 }
 
-impl Ctx<'_> {
-    /// There is at least one parameter.
-    fn check_params_not_empty(&self, params: &Spanned<Vec<RawParam>>) -> Result<(), Error> {
-        if params.value.is_empty() {
-            return self.err(
-                &params.referenced,
-                "`params` is empty".into(),
-                Some("a problem needs at least one parameter"),
+/// There is at least one parameter.
+fn check_params_not_empty(cx: &Ctx, params: &Spanned<Vec<RawParam>>) -> Result<(), Error> {
+    if params.value.is_empty() {
+        return cx.err(
+            &params.referenced,
+            "`params` is empty".into(),
+            Some("a problem needs at least one parameter"),
+        );
+    }
+    Ok(())
+}
+
+/// One parameter on its own: its name, the keys its type takes, its values, its default.
+/// `earlier` are the parameters before it in the file.
+fn param(cx: &Ctx, rp: &RawParam, earlier: &[Param]) -> Result<Param, Error> {
+    check_name(cx, &rp.name, earlier)?;
+    check_keys_apply(cx, rp)?;
+    let mut p = Param {
+        name: rp.name.value.clone(),
+        kind: kind(cx, rp)?,
+        default: 0.0,
+        condition: None,
+    };
+    p.default = default_coord(cx, rp.default.as_ref(), &p)?;
+    Ok(p)
+}
+
+/// The name is an identifier, not a preprocessor directive, and not already taken.
+fn check_name(cx: &Ctx, name: &Spanned<String>, earlier: &[Param]) -> Result<(), Error> {
+    let (loc, name) = (&name.referenced, &name.value);
+    if !is_identifier(name) {
+        return cx.err(
+            loc,
+            format!("parameter name `{name}` is not an identifier"),
+            Some("use names like `P0`, `TILE_I`"),
+        );
+    }
+    if DIRECTIVES.contains(&name.as_str()) {
+        return cx.err(
+            loc,
+            format!("parameter name `{name}` is a preprocessor directive"),
+            Some("its marker would replace the directive"),
+        );
+    }
+    if earlier.iter().any(|p| p.name == *name) {
+        return cx.err(loc, format!("parameter `{name}` is defined twice"), None);
+    }
+    Ok(())
+}
+
+/// Only the keys of the parameter's type are given (`values` for ordinal, `choices` for
+/// categorical, `low`/`high`/`log` for integer and real, none for boolean).
+fn check_keys_apply(cx: &Ctx, rp: &RawParam) -> Result<(), Error> {
+    let ty = rp.kind.value;
+    let allowed: &[&str] = match ty {
+        ParamType::Ordinal => &["values"],
+        ParamType::Categorical => &["choices"],
+        ParamType::Integer | ParamType::Real => &["low", "high", "log"],
+        ParamType::Boolean => &[],
+    };
+    for (key, present) in [
+        ("values", rp.values.is_some()),
+        ("choices", rp.choices.is_some()),
+        ("low", rp.low.is_some()),
+        ("high", rp.high.is_some()),
+        ("log", rp.log),
+    ] {
+        if present && !allowed.contains(&key) {
+            return cx.err(
+                &rp.kind.referenced,
+                format!("`{key}` does not apply to a parameter of type `{}`", format!("{ty:?}").to_lowercase()),
+                Some("ordinal takes `values`, categorical `choices`, integer/real `low`/`high`/`log`"),
             );
-        }
-        Ok(())
-    }
-
-    /// One parameter on its own: its name, the keys its type takes, its values, its default.
-    /// `earlier` are the parameters before it in the file.
-    fn param(&self, rp: &RawParam, earlier: &[Param]) -> Result<Param, Error> {
-        self.check_name(&rp.name, earlier)?;
-        self.check_keys_apply(rp)?;
-        let mut p = Param {
-            name: rp.name.value.clone(),
-            kind: self.kind(rp)?,
-            default: 0.0,
-            condition: None,
-        };
-        p.default = self.default_coord(rp.default.as_ref(), &p)?;
-        Ok(p)
-    }
-
-    /// The name is an identifier, not a preprocessor directive, and not already taken.
-    fn check_name(&self, name: &Spanned<String>, earlier: &[Param]) -> Result<(), Error> {
-        let (loc, name) = (&name.referenced, &name.value);
-        if !is_identifier(name) {
-            return self.err(
-                loc,
-                format!("parameter name `{name}` is not an identifier"),
-                Some("use names like `P0`, `TILE_I`"),
-            );
-        }
-        if DIRECTIVES.contains(&name.as_str()) {
-            return self.err(
-                loc,
-                format!("parameter name `{name}` is a preprocessor directive"),
-                Some("its marker would replace the directive"),
-            );
-        }
-        if earlier.iter().any(|p| p.name == *name) {
-            return self.err(loc, format!("parameter `{name}` is defined twice"), None);
-        }
-        Ok(())
-    }
-
-    /// Only the keys of the parameter's type are given (`values` for ordinal, `choices` for
-    /// categorical, `low`/`high`/`log` for integer and real, none for boolean).
-    fn check_keys_apply(&self, rp: &RawParam) -> Result<(), Error> {
-        let ty = rp.kind.value;
-        let allowed: &[&str] = match ty {
-            ParamType::Ordinal => &["values"],
-            ParamType::Categorical => &["choices"],
-            ParamType::Integer | ParamType::Real => &["low", "high", "log"],
-            ParamType::Boolean => &[],
-        };
-        for (key, present) in [
-            ("values", rp.values.is_some()),
-            ("choices", rp.choices.is_some()),
-            ("low", rp.low.is_some()),
-            ("high", rp.high.is_some()),
-            ("log", rp.log),
-        ] {
-            if present && !allowed.contains(&key) {
-                return self.err(
-                    &rp.kind.referenced,
-                    format!("`{key}` does not apply to a parameter of type `{}`", format!("{ty:?}").to_lowercase()),
-                    Some("ordinal takes `values`, categorical `choices`, integer/real `low`/`high`/`log`"),
-                );
-            }
-        }
-        Ok(())
-    }
-
-    /// The parameter's values by its type: a list given and not empty, or a valid range.
-    fn kind(&self, rp: &RawParam) -> Result<Kind, Error> {
-        match rp.kind.value {
-            ParamType::Ordinal => self.ordinal(rp),
-            ParamType::Categorical => self.categorical(rp),
-            ParamType::Integer => self.integer(rp),
-            ParamType::Real => self.real(rp),
-            ParamType::Boolean => Ok(Kind::Boolean),
         }
     }
+    Ok(())
+}
 
-    /// An ordinal's `values` are given and not empty.
-    fn ordinal(&self, rp: &RawParam) -> Result<Kind, Error> {
-        let name = &rp.name.value;
-        let Some(v) = &rp.values else {
-            return self.err(
-                &rp.name.referenced,
-                format!("ordinal parameter `{name}` needs `values`"),
-                None,
-            );
-        };
-        if v.value.is_empty() {
-            return self.err(
-                &v.referenced,
-                format!("`values` of `{name}` is empty"),
-                None,
-            );
-        }
-        let values: Vec<Scalar> = v.value.iter().cloned().map(Scalar::from).collect();
-        if let Some(x) = values
-            .iter()
-            .find(|x| matches!(x, Scalar::Real(r) if !r.is_finite()))
-        {
-            return self.err(
-                &v.referenced,
-                format!("`values` of `{name}` holds `{x}`, which is not a finite number"),
-                None,
-            );
-        }
-        self.check_unique(&v.referenced, name, "values", &Kind::Ordinal(values))
+/// The parameter's values by its type: a list given and not empty, or a valid range.
+fn kind(cx: &Ctx, rp: &RawParam) -> Result<Kind, Error> {
+    match rp.kind.value {
+        ParamType::Ordinal => ordinal(cx, rp),
+        ParamType::Categorical => categorical(cx, rp),
+        ParamType::Integer => integer(cx, rp),
+        ParamType::Real => real(cx, rp),
+        ParamType::Boolean => Ok(Kind::Boolean),
     }
+}
 
-    /// No two values of a parameter are equal (`2` and `2.0` are): one configuration
-    /// would otherwise have two names and be evaluated twice.
-    fn check_unique(
-        &self,
-        loc: &Location,
-        name: &str,
-        key: &str,
-        kind: &Kind,
-    ) -> Result<Kind, Error> {
-        let probe = Param {
-            name: name.to_string(),
-            kind: kind.clone(),
-            default: 0.0,
-            condition: None,
-        };
-        let shown: Vec<Scalar> = match kind {
-            Kind::Ordinal(v) => v.clone(),
-            Kind::Categorical(v) => v.iter().cloned().map(Scalar::Str).collect(),
-            _ => vec![],
-        };
-        // coord_of finds the first equal value: a later index means an earlier duplicate.
-        for (i, x) in shown.iter().enumerate() {
-            if let Some(first) = probe.coord_of(x).filter(|&c| c as usize != i) {
-                let earlier = &shown[first as usize];
-                let message = match earlier.to_string() == x.to_string() {
-                    true => format!("`{key}` of `{name}` lists `{x}` twice"),
-                    false => {
-                        format!("`{key}` of `{name}` lists one value twice: `{earlier}` and `{x}`")
-                    }
-                };
-                return self.err(loc, message, Some("remove the repeated value"));
-            }
-        }
-        Ok(kind.clone())
-    }
-
-    /// A categorical's `choices` are given and not empty.
-    fn categorical(&self, rp: &RawParam) -> Result<Kind, Error> {
-        let name = &rp.name.value;
-        let Some(v) = &rp.choices else {
-            return self.err(
-                &rp.name.referenced,
-                format!("categorical parameter `{name}` needs `choices`"),
-                None,
-            );
-        };
-        if v.value.is_empty() {
-            return self.err(
-                &v.referenced,
-                format!("`choices` of `{name}` is empty"),
-                None,
-            );
-        }
-        self.check_unique(
+/// An ordinal's `values` are given and not empty.
+fn ordinal(cx: &Ctx, rp: &RawParam) -> Result<Kind, Error> {
+    let name = &rp.name.value;
+    let Some(v) = &rp.values else {
+        return cx.err(
+            &rp.name.referenced,
+            format!("ordinal parameter `{name}` needs `values`"),
+            None,
+        );
+    };
+    if v.value.is_empty() {
+        return cx.err(
             &v.referenced,
-            name,
-            "choices",
-            &Kind::Categorical(v.value.clone()),
-        )
+            format!("`values` of `{name}` is empty"),
+            None,
+        );
     }
-
-    /// An integer range is a valid range with whole-number bounds within ±2^53.
-    fn integer(&self, rp: &RawParam) -> Result<Kind, Error> {
-        let (lo, hi) = self.range(rp)?;
-        let name = &rp.name.value;
-        let low = self.valid(lo, &format!("low` of `{name}"), |&x| limits::whole(x))?;
-        let high = self.valid(hi, &format!("high` of `{name}"), |&x| limits::whole(x))?;
-        Ok(Kind::Integer {
-            low,
-            high,
-            log: rp.log,
-        })
+    let values: Vec<Scalar> = v.value.iter().cloned().map(Scalar::from).collect();
+    if let Some(x) = values
+        .iter()
+        .find(|x| matches!(x, Scalar::Real(r) if !r.is_finite()))
+    {
+        return cx.err(
+            &v.referenced,
+            format!("`values` of `{name}` holds `{x}`, which is not a finite number"),
+            None,
+        );
     }
+    check_unique(cx, &v.referenced, name, "values", &Kind::Ordinal(values))
+}
 
-    /// A real range is a valid range.
-    fn real(&self, rp: &RawParam) -> Result<Kind, Error> {
-        let (lo, hi) = self.range(rp)?;
-        Ok(Kind::Real {
-            low: lo.value,
-            high: hi.value,
-            log: rp.log,
-        })
-    }
-
-    /// A range has `low` and `high`, `low` <= `high`, and `low` > 0 on a log scale.
-    fn range<'r>(&self, rp: &'r RawParam) -> Result<(&'r Spanned<f64>, &'r Spanned<f64>), Error> {
-        let name = &rp.name.value;
-        let (Some(lo), Some(hi)) = (&rp.low, &rp.high) else {
-            return self.err(
-                &rp.name.referenced,
-                format!("parameter `{name}` needs `low` and `high`"),
-                None,
-            );
-        };
-        self.valid(lo, &format!("low` of `{name}"), |&x| limits::finite(x))?;
-        self.valid(hi, &format!("high` of `{name}"), |&x| limits::finite(x))?;
-        if lo.value > hi.value {
-            return self.err(
-                &hi.referenced,
-                format!(
-                    "`high` ({}) is below `low` ({}) in `{name}`",
-                    hi.value, lo.value
-                ),
-                None,
-            );
+/// No two values of a parameter are equal (`2` and `2.0` are): one configuration
+/// would otherwise have two names and be evaluated twice.
+fn check_unique(
+    cx: &Ctx,
+    loc: &Location,
+    name: &str,
+    key: &str,
+    kind: &Kind,
+) -> Result<Kind, Error> {
+    let probe = Param {
+        name: name.to_string(),
+        kind: kind.clone(),
+        default: 0.0,
+        condition: None,
+    };
+    let shown: Vec<Scalar> = match kind {
+        Kind::Ordinal(v) => v.clone(),
+        Kind::Categorical(v) => v.iter().cloned().map(Scalar::Str).collect(),
+        _ => vec![],
+    };
+    // coord_of finds the first equal value: a later index means an earlier duplicate.
+    for (i, x) in shown.iter().enumerate() {
+        if let Some(first) = probe.coord_of(x).filter(|&c| c as usize != i) {
+            let earlier = &shown[first as usize];
+            let message = match earlier.to_string() == x.to_string() {
+                true => format!("`{key}` of `{name}` lists `{x}` twice"),
+                false => {
+                    format!("`{key}` of `{name}` lists one value twice: `{earlier}` and `{x}`")
+                }
+            };
+            return cx.err(loc, message, Some("remove the repeated value"));
         }
-        if rp.log && lo.value <= 0.0 {
-            return self.err(
-                &lo.referenced,
-                format!(
-                    "a log-scale range needs `low` > 0, `{name}` has {}",
-                    lo.value
-                ),
-                None,
-            );
-        }
-        Ok((lo, hi))
     }
+    Ok(kind.clone())
+}
 
-    /// A given default is one of the parameter's values; none given picks
-    /// [`implicit_default`].
-    fn default_coord(&self, d: Option<&Spanned<RawScalar>>, p: &Param) -> Result<f64, Error> {
-        let Some(d) = d else {
-            return Ok(implicit_default(&p.kind));
-        };
-        if let Some(c) = p.coord_of(&d.value.clone().into()) {
-            return Ok(c);
-        }
-        let shown = Scalar::from(d.value.clone()).to_string();
-        let hint = match &p.kind {
-            Kind::Ordinal(v) => one_of(v),
-            Kind::Categorical(v) => one_of(v),
-            Kind::Boolean => "use `true` or `false`".to_string(),
-            _ => "the default must lie within `low`..=`high`".to_string(),
-        };
-        self.err(
-            &d.referenced,
-            format!("default `{shown}` is not a value of `{}`", p.name),
-            Some(&hint),
-        )
+/// A categorical's `choices` are given and not empty.
+fn categorical(cx: &Ctx, rp: &RawParam) -> Result<Kind, Error> {
+    let name = &rp.name.value;
+    let Some(v) = &rp.choices else {
+        return cx.err(
+            &rp.name.referenced,
+            format!("categorical parameter `{name}` needs `choices`"),
+            None,
+        );
+    };
+    if v.value.is_empty() {
+        return cx.err(
+            &v.referenced,
+            format!("`choices` of `{name}` is empty"),
+            None,
+        );
     }
+    check_unique(
+        cx,
+        &v.referenced,
+        name,
+        "choices",
+        &Kind::Categorical(v.value.clone()),
+    )
+}
 
-    /// Conditions (`when`), once all parameters are known: a parent may come later in the
-    /// list than its child.
-    fn add_conditions(&self, raws: &[RawParam], params: &mut [Param]) -> Result<(), Error> {
-        for (i, rp) in raws.iter().enumerate() {
-            let Some(w) = &rp.when else { continue };
-            let condition = self.condition(w, i, params)?;
-            params[i].condition = Some(condition);
-        }
-        Ok(())
+/// An integer range is a valid range with whole-number bounds within ±2^53.
+fn integer(cx: &Ctx, rp: &RawParam) -> Result<Kind, Error> {
+    let (lo, hi) = range(cx, rp)?;
+    let name = &rp.name.value;
+    let low = cx.valid(lo, &format!("low` of `{name}"), |&x| limits::whole(x))?;
+    let high = cx.valid(hi, &format!("high` of `{name}"), |&x| limits::whole(x))?;
+    Ok(Kind::Integer {
+        low,
+        high,
+        log: rp.log,
+    })
+}
+
+/// A real range is a valid range.
+fn real(cx: &Ctx, rp: &RawParam) -> Result<Kind, Error> {
+    let (lo, hi) = range(cx, rp)?;
+    Ok(Kind::Real {
+        low: lo.value,
+        high: hi.value,
+        log: rp.log,
+    })
+}
+
+/// A range has `low` and `high`, `low` <= `high`, and `low` > 0 on a log scale.
+fn range<'r>(cx: &Ctx, rp: &'r RawParam) -> Result<(&'r Spanned<f64>, &'r Spanned<f64>), Error> {
+    let name = &rp.name.value;
+    let (Some(lo), Some(hi)) = (&rp.low, &rp.high) else {
+        return cx.err(
+            &rp.name.referenced,
+            format!("parameter `{name}` needs `low` and `high`"),
+            None,
+        );
+    };
+    cx.valid(lo, &format!("low` of `{name}"), |&x| limits::finite(x))?;
+    cx.valid(hi, &format!("high` of `{name}"), |&x| limits::finite(x))?;
+    if lo.value > hi.value {
+        return cx.err(
+            &hi.referenced,
+            format!(
+                "`high` ({}) is below `low` ({}) in `{name}`",
+                hi.value, lo.value
+            ),
+            None,
+        );
     }
+    if rp.log && lo.value <= 0.0 {
+        return cx.err(
+            &lo.referenced,
+            format!(
+                "a log-scale range needs `low` > 0, `{name}` has {}",
+                lo.value
+            ),
+            None,
+        );
+    }
+    Ok((lo, hi))
+}
 
-    /// The `when` of parameter `i` names exactly one parent, a known parameter other than
-    /// `i` itself, and only values of that parent.
-    fn condition(
-        &self,
-        w: &Spanned<BTreeMap<String, Vec<RawScalar>>>,
-        i: usize,
-        params: &[Param],
-    ) -> Result<Condition, Error> {
-        if w.value.len() != 1 {
-            return self.err(
+/// A given default is one of the parameter's values; none given picks
+/// [`implicit_default`].
+fn default_coord(cx: &Ctx, d: Option<&Spanned<RawScalar>>, p: &Param) -> Result<f64, Error> {
+    let Some(d) = d else {
+        return Ok(implicit_default(&p.kind));
+    };
+    if let Some(c) = p.coord_of(&d.value.clone().into()) {
+        return Ok(c);
+    }
+    let shown = Scalar::from(d.value.clone()).to_string();
+    let hint = match &p.kind {
+        Kind::Ordinal(v) => one_of(v),
+        Kind::Categorical(v) => one_of(v),
+        Kind::Boolean => "use `true` or `false`".to_string(),
+        _ => "the default must lie within `low`..=`high`".to_string(),
+    };
+    cx.err(
+        &d.referenced,
+        format!("default `{shown}` is not a value of `{}`", p.name),
+        Some(&hint),
+    )
+}
+
+/// Conditions (`when`), once all parameters are known: a parent may come later in the
+/// list than its child.
+fn add_conditions(cx: &Ctx, raws: &[RawParam], params: &mut [Param]) -> Result<(), Error> {
+    for (i, rp) in raws.iter().enumerate() {
+        let Some(w) = &rp.when else { continue };
+        let condition = condition(cx, w, i, params)?;
+        params[i].condition = Some(condition);
+    }
+    Ok(())
+}
+
+/// The `when` of parameter `i` names exactly one parent, a known parameter other than
+/// `i` itself, and only values of that parent.
+fn condition(
+    cx: &Ctx,
+    w: &Spanned<BTreeMap<String, Vec<RawScalar>>>,
+    i: usize,
+    params: &[Param],
+) -> Result<Condition, Error> {
+    if w.value.len() != 1 {
+        return cx.err(
+            &w.referenced,
+            "`when` must name exactly one parent parameter".into(),
+            Some("e.g. `when: {P1: [\"#pragma omp interchange\"]}`"),
+        );
+    }
+    let (parent_name, vals) = w.value.iter().next().expect("one entry");
+    let Some(parent) = index_of(params, parent_name) else {
+        return cx.err(
+            &w.referenced,
+            format!("condition names unknown parameter `{parent_name}`"),
+            None,
+        );
+    };
+    if parent == i {
+        return cx.err(
+            &w.referenced,
+            format!("parameter `{parent_name}` cannot depend on itself"),
+            None,
+        );
+    }
+    let values = vals
+        .iter()
+        .map(|v| super::constraints::coord_in(cx, &w.referenced, &params[parent], v))
+        .collect::<Result<Vec<f64>, Error>>()?;
+    Ok(Condition { parent, values })
+}
+
+/// The parameters in dependency order, parents before children; conditions that form a
+/// cycle are an error.
+fn dependency_order(cx: &Ctx, raws: &[RawParam], params: &[Param]) -> Result<Vec<usize>, Error> {
+    let n = params.len();
+    let mut order = Vec::with_capacity(n);
+    let mut placed = vec![false; n];
+    while order.len() < n {
+        let before = order.len();
+        place_ready(params, &mut placed, &mut order);
+        if order.len() == before {
+            let i = (0..n).find(|&i| !placed[i]).expect("unplaced");
+            let w = raws[i].when.as_ref().expect("has a condition");
+            return cx.err(
                 &w.referenced,
-                "`when` must name exactly one parent parameter".into(),
-                Some("e.g. `when: {P1: [\"#pragma omp interchange\"]}`"),
-            );
-        }
-        let (parent_name, vals) = w.value.iter().next().expect("one entry");
-        let Some(parent) = index_of(params, parent_name) else {
-            return self.err(
-                &w.referenced,
-                format!("condition names unknown parameter `{parent_name}`"),
-                None,
-            );
-        };
-        if parent == i {
-            return self.err(
-                &w.referenced,
-                format!("parameter `{parent_name}` cannot depend on itself"),
+                format!("conditions of `{}` form a cycle", params[i].name),
                 None,
             );
         }
-        let values = vals
-            .iter()
-            .map(|v| self.coord_in(&w.referenced, &params[parent], v))
-            .collect::<Result<Vec<f64>, Error>>()?;
-        Ok(Condition { parent, values })
     }
-
-    /// The parameters in dependency order, parents before children; conditions that form a
-    /// cycle are an error.
-    fn dependency_order(&self, raws: &[RawParam], params: &[Param]) -> Result<Vec<usize>, Error> {
-        let n = params.len();
-        let mut order = Vec::with_capacity(n);
-        let mut placed = vec![false; n];
-        while order.len() < n {
-            let before = order.len();
-            place_ready(params, &mut placed, &mut order);
-            if order.len() == before {
-                let i = (0..n).find(|&i| !placed[i]).expect("unplaced");
-                let w = raws[i].when.as_ref().expect("has a condition");
-                return self.err(
-                    &w.referenced,
-                    format!("conditions of `{}` form a cycle", params[i].name),
-                    None,
-                );
-            }
-        }
-        Ok(order)
-    }
+    Ok(order)
 }
 
 /// The default coordinate when none is given: an integer's `low`, the middle of a real range

@@ -67,70 +67,67 @@ pub struct RawProgress {
     pub goal: Option<Goal>,
 }
 
-impl Ctx<'_> {
-    /// `progress:`: a regex with exactly two capture groups (step, value), unless the
-    /// evaluations are `told`; `startup` at least 1; `warmup` a finite number.
-    pub(super) fn progress(
-        &self,
-        raw: &RawProgress,
-        metric_goal: Goal,
-        told: bool,
-    ) -> Result<Progress, Error> {
-        let regex = match &raw.regex {
-            Some(r) => Some(self.progress_regex(r)?),
-            None if told => None,
-            None => {
-                let message = "`progress:` has no `regex:`: nothing would read the values the program prints while it runs".to_string();
-                let hint =
-                    "e.g. `regex: 'epoch (\\d+) val_acc ([0-9.]+)'` (the step, then the value)";
-                return Err(Error::ConfigFile {
-                    file: self.file.to_path_buf(),
-                    message,
-                    hint: Some(hint.into()),
-                });
-            }
-        };
-        let startup = match &raw.startup {
-            Some(s) => self.valid(s, "progress.startup", |&n| match n {
-                0 => Err("is 0: give at least 1 configuration to compare with".to_string()),
-                n => Ok(n as usize),
-            })?,
-            None => DEFAULT_STARTUP,
-        };
-        let warmup = match &raw.warmup {
-            Some(w) => self.valid(w, "progress.warmup", |&x: &f64| {
-                x.is_finite()
-                    .then_some(x)
-                    .ok_or(format!("is {x}: give a step"))
-            })?,
-            None => 0.0,
-        };
-        let goal = raw.goal.unwrap_or(metric_goal);
-        Ok(Progress {
-            regex,
-            goal,
-            startup,
-            warmup,
-        })
-    }
-
-    /// `progress.regex`: it compiles and has exactly two capture groups.
-    fn progress_regex(&self, r: &Spanned<String>) -> Result<regex::Regex, Error> {
-        let regex = regex::Regex::new(&r.value).or_else(|e| {
-            let message = format!("invalid `progress.regex` `{}`: {e}", r.value);
-            self.err(&r.referenced, message, None)
-        })?;
-        if regex.captures_len() != 3 {
-            let message = format!(
-                "`progress.regex` `{}` has {} capture groups; it needs exactly two: the step, then the value",
-                r.value,
-                regex.captures_len() - 1
-            );
-            let hint = "e.g. `'epoch (\\d+) val_acc ([0-9.]+)'`; write other groups as `(?:…)`";
-            return self.err(&r.referenced, message, Some(hint));
+/// `progress:`: a regex with exactly two capture groups (step, value), unless the
+/// evaluations are `told`; `startup` at least 1; `warmup` a finite number.
+pub(super) fn progress(
+    cx: &Ctx,
+    raw: &RawProgress,
+    metric_goal: Goal,
+    told: bool,
+) -> Result<Progress, Error> {
+    let regex = match &raw.regex {
+        Some(r) => Some(progress_regex(cx, r)?),
+        None if told => None,
+        None => {
+            let message = "`progress:` has no `regex:`: nothing would read the values the program prints while it runs".to_string();
+            let hint = "e.g. `regex: 'epoch (\\d+) val_acc ([0-9.]+)'` (the step, then the value)";
+            return Err(Error::ConfigFile {
+                file: cx.file.to_path_buf(),
+                message,
+                hint: Some(hint.into()),
+            });
         }
-        Ok(regex)
+    };
+    let startup = match &raw.startup {
+        Some(s) => cx.valid(s, "progress.startup", |&n| match n {
+            0 => Err("is 0: give at least 1 configuration to compare with".to_string()),
+            n => Ok(n as usize),
+        })?,
+        None => DEFAULT_STARTUP,
+    };
+    let warmup = match &raw.warmup {
+        Some(w) => cx.valid(w, "progress.warmup", |&x: &f64| {
+            x.is_finite()
+                .then_some(x)
+                .ok_or(format!("is {x}: give a step"))
+        })?,
+        None => 0.0,
+    };
+    let goal = raw.goal.unwrap_or(metric_goal);
+    Ok(Progress {
+        regex,
+        goal,
+        startup,
+        warmup,
+    })
+}
+
+/// `progress.regex`: it compiles and has exactly two capture groups.
+fn progress_regex(cx: &Ctx, r: &Spanned<String>) -> Result<regex::Regex, Error> {
+    let regex = regex::Regex::new(&r.value).or_else(|e| {
+        let message = format!("invalid `progress.regex` `{}`: {e}", r.value);
+        cx.err(&r.referenced, message, None)
+    })?;
+    if regex.captures_len() != 3 {
+        let message = format!(
+            "`progress.regex` `{}` has {} capture groups; it needs exactly two: the step, then the value",
+            r.value,
+            regex.captures_len() - 1
+        );
+        let hint = "e.g. `'epoch (\\d+) val_acc ([0-9.]+)'`; write other groups as `(?:…)`";
+        return cx.err(&r.referenced, message, Some(hint));
     }
+    Ok(regex)
 }
 
 #[cfg(test)]

@@ -173,105 +173,105 @@ fn band(raw: &RawBand) -> Result<Band, String> {
     }
 }
 
-impl Ctx<'_> {
-    /// `record:` and `prefer:`, validated.
-    /// The quantities are `record:`'s, then the two of `progress:` when there is one
-    /// (its value better by `goal` unless it says otherwise).
-    pub(super) fn trade_off(
-        &self,
-        (record, progress, goal): (&[RawQuantity], Option<&RawProgress>, Goal),
-        prefer: Option<&Spanned<RawPrefer>>,
-        (space, told): (&Space, bool),
-    ) -> Result<TradeOff, Error> {
-        let progress = progress.map(|p| self.progress(p, goal, told)).transpose()?;
-        let mut quantities = self.quantities(record, space, told)?;
-        quantities.extend(progress.iter().flat_map(progress_quantities));
-        let prefer = prefer.map(|p| self.prefer(p, &quantities)).transpose()?;
-        Ok((quantities, prefer, progress))
-    }
+/// `record:` and `prefer:`, validated.
+/// The quantities are `record:`'s, then the two of `progress:` when there is one
+/// (its value better by `goal` unless it says otherwise).
+pub(super) fn trade_off(
+    cx: &Ctx,
+    (record, progress, goal): (&[RawQuantity], Option<&RawProgress>, Goal),
+    prefer: Option<&Spanned<RawPrefer>>,
+    (space, told): (&Space, bool),
+) -> Result<TradeOff, Error> {
+    let progress = progress
+        .map(|p| super::progress::progress(cx, p, goal, told))
+        .transpose()?;
+    let mut quantities = quantities(cx, record, space, told)?;
+    quantities.extend(progress.iter().flat_map(progress_quantities));
+    let prefer = prefer.map(|p| tie_rule(cx, p, &quantities)).transpose()?;
+    Ok((quantities, prefer, progress))
+}
 
-    /// `record:`: names that are words, unique, and not a results.csv column (a parameter's,
-    /// [`LOG_COLUMNS`] or the progress columns); regexes that compile, given unless the
-    /// evaluations are `told`.
-    fn quantities(
-        &self,
-        raw: &[RawQuantity],
-        space: &Space,
-        told: bool,
-    ) -> Result<Vec<Quantity>, Error> {
-        let taken: BTreeSet<&str> = (space.params.iter().map(|p| p.name.as_str()))
-            .chain(LOG_COLUMNS)
-            .chain([progress::STEP, progress::VALUE])
-            .collect();
-        let mut seen = BTreeSet::new();
-        let mut out = Vec::new();
-        for q in raw {
-            let name = &q.name.value;
-            let word = !name.is_empty()
-                && (name.chars()).all(|c| c.is_ascii_alphanumeric() || c == '_')
-                && !name.starts_with(|c: char| c.is_ascii_digit());
-            if !word {
-                let message = format!("`record` name `{name}` is not a word");
-                return self.err(
-                    &q.name.referenced,
-                    message,
-                    Some("letters, digits and `_`, e.g. `train_s`"),
-                );
-            }
-            if taken.contains(name.as_str()) || !seen.insert(name) {
-                let message = format!("`record` name `{name}` is already a column of results.csv");
-                return self.err(
-                    &q.name.referenced,
-                    message,
-                    Some("give it a name of its own"),
-                );
-            }
-            let regex = match &q.regex {
-                Some(r) => Some(self.number_regex(r, "record")?),
-                None if told => None,
-                None => {
-                    let message = format!("`record` `{name}` has no `regex:`: nothing would read its value from the program's output");
-                    let hint = "e.g. `regex: 'train_s: ([0-9.]+)'` (the first group is the number)";
-                    return self.err(&q.name.referenced, message, Some(hint));
-                }
-            };
-            out.push(Quantity {
-                name: name.clone(),
-                regex,
-                group: 1,
-            });
+/// `record:`: names that are words, unique, and not a results.csv column (a parameter's,
+/// [`LOG_COLUMNS`] or the progress columns); regexes that compile, given unless the
+/// evaluations are `told`.
+fn quantities(
+    cx: &Ctx,
+    raw: &[RawQuantity],
+    space: &Space,
+    told: bool,
+) -> Result<Vec<Quantity>, Error> {
+    let taken: BTreeSet<&str> = (space.params.iter().map(|p| p.name.as_str()))
+        .chain(LOG_COLUMNS)
+        .chain([progress::STEP, progress::VALUE])
+        .collect();
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for q in raw {
+        let name = &q.name.value;
+        let word = !name.is_empty()
+            && (name.chars()).all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !name.starts_with(|c: char| c.is_ascii_digit());
+        if !word {
+            let message = format!("`record` name `{name}` is not a word");
+            return cx.err(
+                &q.name.referenced,
+                message,
+                Some("letters, digits and `_`, e.g. `train_s`"),
+            );
         }
-        Ok(out)
-    }
-
-    /// `prefer:`: `within` a finite number, 0 or more; exactly one of `min`/`max`, naming a
-    /// recorded quantity or a built-in one.
-    fn prefer(&self, raw: &Spanned<RawPrefer>, quantities: &[Quantity]) -> Result<Prefer, Error> {
-        let p = &raw.value;
-        let within = self.valid(&p.within, "prefer.within", band)?;
-        let (name, least) = match (&p.min, &p.max) {
-            (Some(n), None) => (n, true),
-            (None, Some(n)) => (n, false),
-            _ => {
-                let message = "`prefer` needs one of `min:` or `max:`".to_string();
-                let hint = "e.g. `prefer: {within: 0.002, min: train_s}`";
-                return self.err(&raw.referenced, message, Some(hint));
+        if taken.contains(name.as_str()) || !seen.insert(name) {
+            let message = format!("`record` name `{name}` is already a column of results.csv");
+            return cx.err(
+                &q.name.referenced,
+                message,
+                Some("give it a name of its own"),
+            );
+        }
+        let regex = match &q.regex {
+            Some(r) => Some(cx.number_regex(r, "record")?),
+            None if told => None,
+            None => {
+                let message = format!("`record` `{name}` has no `regex:`: nothing would read its value from the program's output");
+                let hint = "e.g. `regex: 'train_s: ([0-9.]+)'` (the first group is the number)";
+                return cx.err(&q.name.referenced, message, Some(hint));
             }
         };
-        let known = (quantities.iter().map(|q| q.name.as_str()))
-            .chain(BUILT_IN)
-            .collect::<Vec<_>>();
-        if !known.contains(&name.value.as_str()) {
-            let message = format!("`prefer` names `{}`, which is not recorded", name.value);
-            let hint = format!("one of: {}", known.join(", "));
-            return self.err(&name.referenced, message, Some(&hint));
-        }
-        Ok(Prefer {
-            within,
-            quantity: name.value.clone(),
-            least,
-        })
+        out.push(Quantity {
+            name: name.clone(),
+            regex,
+            group: 1,
+        });
     }
+    Ok(out)
+}
+
+/// `prefer:`: `within` a finite number, 0 or more; exactly one of `min`/`max`, naming a
+/// recorded quantity or a built-in one.
+fn tie_rule(cx: &Ctx, raw: &Spanned<RawPrefer>, quantities: &[Quantity]) -> Result<Prefer, Error> {
+    let p = &raw.value;
+    let within = cx.valid(&p.within, "prefer.within", band)?;
+    let (name, least) = match (&p.min, &p.max) {
+        (Some(n), None) => (n, true),
+        (None, Some(n)) => (n, false),
+        _ => {
+            let message = "`prefer` needs one of `min:` or `max:`".to_string();
+            let hint = "e.g. `prefer: {within: 0.002, min: train_s}`";
+            return cx.err(&raw.referenced, message, Some(hint));
+        }
+    };
+    let known = (quantities.iter().map(|q| q.name.as_str()))
+        .chain(BUILT_IN)
+        .collect::<Vec<_>>();
+    if !known.contains(&name.value.as_str()) {
+        let message = format!("`prefer` names `{}`, which is not recorded", name.value);
+        let hint = format!("one of: {}", known.join(", "));
+        return cx.err(&name.referenced, message, Some(&hint));
+    }
+    Ok(Prefer {
+        within,
+        quantity: name.value.clone(),
+        least,
+    })
 }
 
 #[cfg(test)]

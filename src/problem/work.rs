@@ -49,86 +49,87 @@ pub struct Work {
     pub bytes: Option<f64>,
 }
 
-impl Ctx<'_> {
-    /// `work:`, checked: every amount evaluates to a positive finite number, and the metric
-    /// is a time (a rate needs seconds).
-    pub(super) fn work(
-        &self,
-        raw: Option<&Spanned<RawWork>>,
-        metric: MetricKind,
-    ) -> Result<Option<Work>, Error> {
-        let Some(w) = raw else { return Ok(None) };
-        if !matches!(
-            metric,
-            MetricKind::KernelTime | MetricKind::WallTime | MetricKind::CpuTime
-        ) {
-            return self.err(
-                &w.referenced,
-                format!(
-                    "`work:` turns a time into GFLOP/s, and the metric is `{}`, not a time",
-                    serde_json::to_value(metric).map_or(String::new(), |v| v.as_str().unwrap_or_default().to_string())
-                ),
-                Some("use `metric.kind: kernel_time`, `wall_time` or `cpu_time`, or leave `work:` out"),
-            );
-        }
-        let sizes = &w.value.sizes;
-        let flops = self.amount(&w.value.flops, "work.flops", sizes)?;
-        let bytes = (w.value.bytes.as_ref())
-            .map(|b| self.amount(b, "work.bytes", sizes))
-            .transpose()?;
-        Ok(Some(Work { flops, bytes }))
+/// `work:`, checked: every amount evaluates to a positive finite number, and the metric
+/// is a time (a rate needs seconds).
+pub(super) fn work(
+    cx: &Ctx,
+    raw: Option<&Spanned<RawWork>>,
+    metric: MetricKind,
+) -> Result<Option<Work>, Error> {
+    let Some(w) = raw else { return Ok(None) };
+    if !matches!(
+        metric,
+        MetricKind::KernelTime | MetricKind::WallTime | MetricKind::CpuTime
+    ) {
+        return cx.err(
+            &w.referenced,
+            format!(
+                "`work:` turns a time into GFLOP/s, and the metric is `{}`, not a time",
+                serde_json::to_value(metric).map_or(String::new(), |v| v
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string())
+            ),
+            Some("use `metric.kind: kernel_time`, `wall_time` or `cpu_time`, or leave `work:` out"),
+        );
     }
+    let sizes = &w.value.sizes;
+    let flops = amount(cx, &w.value.flops, "work.flops", sizes)?;
+    let bytes = (w.value.bytes.as_ref())
+        .map(|b| amount(cx, b, "work.bytes", sizes))
+        .transpose()?;
+    Ok(Some(Work { flops, bytes }))
+}
 
-    /// One amount: the number, or the expression's value over `sizes`.
-    fn amount(
-        &self,
-        a: &Spanned<RawAmount>,
-        key: &str,
-        sizes: &BTreeMap<String, Spanned<f64>>,
-    ) -> Result<f64, Error> {
-        let names: Vec<&String> = sizes.keys().collect();
-        let value = match &a.value {
-            RawAmount::Number(x) => Ok(*x),
-            RawAmount::Text(t) => {
-                let lookup = |n: &str| names.iter().position(|k| k.as_str() == n);
-                let e = expr::parse(t, &lookup).map_err(|pe| {
-                    let mut span = self.span(&a.referenced);
-                    span.col += pe.col as u32 + 1;
-                    Error::Config {
-                        span,
-                        message: format!(
-                            "in `{key}` `{}`: {}",
-                            clipped(t),
-                            pe.message.replace("unknown parameter", "unknown size")
-                        ),
-                        hint: Some(sizes_hint(&names)),
-                    }
-                })?;
-                let get = |i: usize| Some(Val::Num(sizes[names[i]].value));
-                e.eval(&get).and_then(|v| match v {
-                    Val::Num(x) => Ok(x),
-                    Val::Bool(_) => Err("it is a comparison, true or false, not an amount".into()),
-                    Val::Str(s) => Err(format!("it is the text `{}`, not an amount", clipped(&s))),
-                })
-            }
-        };
-        match value {
-            Ok(x) if (1.0..=MAX_AMOUNT).contains(&x) => Ok(x),
-            Ok(x) => self.err(
-                &a.referenced,
-                format!(
-                    "`{key}` is {}: it must be at least 1 and at most {} (a day at 10 TFLOP/s)",
-                    short(x),
-                    short(MAX_AMOUNT)
-                ),
-                Some("count one timed run's operations (an FMA is two) or bytes"),
-            ),
-            Err(why) => self.err(
-                &a.referenced,
-                format!("`{key}` cannot be evaluated: {why}"),
-                None,
-            ),
+/// One amount: the number, or the expression's value over `sizes`.
+fn amount(
+    cx: &Ctx,
+    a: &Spanned<RawAmount>,
+    key: &str,
+    sizes: &BTreeMap<String, Spanned<f64>>,
+) -> Result<f64, Error> {
+    let names: Vec<&String> = sizes.keys().collect();
+    let value = match &a.value {
+        RawAmount::Number(x) => Ok(*x),
+        RawAmount::Text(t) => {
+            let lookup = |n: &str| names.iter().position(|k| k.as_str() == n);
+            let e = expr::parse(t, &lookup).map_err(|pe| {
+                let mut span = cx.span(&a.referenced);
+                span.col += pe.col as u32 + 1;
+                Error::Config {
+                    span,
+                    message: format!(
+                        "in `{key}` `{}`: {}",
+                        clipped(t),
+                        pe.message.replace("unknown parameter", "unknown size")
+                    ),
+                    hint: Some(sizes_hint(&names)),
+                }
+            })?;
+            let get = |i: usize| Some(Val::Num(sizes[names[i]].value));
+            e.eval(&get).and_then(|v| match v {
+                Val::Num(x) => Ok(x),
+                Val::Bool(_) => Err("it is a comparison, true or false, not an amount".into()),
+                Val::Str(s) => Err(format!("it is the text `{}`, not an amount", clipped(&s))),
+            })
         }
+    };
+    match value {
+        Ok(x) if (1.0..=MAX_AMOUNT).contains(&x) => Ok(x),
+        Ok(x) => cx.err(
+            &a.referenced,
+            format!(
+                "`{key}` is {}: it must be at least 1 and at most {} (a day at 10 TFLOP/s)",
+                short(x),
+                short(MAX_AMOUNT)
+            ),
+            Some("count one timed run's operations (an FMA is two) or bytes"),
+        ),
+        Err(why) => cx.err(
+            &a.referenced,
+            format!("`{key}` cannot be evaluated: {why}"),
+            None,
+        ),
     }
 }
 
