@@ -105,7 +105,7 @@ fn main() {
         };
         let mut s = Searcher::new(&problem.space, settings);
         let mut log = db::Log::create(&out, &problem).unwrap();
-        let meta_probe = moldtune::run::dir::read_meta(&out).ok();
+        let meta_probe = moldtune::run::dir::RunDir::metadata(&out).ok();
         let mut records: Vec<Record> = Vec::new();
         let mut times = Vec::new();
         let mut asks = Vec::new();

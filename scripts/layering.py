@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The house's import rules, checked over `src/` (issues 27 and 40).
+"""The house's import rules, checked over `src/` (issues 27, 40 and 56).
 
 Every path a file names is resolved to the file that defines it, whatever its form:
 `use` trees (nested groups, `self`, `as`, globs) and inline paths, starting at `crate::`,
@@ -27,6 +27,11 @@ out of the import graph. Then it reports:
   - run.json read anywhere but the door, `run/dir.rs` (a statement that names it — `RUN_JSON`,
     the literal `"run.json"`, or a `const`/`static`/`use ... as` holding either — and reads or
     opens it; `run/meta.rs` writes it);
+  - an inherent `impl` block of a type outside its home: the file defining the `struct`,
+    `enum` or `union` (its test modules included) and the folder of that file's module
+    (src/a/b.rs: src/a/b/; src/a/mod.rs: src/a/), whatever the impl's generics or path
+    (`impl<'a> Ctx<'a>`, `impl crate::a::Foo`); trait impls are exempt. A name two modules
+    define is the one the impl's `use` or path reaches, else the file's own, else any;
   - files of `src/` over 600 lines, and functions over 60 in `src/` and `tests/` (any
     qualifiers: `const`, `async`, `unsafe`, `extern "C"`).
 Exits 1 when a rule is broken: scripts/test.sh runs it; scripts/test_layering.py plants an
@@ -436,6 +441,75 @@ def content_findings(crate):
     return out
 
 
+TYPE_DEF = re.compile(r"\b(?:struct|enum|union)\s+(\w+)")
+
+
+def inherent_impls(code):
+    """(offset, self type's path segments) of each inherent `impl` block in stripped `code`:
+    trait impls (`impl Trait for T`) and `impl Trait` in a type's position are left out."""
+    for m in re.finditer(r"\bimpl\b", code):
+        before = re.sub(r"\b(?:unsafe|default)\s*$", "", code[max(0, m.start() - 200):m.start()]).rstrip()
+        if before and before[-1] not in ";{}]":
+            continue  # `-> impl Iterator`, `x: impl Fn()`: a type, not a block
+        j = re.compile(r"\s*").match(code, m.end()).end()
+        if code.startswith("<", j):  # the generics: `<'a, F: Fn(&str) -> Option<usize>>`
+            depth = 0
+            for j in range(j, len(code)):
+                depth += {"<": 1, ">": 0 if code[j - 1] == "-" else -1}.get(code[j], 0)
+                if depth == 0:
+                    break
+            j += 1
+        header = re.split(r"\bwhere\b|\{", code[j:], maxsplit=1)[0]
+        path = re.match(r"\s*((?:\w+\s*::\s*)*\w+)", header)
+        if path and not re.search(r"\bfor\b(?!\s*<)", header) and path.group(1) != "dyn":
+            yield m.start(), re.split(r"\s*::\s*", path.group(1))
+
+
+def impl_definitions(crate, f, segs, defs):
+    """The type an impl block in file `f` names by `segs`, and the files that may define it:
+    the one its `use` imports or its path reach, else `f` itself, else every file defining a
+    type of that name (`defs`: name -> files)."""
+    mod = next((p for p, m in crate.modules.items() if m.file == f), None)
+    if mod is not None:
+        if len(segs) == 1:
+            uses = crate.modules[mod].uses
+            segs = next((s for s, alias, glob, _, _ in uses if s and not glob and (alias or s[-1]) == segs[0]), segs)
+        target, _ = crate.resolve(mod, segs, crate.aliases(mod)) if len(segs) > 1 else (None, False)
+        if target is not None and crate.modules[target].file in defs.get(segs[-1], ()):
+            return segs[-1], [crate.modules[target].file]
+    files = defs.get(segs[-1], [])
+    return segs[-1], [f] if f in files else files
+
+
+def home(src, f):
+    """Where a type defined in file `f` may have inherent methods: `f`, and the folder of its
+    module (src/a/b.rs: src/a/b/; src/a/mod.rs: src/a/); the binary's main.rs only itself."""
+    if f.name in ("mod.rs", "lib.rs"):
+        return f.parent
+    return None if f == src / "main.rs" else f.with_suffix("")
+
+
+def impl_findings(crate):
+    """Inherent `impl` blocks outside the defining file of their type and its folder."""
+    texts = {f: strip(f.read_text()) for f in crate.files}
+    defs = {}
+    for f, code in texts.items():
+        for name in set(TYPE_DEF.findall(code)):
+            defs.setdefault(name, []).append(f)
+    rel = lambda f: f.relative_to(crate.src.parent)
+    out = []
+    for f, code in texts.items():
+        for k, segs in inherent_impls(code):
+            name, files = impl_definitions(crate, f, segs, defs)
+            if not files or any(f == d or home(crate.src, d) in f.parents for d in files):
+                continue  # not a struct, enum or union of src/ (an alias), or at home
+            defined = ", ".join(str(rel(d)) for d in files)
+            homes = "; ".join(f"{rel(d)}" + (f" or {rel(home(crate.src, d))}/" if home(crate.src, d) else "")
+                              for d in files)
+            out.append(f"{rel(f)}:{line_of(code, k)}: impl of `{name}` (defined in {defined}) outside its home {homes}")
+    return out
+
+
 def sccs(graph):
     """Tarjan's strongly connected components with more than one node."""
     index, low, stack, on, out, n = {}, {}, [], set(), [], [0]
@@ -517,7 +591,7 @@ def long_functions(files):
 def findings(src):
     crate = Crate(src)
     graph, out = crate.edges()
-    out += stage_findings(crate, graph) + content_findings(crate)
+    out += stage_findings(crate, graph) + content_findings(crate) + impl_findings(crate)
     for comp in sccs({m: set(d) for m, d in graph.items()}):
         out.append("circle: " + " <-> ".join("/".join(m) or "lib" for m in comp))
     for n, f in sorted(((len(f.read_text().splitlines()), f) for f in crate.files), reverse=True):

@@ -3,8 +3,8 @@
 
 A small crate that follows the rules is written to a temporary directory and must pass; then
 each case plants one import (or one shape) into it, and the check must fail naming it (a file
-named `tests/...` is written beside `src/`, as the integration tests are). Run by
-scripts/test.sh.
+named `tests/...` is written beside `src/`, as the integration tests are); each of `PASSES`
+plants a shape the rules allow, and the check must still pass. Run by scripts/test.sh.
 
     python3 scripts/test_layering.py
 """
@@ -42,6 +42,11 @@ CLEAN = {
     "tests/common/mod.rs": "pub fn helper() {}\n",
 }
 LONG_BODY = "    let _ = 1;\n" * 61
+# A type with a lifetime and a type parameter, as problem/locate.rs's `Ctx`; a name two modules define.
+CTX = {"problem/mod.rs": "pub mod commands;\npub mod locate;\n",
+       "problem/locate.rs": "pub struct Ctx<'a, F = fn(&str) -> Option<u8>> {\n    pub at: &'a str,\n    pub f: F,\n}\n"
+                            "impl<'a, F> Ctx<'a, F> {}\n"}
+TABLES = {"report/best.rs": "pub struct Table;\n", "report/sub/mod.rs": "pub struct Table;\n"}
 # (what it plants, {file: text appended}, what the finding must say)
 CASES = [
     ("a crate:: path against the stages", {"run/driver.rs": "use crate::report::best::best;\n"}, "run/ may not use report/"),
@@ -104,6 +109,40 @@ CASES = [
     ("mctree onto run/slurm", {"mctree/mod.rs": "use crate::run::slurm::submit;\n"}, "mctree/ may not use run/slurm/"),
     ("run/slurm onto search", {"run/slurm/mod.rs": "use crate::search::ask;\n"}, "run/slurm/ may not use search/"),
     ("problem onto process", {"problem/space.rs": "use crate::process::spawn;\n"}, "problem/ may not use process/"),
+    # issue 56 item 3: a type's inherent methods live in its own file or folder
+    ("methods in a sibling file", {"run/driver.rs": "impl Log {\n    pub fn f(&self) {}\n}\n"},
+     "src/run/driver.rs:5: impl of `Log` (defined in src/run/log.rs) outside its home src/run/log.rs or src/run/log/"),
+    ("methods of a type with a lifetime", CTX | {"problem/commands.rs": "use super::locate::Ctx;\n"
+                                                "impl<'a> Ctx<'a> {\n    pub fn at(&self) -> &'a str { self.at }\n}\n"},
+     "src/problem/commands.rs:2: impl of `Ctx` (defined in src/problem/locate.rs)"),
+    ("methods of a generic type with a bound", CTX | {"problem/commands.rs": "use super::locate::Ctx;\n"
+                                                     "impl<F: Fn(&str) -> Option<u8>> Ctx<'_, F> where F: Copy {}\n"},
+     "src/problem/commands.rs:2: impl of `Ctx` (defined in src/problem/locate.rs)"),
+    ("methods by a crate:: path", {"report/best.rs": "impl crate::run::log::Log {}\n"}, "impl of `Log` (defined in src/run/log.rs)"),
+    ("methods by a super:: path", {"run/driver.rs": "impl super::log::Log {}\n"}, "impl of `Log` (defined in src/run/log.rs)"),
+    ("methods of a name two modules define, the import says which", TABLES | {
+        "report/sub/deep.rs": "use crate::report::best::Table as Row;\nimpl Row {}\n"},
+     "src/report/sub/deep.rs:3: impl of `Table` (defined in src/report/best.rs) outside its home src/report/best.rs or"),
+    ("methods in a test module elsewhere", {"run/log.rs": "#[cfg(test)]\nmod more {\n    impl crate::problem::Space {}\n}\n"},
+     "src/run/log.rs:13: impl of `Space` (defined in src/problem/space.rs)"),
+]
+# Shapes the check must let pass: (what, {file: text appended}).
+PASSES = [
+    ("methods in the type's own file, its tests and its folder, and its module's folder",
+     {"problem/space.rs": "pub mod deeper;\npub mod extra;\nimpl Space {}\n#[cfg(test)]\nmod tests {\n    impl super::Space {}\n}\n",
+      "problem/space/extra.rs": "use crate::problem::Space;\nimpl Space {\n    pub fn more(&self) {}\n}\n",
+      "problem/space/deeper/mod.rs": "impl crate::problem::space::Space {}\n",
+      "report/sub/mod.rs": "pub struct Sub;\n", "report/sub/deep.rs": "impl super::Sub {}\n"}),
+    ("trait impls and `impl Trait` types elsewhere; impl text in comments and strings",
+     {"run/driver.rs": "impl Default for Log {\n    fn default() -> Self { Log }\n}\n"
+                       "impl<T: Copy> From<T> for Space {\n    fn from(_: T) -> Self { Space }\n}\n"
+                       "fn logs() -> impl Iterator<Item = Log> { std::iter::empty() }\n"
+                       "/// Not here; impl Log { fn f() {} } is in log.rs.\nconst S: &str = \"{ impl Log {\";\n"}),
+    ("a name two modules define, the impl's import picking the one at home",
+     TABLES | {"report/sub/deep.rs": "use super::Table;\nimpl Table {}\n"}),
+    ("a name two modules define, by a glob: one of them at home", TABLES | {
+        "report/sub/deep.rs": "use crate::report::sub::*;\nimpl Table {}\n"}),
+    ("a name two modules define, the impl in one's own file", {"run/log.rs": "pub struct Space;\nimpl Space {}\n"}),
 ]
 
 
@@ -118,6 +157,14 @@ def run(files):
         return p.returncode, p.stdout + p.stderr
 
 
+def planted(plant):
+    """The clean crate with each planted text appended to its file."""
+    files = dict(CLEAN)
+    for name, text in plant.items():
+        files[name] = files.get(name, "") + text
+    return files
+
+
 def main():
     failed = 0
     code, out = run(CLEAN)
@@ -125,14 +172,17 @@ def main():
         print(f"the clean crate fails the check:\n{out}")
         failed += 1
     for what, plant, expect in CASES:
-        files = dict(CLEAN)
-        for name, text in plant.items():
-            files[name] = files.get(name, "") + text
-        code, out = run(files)
+        code, out = run(planted(plant))
         if code == 0 or expect not in out:
             print(f"not caught: {what} (exit {code}, wanted '{expect}'):\n{out}")
             failed += 1
-    print(f"layering fixtures: {len(CASES) + 1 - failed} of {len(CASES) + 1} as expected", file=sys.stderr)
+    for what, plant in PASSES:
+        code, out = run(planted(plant))
+        if code != 0:
+            print(f"refused: {what} (exit {code}):\n{out}")
+            failed += 1
+    total = len(CASES) + len(PASSES) + 1
+    print(f"layering fixtures: {total - failed} of {total} as expected", file=sys.stderr)
     sys.exit(1 if failed else 0)
 
 

@@ -492,7 +492,11 @@ fn ordinary_code_is_read_precisely() {
         assert!(l.outside.is_empty(), "L{}: {:?}", l.id, l.outside);
     }
     let strict = Options::default();
-    let (proved, refused) = moldtune::mctree::directive::Stacks::root().children(&t, &strict);
+    let (proved, refused) = moldtune::mctree::transform::children(
+        &moldtune::mctree::directive::Stacks::root(),
+        &t,
+        &strict,
+    );
     assert!(refused.is_empty(), "{refused:?}");
     assert!(proved.len() > 40, "{}", proved.len());
     // A variable-length array parameter's rows are as long as it was declared.
@@ -501,7 +505,11 @@ fn ordinary_code_is_read_precisely() {
     for l in &t.loops {
         assert!(l.outside.is_empty(), "L{}: {:?}", l.id, l.outside);
     }
-    let (proved, _) = moldtune::mctree::directive::Stacks::root().children(&t, &strict);
+    let (proved, _) = moldtune::mctree::transform::children(
+        &moldtune::mctree::directive::Stacks::root(),
+        &t,
+        &strict,
+    );
     let parallel = |l: &str| proved.iter().any(|(s, _)| s.text(&t).starts_with(l));
     assert!(
         parallel("L0: parallel for") && parallel("L3: parallel for"),
@@ -510,7 +518,11 @@ fn ordinary_code_is_read_precisely() {
     // Ping-pong buffers are followed through the swap: each sweep is out of place.
     let r = recorded(&adversarial("pingpong.c"), "", &[]);
     let (_, t) = loop_tree(&r);
-    let (proved, _) = moldtune::mctree::directive::Stacks::root().children(&t, &strict);
+    let (proved, _) = moldtune::mctree::transform::children(
+        &moldtune::mctree::directive::Stacks::root(),
+        &t,
+        &strict,
+    );
     let has = |l: &str| proved.iter().any(|(s, _)| s.text(&t).starts_with(l));
     assert!(has("L1: parallel for") && has("L1: reverse"), "{proved:?}");
     assert!(
@@ -520,7 +532,11 @@ fn ordinary_code_is_read_precisely() {
     // The same, with the buffers chosen by the sweep's parity.
     let r = recorded(&adversarial("pingchoice.c"), "", &[]);
     let (_, t) = loop_tree(&r);
-    let (proved, _) = moldtune::mctree::directive::Stacks::root().children(&t, &strict);
+    let (proved, _) = moldtune::mctree::transform::children(
+        &moldtune::mctree::directive::Stacks::root(),
+        &t,
+        &strict,
+    );
     let has = |l: &str| proved.iter().any(|(s, _)| s.text(&t).starts_with(l));
     assert!(has("L1: parallel for") && !has("L2: reverse"), "{proved:?}");
 }

@@ -63,7 +63,7 @@ fn record_all(todo: Vec<(Loaded, Option<PathBuf>)>, opts: &Options) -> Result<Ve
 
 /// A baseline, not yet measured, for the run in `dir`, to be written into `out`.
 fn fresh(dir: &Path, out: &Path) -> Result<(Loaded, PathBuf), Error> {
-    let meta = crate::run::dir::read_meta(dir)?;
+    let meta = crate::run::dir::RunDir::metadata(dir)?;
     if meta.mctree.is_some() {
         let message = format!(
             "`{}` is an mctree run: a baseline needs a problem file",

@@ -41,7 +41,7 @@ fn importance_text(dir: &Path, r: &report::Importance) -> String {
     );
     let Some(ranking) = &r.ranking else {
         let why = r.reason.as_deref().unwrap_or_default();
-        let more = crate::run::dir::read_meta(dir).map_or_else(
+        let more = crate::run::dir::RunDir::metadata(dir).map_or_else(
             |_| format!("moldtune run --resume {} --max-evals N", dir.display()),
             |m| m.continued_by(dir, "N"),
         );

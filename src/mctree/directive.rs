@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::mctree::looptree::LoopTree;
+
 /// The Polly knob: the compiler flags a node adds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Polly {
@@ -109,4 +111,69 @@ impl Op {
 pub struct Stacks {
     pub polly: Polly,
     pub ops: BTreeMap<usize, Vec<Op>>,
+}
+
+impl Stacks {
+    pub fn root() -> Stacks {
+        Stacks {
+            polly: Polly::Off,
+            ops: BTreeMap::new(),
+        }
+    }
+
+    /// The number of transformations (the node's depth in the tree).
+    pub fn depth(&self) -> usize {
+        self.ops.values().map(Vec::len).sum::<usize>() + (self.polly != Polly::Off) as usize
+    }
+
+    pub(crate) fn stack(&self, l: usize) -> &[Op] {
+        self.ops.get(&l).map_or(&[], Vec::as_slice)
+    }
+
+    /// The directives in source order, `L<k>: <directive>` joined by `; ` (the
+    /// `transformations` column and the mold's insertion value); "" for the root.
+    pub fn text(&self, tree: &LoopTree) -> String {
+        let mut entries = Vec::new();
+        for (&l, ops) in &self.ops {
+            for op in ops.iter().rev() {
+                let mut t = op.text();
+                if *op == Op::Parallel {
+                    t.push_str(&tree.private_clause(l, ops.len() > 1));
+                }
+                entries.push(format!("L{l}: {t}"));
+            }
+        }
+        entries.join("; ")
+    }
+
+    /// Each directive as (`L<k>: <directive>`, `L<k> <family>`): what a failure poisons.
+    pub fn entries(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (&l, ops) in &self.ops {
+            for op in ops {
+                out.push((
+                    format!("L{l}: {}", op.text()),
+                    format!("L{l} {}", op.family()),
+                ));
+            }
+        }
+        out
+    }
+
+    /// Inverse of [`Stacks::text`]; `None` if an entry names no loop of `tree`.
+    pub fn parse(text: &str, polly: Polly, tree: &LoopTree) -> Option<Stacks> {
+        let mut s = Stacks {
+            polly,
+            ops: BTreeMap::new(),
+        };
+        for (label, op) in crate::problem::mold::Placement::entries(text) {
+            let l: usize = label.strip_prefix('L')?.parse().ok()?;
+            if l >= tree.loops.len() {
+                return None;
+            }
+            // Entries are listed top first; stacks are stored bottom first.
+            s.ops.entry(l).or_default().insert(0, Op::parse(op)?);
+        }
+        Some(s)
+    }
 }

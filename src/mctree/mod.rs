@@ -140,7 +140,7 @@ fn one_directive(tree: &LoopTree, r: &Recorded) -> looptree::StackCounts {
         trust_output_check: false,
         ..r.options()
     };
-    let (proved, refused) = directive::Stacks::root().children(tree, &strict);
+    let (proved, refused) = transform::children(&directive::Stacks::root(), tree, &strict);
     looptree::StackCounts {
         proved: proved.iter().filter(|(_, f)| f != "polly").count(),
         unproved: refused.len(),

@@ -11,6 +11,7 @@ use crate::mctree::search::Walk;
 use crate::mctree::setup::{self, ConfigFile, Recorded};
 use crate::mctree::transform;
 use crate::problem::{limits, CheckMode, MetricKind, Stream};
+use crate::run::executor_kind::ExecutorKind;
 use crate::run::limits::flag;
 use crate::run::meta::RunMeta;
 use crate::run::settings::{self, Budget, Resolved};
@@ -205,8 +206,7 @@ pub(super) fn resolved(
         interleave: 0,
         verify: c.verify,
         jobs: c.jobs,
-        parallel: 1,
-        slurm: settings::resolve_executor(&o.executor, prev, None)?,
+        executor: ExecutorKind::of(1, settings::resolve_executor(&o.executor, prev, None)?),
         budget: Budget::Valid,
         strategy: Some(kind.as_str().into()),
     })

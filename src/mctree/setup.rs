@@ -17,11 +17,11 @@ use crate::mctree::directive::Polly;
 use crate::mctree::legality::Legality;
 use crate::mctree::looptree::LoopTree;
 use crate::mctree::transform::Options;
-use crate::problem::file::SearchDefaults;
 use crate::problem::mold::{Mold, Placement, Point};
 use crate::problem::param::{Kind, OpenValues, Param};
 use crate::problem::space::{Config, Space};
 use crate::problem::template::Template;
+use crate::problem::SearchDefaults;
 use crate::problem::{
     limits, CheckMode, CodeIdentity, Goal, Metric, MetricKind, OutputCheck, Problem, Reduce, Stream,
 };

@@ -11,8 +11,6 @@
 //! generated — in particular no identity permutation, no `apply` (clang-22 hangs), no
 //! collapse into intra-tile loops (silently wrong).
 
-use std::collections::BTreeMap;
-
 use crate::mctree::legality;
 use crate::mctree::looptree::LoopTree;
 
@@ -47,186 +45,125 @@ impl Default for Options {
     }
 }
 
-impl Stacks {
-    pub fn root() -> Stacks {
-        Stacks {
-            polly: Polly::Off,
-            ops: BTreeMap::new(),
-        }
+/// Every node one transformation below this one that clang-22 accepts and that is
+/// proved legal (or, under `--trust-output-check`, every one), with the family of the
+/// transformation added (`polly`, `L3 tile2`, …); and the ones refused.
+pub fn children(
+    node: &Stacks,
+    tree: &LoopTree,
+    o: &Options,
+) -> (Vec<(Stacks, String)>, Vec<Stacks>) {
+    if node.depth() >= o.depth {
+        return (vec![], vec![]);
     }
-
-    /// The number of transformations (the node's depth in the tree).
-    pub fn depth(&self) -> usize {
-        self.ops.values().map(Vec::len).sum::<usize>() + (self.polly != Polly::Off) as usize
-    }
-
-    fn stack(&self, l: usize) -> &[Op] {
-        self.ops.get(&l).map_or(&[], Vec::as_slice)
-    }
-
-    /// The directives in source order, `L<k>: <directive>` joined by `; ` (the
-    /// `transformations` column and the mold's insertion value); "" for the root.
-    pub fn text(&self, tree: &LoopTree) -> String {
-        let mut entries = Vec::new();
-        for (&l, ops) in &self.ops {
-            for op in ops.iter().rev() {
-                let mut t = op.text();
-                if *op == Op::Parallel {
-                    t.push_str(&tree.private_clause(l, ops.len() > 1));
-                }
-                entries.push(format!("L{l}: {t}"));
-            }
-        }
-        entries.join("; ")
-    }
-
-    /// Each directive as (`L<k>: <directive>`, `L<k> <family>`): what a failure poisons.
-    pub fn entries(&self) -> Vec<(String, String)> {
-        let mut out = Vec::new();
-        for (&l, ops) in &self.ops {
-            for op in ops {
-                out.push((
-                    format!("L{l}: {}", op.text()),
-                    format!("L{l} {}", op.family()),
-                ));
-            }
-        }
-        out
-    }
-
-    /// Inverse of [`Stacks::text`]; `None` if an entry names no loop of `tree`.
-    pub fn parse(text: &str, polly: Polly, tree: &LoopTree) -> Option<Stacks> {
-        let mut s = Stacks {
-            polly,
-            ops: BTreeMap::new(),
-        };
-        for (label, op) in crate::problem::mold::Placement::entries(text) {
-            let l: usize = label.strip_prefix('L')?.parse().ok()?;
-            if l >= tree.loops.len() {
-                return None;
-            }
-            // Entries are listed top first; stacks are stored bottom first.
-            s.ops.entry(l).or_default().insert(0, Op::parse(op)?);
-        }
-        Some(s)
-    }
-
-    /// Every node one transformation below this one that clang-22 accepts and that is
-    /// proved legal (or, under `--trust-output-check`, every one), with the family of the
-    /// transformation added (`polly`, `L3 tile2`, …); and the ones refused.
-    pub fn children(&self, tree: &LoopTree, o: &Options) -> (Vec<(Stacks, String)>, Vec<Stacks>) {
-        if self.depth() >= o.depth {
-            return (vec![], vec![]);
-        }
-        let mut out = Vec::new();
-        if self.polly == Polly::Off {
-            for &p in &o.polly {
-                let c = Stacks {
-                    polly: p,
-                    ..self.clone()
-                };
-                out.push((c, "polly".to_string()));
-            }
-        }
-        let mut refused = vec![];
-        for l in 0..tree.loops.len() {
-            for op in self.next_ops(tree, l, o) {
-                let family = format!("L{l} {}", op.family());
-                let mut c = self.clone();
-                let stack = c.ops.entry(l).or_default();
-                stack.push(op);
-                let proved = legality::directive(tree, l, stack, stack.len() - 1).is_ok();
-                if proved || o.trust_output_check {
-                    out.push((c, family));
-                } else {
-                    refused.push(c);
-                }
-            }
-        }
-        (out, refused)
-    }
-
-    /// The loop whose directive consumes loop `l` (a loop of its perfect nest below a
-    /// multi-loop directive), if any.
-    fn consumer(&self, tree: &LoopTree, l: usize) -> Option<usize> {
-        self.ops.iter().find_map(|(&a, ops)| {
-            let width = ops.first().map_or(1, Op::width);
-            let nest = tree.perfect_nest(a);
-            nest[1..width.min(nest.len())].contains(&l).then_some(a)
-        })
-    }
-
-    /// The directives that may go above loop `l`'s current stack.
-    fn next_ops(&self, tree: &LoopTree, l: usize, o: &Options) -> Vec<Op> {
-        let lp = &tree.loops[l];
-        if lp.untouchable.is_some() {
-            return vec![];
-        }
-        let stack = self.stack(l);
-        let leaf = lp.children.is_empty();
-        if self.consumer(tree, l).is_some() {
-            // Inside another loop's transformed nest only a one-loop directive fits.
-            return match stack {
-                [] if leaf => o.unroll.iter().map(|&f| Op::Unroll(f)).collect(),
-                _ => vec![],
+    let mut out = Vec::new();
+    if node.polly == Polly::Off {
+        for &p in &o.polly {
+            let c = Stacks {
+                polly: p,
+                ..node.clone()
             };
+            out.push((c, "polly".to_string()));
         }
-        let mut ops = match stack.last() {
-            None => self.bases(tree, l, o),
-            Some(Op::Tile(s)) if s.len() >= 2 => permutations(s.len()),
-            Some(Op::Reverse) if leaf => o.unroll.iter().map(|&f| Op::Unroll(f)).collect(),
+    }
+    let mut refused = vec![];
+    for l in 0..tree.loops.len() {
+        for op in next_ops(node, tree, l, o) {
+            let family = format!("L{l} {}", op.family());
+            let mut c = node.clone();
+            let stack = c.ops.entry(l).or_default();
+            stack.push(op);
+            let proved = legality::directive(tree, l, stack, stack.len() - 1).is_ok();
+            if proved || o.trust_output_check {
+                out.push((c, family));
+            } else {
+                refused.push(c);
+            }
+        }
+    }
+    (out, refused)
+}
+
+/// The loop whose directive consumes loop `l` (a loop of its perfect nest below a
+/// multi-loop directive), if any.
+fn consumer(node: &Stacks, tree: &LoopTree, l: usize) -> Option<usize> {
+    node.ops.iter().find_map(|(&a, ops)| {
+        let width = ops.first().map_or(1, Op::width);
+        let nest = tree.perfect_nest(a);
+        nest[1..width.min(nest.len())].contains(&l).then_some(a)
+    })
+}
+
+/// The directives that may go above loop `l`'s current stack.
+fn next_ops(node: &Stacks, tree: &LoopTree, l: usize, o: &Options) -> Vec<Op> {
+    let lp = &tree.loops[l];
+    if lp.untouchable.is_some() {
+        return vec![];
+    }
+    let stack = node.stack(l);
+    let leaf = lp.children.is_empty();
+    if consumer(node, tree, l).is_some() {
+        // Inside another loop's transformed nest only a one-loop directive fits.
+        return match stack {
+            [] if leaf => o.unroll.iter().map(|&f| Op::Unroll(f)).collect(),
             _ => vec![],
         };
-        if stack.last() != Some(&Op::Parallel) && self.may_parallelize(tree, l) {
-            ops.push(Op::Parallel);
-        }
-        ops
     }
+    let mut ops = match stack.last() {
+        None => bases(node, tree, l, o),
+        Some(Op::Tile(s)) if s.len() >= 2 => permutations(s.len()),
+        Some(Op::Reverse) if leaf => o.unroll.iter().map(|&f| Op::Unroll(f)).collect(),
+        _ => vec![],
+    };
+    if stack.last() != Some(&Op::Parallel) && may_parallelize(node, tree, l) {
+        ops.push(Op::Parallel);
+    }
+    ops
+}
 
-    /// The first directive of an empty stack: tiles and interchanges of the rectangular
-    /// perfect nest (its inner loops untransformed, except a leaf's `unroll partial`),
-    /// `reverse`, and `unroll partial` on an innermost loop.
-    fn bases(&self, tree: &LoopTree, l: usize, o: &Options) -> Vec<Op> {
-        let nest = tree.perfect_nest(l);
-        let free = 1 + nest[1..]
-            .iter()
-            .take_while(|&&n| matches!(self.stack(n), [] | [Op::Unroll(_)]))
-            .count();
-        let width = tree.loops[l].rectangular.min(free);
-        let mut ops = Vec::new();
-        // Strip-mining a loop that carries a dependence is legal but a dead end: nothing
-        // legal stacks on it (no interchange of one loop, no parallel for, no reverse).
-        let dead_end = tree.deps.unanalysable.is_none() && legality::carries(tree, l);
-        for k in (1 + dead_end as usize)..=width.min(o.max_tile) {
-            ops.extend(tiles(&nest[..k], tree, &o.tile_sizes));
-        }
-        for k in 2..=width.min(o.max_tile) {
-            ops.extend(permutations(k));
-        }
-        ops.push(Op::Reverse);
-        if tree.loops[l].children.is_empty() {
-            ops.extend(o.unroll.iter().map(|&f| Op::Unroll(f)));
-        }
-        ops
+/// The first directive of an empty stack: tiles and interchanges of the rectangular
+/// perfect nest (its inner loops untransformed, except a leaf's `unroll partial`),
+/// `reverse`, and `unroll partial` on an innermost loop.
+fn bases(node: &Stacks, tree: &LoopTree, l: usize, o: &Options) -> Vec<Op> {
+    let nest = tree.perfect_nest(l);
+    let free = 1 + nest[1..]
+        .iter()
+        .take_while(|&&n| matches!(node.stack(n), [] | [Op::Unroll(_)]))
+        .count();
+    let width = tree.loops[l].rectangular.min(free);
+    let mut ops = Vec::new();
+    // Strip-mining a loop that carries a dependence is legal but a dead end: nothing
+    // legal stacks on it (no interchange of one loop, no parallel for, no reverse).
+    let dead_end = tree.deps.unanalysable.is_none() && legality::carries(tree, l);
+    for k in (1 + dead_end as usize)..=width.min(o.max_tile) {
+        ops.extend(tiles(&nest[..k], tree, &o.tile_sizes));
     }
+    for k in 2..=width.min(o.max_tile) {
+        ops.extend(permutations(k));
+    }
+    ops.push(Op::Reverse);
+    if tree.loops[l].children.is_empty() {
+        ops.extend(o.unroll.iter().map(|&f| Op::Unroll(f)));
+    }
+    ops
+}
 
-    /// `parallel for` on loop `l`: no loop around it or inside it is parallel already
-    /// (whether its iterations are independent is [`legality`]'s to prove).
-    fn may_parallelize(&self, tree: &LoopTree, l: usize) -> bool {
-        let lp = &tree.loops[l];
-        let parallel = |x: usize| self.stack(x).contains(&Op::Parallel);
-        let mut up = lp.parent;
-        while let Some(p) = up {
-            if parallel(p) {
-                return false;
-            }
-            up = tree.loops[p].parent;
+/// `parallel for` on loop `l`: no loop around it or inside it is parallel already
+/// (whether its iterations are independent is [`legality`]'s to prove).
+fn may_parallelize(node: &Stacks, tree: &LoopTree, l: usize) -> bool {
+    let lp = &tree.loops[l];
+    let parallel = |x: usize| node.stack(x).contains(&Op::Parallel);
+    let mut up = lp.parent;
+    while let Some(p) = up {
+        if parallel(p) {
+            return false;
         }
-        !self
-            .ops
-            .keys()
-            .any(|&x| x != l && is_below(tree, x, l) && parallel(x))
+        up = tree.loops[p].parent;
     }
+    !node
+        .ops
+        .keys()
+        .any(|&x| x != l && is_below(tree, x, l) && parallel(x))
 }
 
 /// Whether loop `x` is nested (at any depth) inside loop `l`.
@@ -383,7 +320,7 @@ pub(crate) mod tests {
     #[test]
     fn the_root_offers_tiles_of_the_rectangular_nest_and_no_identity_permutation() {
         let (t, root) = (tree(), Stacks::root());
-        let (kids, _) = root.children(&t, &opts());
+        let (kids, _) = children(&root, &t, &opts());
         let on0 = ops_on(&kids, &root, 0);
         // Sizes 8 and 32 (128 is not below the trip count 100): 2 + 4 + 8 tiles.
         assert_eq!(on0.iter().filter(|o| matches!(o, Op::Tile(_))).count(), 14);
@@ -414,7 +351,7 @@ pub(crate) mod tests {
             exact: true,
         }];
         let root = Stacks::root();
-        let (kids, refused) = root.children(&t, &opts());
+        let (kids, refused) = children(&root, &t, &opts());
         let on0 = ops_on(&kids, &root, 0);
         assert!(
             on0.iter()
@@ -439,13 +376,13 @@ pub(crate) mod tests {
         let t = tree();
         let mut s = Stacks::root();
         s.ops.insert(0, vec![Op::Tile(vec![32, 32])]);
-        let (kids, _) = s.children(&t, &opts());
+        let (kids, _) = children(&s, &t, &opts());
         let on0 = ops_on(&kids, &s, 0);
         assert_eq!(on0, vec![Op::Interchange(vec![2, 1]), Op::Parallel]);
         // L1 is consumed by the tile: nothing; L2 (a leaf below the tiled pair) keeps its own.
         assert!(ops_on(&kids, &s, 1).is_empty());
         s.ops.insert(0, vec![Op::Tile(vec![32, 32, 32])]);
-        let (kids, _) = s.children(&t, &opts());
+        let (kids, _) = children(&s, &t, &opts());
         assert_eq!(
             ops_on(&kids, &s, 2),
             vec![Op::Unroll(2), Op::Unroll(4), Op::Unroll(8)]
@@ -457,7 +394,7 @@ pub(crate) mod tests {
         let mut t = tree();
         let mut s = Stacks::root();
         s.ops.insert(0, vec![Op::Parallel]);
-        let (kids, _) = s.children(&t, &opts());
+        let (kids, _) = children(&s, &t, &opts());
         assert!(!ops_on(&kids, &s, 1).contains(&Op::Parallel));
         assert!(!ops_on(&kids, &s, 2).contains(&Op::Parallel));
         assert!(ops_on(&kids, &s, 3).contains(&Op::Parallel));
@@ -470,7 +407,7 @@ pub(crate) mod tests {
             ],
             exact: true,
         });
-        let (kids, refused) = Stacks::root().children(&t, &opts());
+        let (kids, refused) = children(&Stacks::root(), &t, &opts());
         assert!(refused.len() >= 2);
         let on3 = ops_on(&kids, &Stacks::root(), 3);
         assert!(!on3.contains(&Op::Parallel) && !on3.contains(&Op::Reverse));
@@ -497,6 +434,6 @@ pub(crate) mod tests {
         assert_eq!(Stacks::parse(&text, Polly::Off, &t), Some(s.clone()));
         assert_eq!(Stacks::parse("L9: reverse", Polly::Off, &t), None);
         assert_eq!(s.depth(), 4);
-        assert!(s.children(&t, &opts()).0.is_empty());
+        assert!(children(&s, &t, &opts()).0.is_empty());
     }
 }

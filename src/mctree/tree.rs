@@ -9,7 +9,7 @@ use crate::evaluate::outcome::{Measurement, Status};
 use crate::mctree::directive::{Polly, Stacks};
 use crate::mctree::legality::{self, Legality};
 use crate::mctree::looptree::LoopTree;
-use crate::mctree::transform::Options;
+use crate::mctree::transform::{self, Options};
 
 /// What evaluating a node gave.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -111,7 +111,8 @@ impl Tree {
         if let Some(c) = &self.nodes[n].children {
             return c.clone();
         }
-        let (kids, refused) = self.nodes[n].stacks.children(&self.loops, &self.options);
+        let (kids, refused) =
+            transform::children(&self.nodes[n].stacks, &self.loops, &self.options);
         for s in refused {
             self.refused.insert((s.polly, s.text(&self.loops)));
         }

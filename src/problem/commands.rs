@@ -114,6 +114,7 @@ pub(super) fn check_templates(
     }
     Ok(())
 }
+
 /// A compile or run command that names no program (with the default configuration).
 pub(super) fn empty_command(cx: &Ctx, t: &NamedTemplate) -> Result<(), Error> {
     let example = match t.what.as_str() {
@@ -126,6 +127,7 @@ pub(super) fn empty_command(cx: &Ctx, t: &NamedTemplate) -> Result<(), Error> {
         Some(&format!("e.g. `{}: \"{example}\"`", t.what)),
     )
 }
+
 pub(super) fn template_error(cx: &Ctx, t: &NamedTemplate, what: String) -> Result<(), Error> {
     cx.err(
         t.loc,
@@ -133,6 +135,7 @@ pub(super) fn template_error(cx: &Ctx, t: &NamedTemplate, what: String) -> Resul
         Some("template variables are the parameter names plus source, exe, sources, problem_dir, work_dir"),
     )
 }
+
 /// Every name the template reads is a parameter or a built-in, in every branch: a
 /// misspelt name is otherwise silently false in `{% if %}`, or an error only in the
 /// configurations that take the branch reading it.
@@ -162,6 +165,7 @@ pub(super) fn check_names_known(
         hint: Some(hint),
     })
 }
+
 /// A value that holds several flags (`-mllvm -polly`) is not passed as one argument: a
 /// compiler would reject it in every variant that takes it. `{{ P | words }}` splits it.
 pub(super) fn check_flags_split(
@@ -198,6 +202,7 @@ pub(super) fn check_flags_split(
     }
     Ok(())
 }
+
 /// Where `name` is first read in template `t`, in the YAML file: exact when the template
 /// is written on one line as it reads (plain or quoted, no escape before that point),
 /// else the template's start.
@@ -219,6 +224,7 @@ pub(super) fn template_span(cx: &Ctx, t: &NamedTemplate, name: &str) -> Span {
     }
     span
 }
+
 /// Every parameter is used: by a marker in the mold or as a template variable.
 pub(super) fn check_every_param_used(
     cx: &Ctx,

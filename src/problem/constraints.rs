@@ -5,14 +5,14 @@
 
 use std::collections::BTreeMap;
 
-use serde_saphyr::{Location, Spanned};
+use serde_saphyr::Spanned;
 
 use crate::error::Error;
 use crate::problem::expr::{self, ParseError};
 use crate::problem::locate::Ctx;
-use crate::problem::param::{Kind, Param, Scalar};
-use crate::problem::params::index_of;
-use crate::problem::raw::{RawScalar, RawValues};
+use crate::problem::param::{Kind, Param};
+use crate::problem::params::{coord_in, index_of};
+use crate::problem::raw::RawValues;
 use crate::problem::space::{Config, Constraint, Space};
 
 /// The most combinations one forbidden entry's lists may stand for.
@@ -75,6 +75,7 @@ pub(super) fn forbidden(
     }
     Ok(all)
 }
+
 /// The combinations one forbidden entry stands for (the product of its lists).
 pub(super) fn combinations(
     cx: &Ctx,
@@ -111,15 +112,7 @@ pub(super) fn combinations(
     }
     Ok(combos)
 }
-/// The coordinate of the YAML value `v` of parameter `p`; an error at `loc` when `v` is
-/// not one of its values.
-pub(super) fn coord_in(cx: &Ctx, loc: &Location, p: &Param, v: &RawScalar) -> Result<f64, Error> {
-    let s: Scalar = v.clone().into();
-    match p.coord_of(&s) {
-        Some(c) => Ok(c),
-        None => cx.err(loc, format!("`{s}` is not a value of `{}`", p.name), None),
-    }
-}
+
 /// Constraint expressions parse and name only known parameters.
 pub(super) fn constraints(
     cx: &Ctx,
@@ -137,6 +130,7 @@ pub(super) fn constraints(
         })
         .collect()
 }
+
 /// A constraint's parse error, at its column within the YAML scalar.
 pub(super) fn constraint_error(
     cx: &Ctx,
@@ -154,6 +148,7 @@ pub(super) fn constraint_error(
         hint: Some(format!("parameters are {}", names.join(", "))),
     }
 }
+
 /// Every constraint evaluates without a type error (`"a" * 2`) on the default
 /// configuration and on each one-parameter change of it (every value of a parameter
 /// with few values, the bounds of a range): a type error would otherwise silently
@@ -192,6 +187,7 @@ pub(super) fn check_constraints_evaluate(
     }
     Ok(())
 }
+
 /// The default configuration is the baseline and the reference, so it must be valid.
 /// (This also proves that the constraints leave something to search.)
 pub(super) fn check_default_is_valid(

@@ -6,8 +6,10 @@
 //! parameters, constraints that exclude every configuration, a missing mold, mold markers
 //! without parameters, parameters used nowhere and templates with undefined variables.
 //!
-//! The checks run in a fixed order (the steps of [`build_space`] — the parameter space, in
-//! `params.rs` — and `Problem::from_raw`) and
+//! The file's sections are checked by validator functions of their own modules (`params`,
+//! `constraints`, `commands`, `record`, `progress`, `work`, `metric`, `defaults`, `told`),
+//! composed here in a fixed order (the steps of [`build_space`], then the rest of the file)
+//! and
 //! the first failing one is reported, so a file with several mistakes always gets the same
 //! message.
 
@@ -17,18 +19,18 @@ use serde_saphyr::Spanned;
 
 use crate::error::{Error, Span};
 use crate::problem::commands::{env_templates, named_templates};
+use crate::problem::defaults::{self, SearchDefaults};
 use crate::problem::limits;
 use crate::problem::locate::Ctx;
 use crate::problem::metric::Metric;
 use crate::problem::mold::Mold;
-use crate::problem::params::build_space;
-use crate::problem::raw::{
-    self, RawCheck, RawCommand, RawProblem, RawSearch, RawSlurm, RawTimeouts,
-};
+use crate::problem::param::Param;
+use crate::problem::raw::{self, RawCheck, RawCommand, RawProblem, RawTimeouts};
 use crate::problem::record::{Prefer, Quantity};
 use crate::problem::space::{Config, Space};
 use crate::problem::template::{self, Template};
 use crate::problem::vocabulary::{CheckMode, MetricKind, Reduce, Stream};
+use crate::problem::{constraints, params};
 use crate::rng::hex_hash;
 
 #[derive(Debug, Clone)]
@@ -80,34 +82,6 @@ impl OutputCheck {
         let pairs: Vec<String> = extra.iter().map(|(key, v)| format!("{key}={v}")).collect();
         Some(format!("`{}`", pairs.join(" ")))
     }
-}
-
-/// The problem file's `search:` defaults, validated (the learner's name is checked where
-/// learners are known, in the run's settings, and keeps its position for that message).
-#[derive(Debug, Default, Clone)]
-pub struct SearchDefaults {
-    pub learner: Option<(String, Span)>,
-    pub max_evals: Option<usize>,
-    pub initial: Option<usize>,
-    pub kappa: Option<f64>,
-    pub seed: Option<u64>,
-    pub pool: Option<usize>,
-    /// `search.verify` and `search.verify_rounds`: the end-of-run verification's plan.
-    pub verify: Option<usize>,
-    pub verify_rounds: Option<usize>,
-    /// `search.executor` as written, with its position.
-    pub executor: Option<(String, Span)>,
-    /// The `slurm:` section.
-    pub slurm: SlurmDefaults,
-}
-
-/// The problem file's `slurm:` section (`--executor slurm`'s job settings).
-#[derive(Debug, Clone, Default)]
-pub struct SlurmDefaults {
-    pub workers: Option<usize>,
-    pub partition: Option<String>,
-    pub time: Option<String>,
-    pub account: Option<String>,
 }
 
 /// Which functions' machine code identifies a program (with the functions outlined from
@@ -252,7 +226,7 @@ fn problem(cx: &Ctx, mut raw: RawProblem, abs: &Path, hash: String) -> Result<Pr
     let space = build_space(cx, &raw)?;
     let told = crate::problem::told::told(cx, &raw)?;
     let metric = crate::problem::metric::metric(cx, raw.metric.as_ref(), told)?;
-    let search = search(
+    let search = defaults::search(
         cx,
         raw.search.take().unwrap_or_default(),
         raw.slurm.take().unwrap_or_default(),
@@ -467,34 +441,6 @@ fn timeouts(cx: &Ctx, t: RawTimeouts) -> Result<(f64, f64), Error> {
     Ok((compile_s, run_s))
 }
 
-/// The `search:` defaults and the `slurm:` section: counts at least 1, κ a finite
-/// number >= 0.
-fn search(cx: &Ctx, s: RawSearch, slurm: RawSlurm) -> Result<SearchDefaults, Error> {
-    let count = |v: Option<&Spanned<usize>>, key: &str, min: usize| {
-        v.map(|v| cx.valid(v, key, |&n| limits::at_least(n, min)))
-            .transpose()
-    };
-    Ok(SearchDefaults {
-        learner: s.learner.map(|l| (l.value, cx.span(&l.referenced))),
-        max_evals: count(s.max_evals.as_ref(), "search.max_evals", 1)?,
-        initial: count(s.initial.as_ref(), "search.initial", 0)?,
-        kappa: (s.kappa.as_ref())
-            .map(|k| cx.valid(k, "search.kappa", |&x| limits::non_negative(x)))
-            .transpose()?,
-        seed: s.seed,
-        pool: count(s.pool.as_ref(), "search.pool", 1)?,
-        verify: count(s.verify.as_ref(), "search.verify", 0)?,
-        verify_rounds: count(s.verify_rounds.as_ref(), "search.verify_rounds", 2)?,
-        executor: s.executor.map(|e| (e.value, cx.span(&e.referenced))),
-        slurm: SlurmDefaults {
-            workers: count(slurm.workers.as_ref(), "slurm.workers", 1)?,
-            partition: slurm.partition,
-            time: slurm.time,
-            account: slurm.account,
-        },
-    })
-}
-
 /// The problem's name: `name:` (a plain name, see [`limits::name`]), else the file's
 /// stem.
 fn name(cx: &Ctx, name: Option<&Spanned<String>>, abs: &Path) -> Result<String, Error> {
@@ -544,6 +490,32 @@ fn check(cx: &Ctx, c: RawCheck) -> Result<OutputCheck, Error> {
             .map(|v| v.into_iter().collect())
             .collect(),
     })
+}
+
+/// The parameter space, checked in the order a reader meets it: each parameter on its own,
+/// then the conditions between them, the forbidden combinations, the constraints, and last
+/// the default configuration against all of these.
+fn build_space(cx: &Ctx, raw: &RawProblem) -> Result<Space, Error> {
+    params::check_params_not_empty(cx, &raw.params)?;
+    let raws = &raw.params.value;
+    let mut params: Vec<Param> = Vec::new();
+    for rp in raws {
+        let p = params::param(cx, rp, &params)?;
+        params.push(p);
+    }
+    params::add_conditions(cx, raws, &mut params)?;
+    let order = params::dependency_order(cx, raws, &params)?;
+    let forbidden = constraints::forbidden(cx, &raw.forbidden, &params)?;
+    let constraints = constraints::constraints(cx, &raw.constraints, &params)?;
+    let space = Space {
+        params,
+        order,
+        forbidden,
+        constraints,
+    };
+    constraints::check_constraints_evaluate(cx, &space, &raw.constraints)?;
+    constraints::check_default_is_valid(cx, &space, &raw.constraints, &raw.forbidden)?;
+    Ok(space)
 }
 
 #[cfg(test)]

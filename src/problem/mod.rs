@@ -8,6 +8,7 @@
 pub mod bounds;
 mod commands;
 mod constraints;
+mod defaults;
 pub mod expr;
 pub mod file;
 pub mod limits;
@@ -28,7 +29,8 @@ mod told;
 pub mod vocabulary;
 pub mod work;
 
-pub use file::{CodeIdentity, OutputCheck, Problem, SearchDefaults};
+pub use defaults::SearchDefaults;
+pub use file::{CodeIdentity, OutputCheck, Problem};
 pub use metric::Metric;
 pub use raw::from_yaml;
 pub use vocabulary::{CheckMode, Goal, MetricKind, Reduce, Stream};

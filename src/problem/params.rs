@@ -9,8 +9,7 @@ use crate::error::Error;
 use crate::problem::limits;
 use crate::problem::locate::Ctx;
 use crate::problem::param::{Condition, Kind, Param, Scalar};
-use crate::problem::raw::{ParamType, RawParam, RawProblem, RawScalar};
-use crate::problem::space::Space;
+use crate::problem::raw::{ParamType, RawParam, RawScalar};
 
 /// Names that must not be parameters: the parameter's `#NAME` marker would replace the
 /// directive in the mold.
@@ -19,34 +18,11 @@ const DIRECTIVES: [&str; 12] = [
     "error", "line",
 ];
 
-/// The parameter space, checked in the order a reader meets it: each parameter on its own,
-/// then the conditions between them, the forbidden combinations, the constraints, and last
-/// the default configuration against all of these.
-pub fn build_space(cx: &Ctx, raw: &RawProblem) -> Result<Space, Error> {
-    check_params_not_empty(cx, &raw.params)?;
-    let raws = &raw.params.value;
-    let mut params: Vec<Param> = Vec::new();
-    for rp in raws {
-        let p = param(cx, rp, &params)?;
-        params.push(p);
-    }
-    add_conditions(cx, raws, &mut params)?;
-    let order = dependency_order(cx, raws, &params)?;
-    let forbidden = super::constraints::forbidden(cx, &raw.forbidden, &params)?;
-    let constraints = super::constraints::constraints(cx, &raw.constraints, &params)?;
-    let space = Space {
-        params,
-        order,
-        forbidden,
-        constraints,
-    };
-    super::constraints::check_constraints_evaluate(cx, &space, &raw.constraints)?;
-    super::constraints::check_default_is_valid(cx, &space, &raw.constraints, &raw.forbidden)?;
-    Ok(space)
-}
-
 /// There is at least one parameter.
-fn check_params_not_empty(cx: &Ctx, params: &Spanned<Vec<RawParam>>) -> Result<(), Error> {
+pub(super) fn check_params_not_empty(
+    cx: &Ctx,
+    params: &Spanned<Vec<RawParam>>,
+) -> Result<(), Error> {
     if params.value.is_empty() {
         return cx.err(
             &params.referenced,
@@ -59,7 +35,7 @@ fn check_params_not_empty(cx: &Ctx, params: &Spanned<Vec<RawParam>>) -> Result<(
 
 /// One parameter on its own: its name, the keys its type takes, its values, its default.
 /// `earlier` are the parameters before it in the file.
-fn param(cx: &Ctx, rp: &RawParam, earlier: &[Param]) -> Result<Param, Error> {
+pub(super) fn param(cx: &Ctx, rp: &RawParam, earlier: &[Param]) -> Result<Param, Error> {
     check_name(cx, &rp.name, earlier)?;
     check_keys_apply(cx, rp)?;
     let mut p = Param {
@@ -310,7 +286,11 @@ fn default_coord(cx: &Ctx, d: Option<&Spanned<RawScalar>>, p: &Param) -> Result<
 
 /// Conditions (`when`), once all parameters are known: a parent may come later in the
 /// list than its child.
-fn add_conditions(cx: &Ctx, raws: &[RawParam], params: &mut [Param]) -> Result<(), Error> {
+pub(super) fn add_conditions(
+    cx: &Ctx,
+    raws: &[RawParam],
+    params: &mut [Param],
+) -> Result<(), Error> {
     for (i, rp) in raws.iter().enumerate() {
         let Some(w) = &rp.when else { continue };
         let condition = condition(cx, w, i, params)?;
@@ -351,14 +331,18 @@ fn condition(
     }
     let values = vals
         .iter()
-        .map(|v| super::constraints::coord_in(cx, &w.referenced, &params[parent], v))
+        .map(|v| coord_in(cx, &w.referenced, &params[parent], v))
         .collect::<Result<Vec<f64>, Error>>()?;
     Ok(Condition { parent, values })
 }
 
 /// The parameters in dependency order, parents before children; conditions that form a
 /// cycle are an error.
-fn dependency_order(cx: &Ctx, raws: &[RawParam], params: &[Param]) -> Result<Vec<usize>, Error> {
+pub(super) fn dependency_order(
+    cx: &Ctx,
+    raws: &[RawParam],
+    params: &[Param],
+) -> Result<Vec<usize>, Error> {
     let n = params.len();
     let mut order = Vec::with_capacity(n);
     let mut placed = vec![false; n];
@@ -426,5 +410,15 @@ fn place_ready(params: &[Param], placed: &mut [bool], order: &mut Vec<usize>) {
             placed[i] = true;
             order.push(i);
         }
+    }
+}
+
+/// The coordinate of the YAML value `v` of parameter `p`; an error at `loc` when `v` is
+/// not one of its values.
+pub(super) fn coord_in(cx: &Ctx, loc: &Location, p: &Param, v: &RawScalar) -> Result<f64, Error> {
+    let s: Scalar = v.clone().into();
+    match p.coord_of(&s) {
+        Some(c) => Ok(c),
+        None => cx.err(loc, format!("`{s}` is not a value of `{}`", p.name), None),
     }
 }

@@ -1,10 +1,11 @@
 //! Reports over a finished (or running) run directory: `moldtune best` (the paper's findMin).
-//! Reads `results.csv` as text ([`log::read_table`]), so it works without the problem file.
+//! Reads `results.csv` as text ([`RunDir::table`]), so it works without the problem file.
 
 use std::path::Path;
 
 use crate::error::Error;
 use crate::evaluate::roofline::Reach;
+use crate::run::dir::RunDir;
 use crate::run::log;
 use crate::run::meta;
 use crate::run::prefer::Preferred;
@@ -44,8 +45,7 @@ struct Row {
 }
 
 pub fn best(dir: &Path) -> Result<Option<Best>, Error> {
-    let meta = crate::run::dir::read_meta(dir)?;
-    let t = log::read_table(dir, false)?;
+    let (meta, t) = RunDir::table(dir)?;
     let (obj, status, id, hash) = (
         t.column("objective")?,
         t.column("status")?,

@@ -15,7 +15,7 @@ use super::format;
 use super::plot::{self, Area, Drawn, Key, Shape, FONT};
 use crate::error::Error;
 use crate::evaluate::outcome::Status;
-use crate::run::dir::RunDir;
+use crate::report::run_dir::RunView;
 use crate::run::front_ends::FrontEnds;
 use crate::run::log;
 use crate::run::meta;
@@ -34,14 +34,14 @@ const BAND_ROW_PX: u32 = 20;
 
 /// Draws the convergence plot of the run in `dir` into `dir/curve.svg`.
 pub fn write_curve(dir: &Path, fronts: &FrontEnds) -> Result<PathBuf, Error> {
-    let run = RunDir::load(dir, fronts)?;
+    let run = RunView::load(dir, fronts)?;
     let path = dir.join(CURVE_SVG);
     meta::write_atomic(&path, curve_svg(&run)?.as_bytes())?;
     Ok(path)
 }
 
 /// The convergence plot of `run` as an SVG document.
-pub fn curve_svg(run: &RunDir) -> Result<String, Error> {
+pub fn curve_svg(run: &RunView) -> Result<String, Error> {
     draw(&Curve::of(run))
 }
 
@@ -87,7 +87,7 @@ struct Curve {
 }
 
 impl Curve {
-    fn of(run: &RunDir) -> Curve {
+    fn of(run: &RunView) -> Curve {
         let xy = |r: &log::Record| {
             (r.m.objective.filter(|y| y.is_finite())).map(|y| (r.eval_id as f64, y))
         };
@@ -97,7 +97,7 @@ impl Curve {
                 .map(|r| r.eval_id as f64)
                 .collect()
         };
-        let verified = run.meta.winner();
+        let verified = run.winner_record().map(|r| r.eval_id);
         Curve {
             title: run.title(),
             y_label: run.metric_label(),

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::run::dir::RunDir;
+use crate::report::run_dir::RunView;
 
 /// Diff lines shown at most; a longer diff is cut there, with a note.
 pub const MAX_LINES: usize = 400;
@@ -30,7 +30,7 @@ pub struct Line {
 }
 
 /// The diff from the default variant to `best.c` (or `best.py`, …) of `run`.
-pub fn best_vs_default(run: &RunDir) -> Diff {
+pub fn best_vs_default(run: &RunView) -> Diff {
     let name = run.problem.mold.best_file();
     let Ok(best) = std::fs::read_to_string(run.dir.join(&name)) else {
         return without(&format!(

@@ -10,7 +10,7 @@ use plotters::prelude::*;
 
 use super::plot::{self, Area, Drawn, Key, Shape, FONT};
 use crate::error::Error;
-use crate::run::dir::RunDir;
+use crate::report::run_dir::RunView;
 use crate::run::prefer;
 
 const WIDTH: u32 = 900;
@@ -34,7 +34,7 @@ struct Points {
 }
 
 /// The figure for `run`; `None` when its problem has no tie rule or nothing to show.
-pub fn front_svg(run: &RunDir) -> Result<Option<String>, Error> {
+pub fn front_svg(run: &RunView) -> Result<Option<String>, Error> {
     let Some(p) = points(run) else {
         return Ok(None);
     };
@@ -62,7 +62,7 @@ pub fn front_svg(run: &RunDir) -> Result<Option<String>, Error> {
     .map(Some)
 }
 
-fn points(run: &RunDir) -> Option<Points> {
+fn points(run: &RunView) -> Option<Points> {
     let rule = run.problem.prefer.as_ref()?;
     let at =
         |r: &crate::run::log::Record| Some((prefer::quantity(r, &rule.quantity)?, r.m.objective?));

@@ -17,7 +17,7 @@ use super::importance::{self, Importance};
 use super::table::{self, Row};
 use super::{bars, curve, format, front, templates};
 use crate::error::Error;
-use crate::run::dir::RunDir;
+use crate::report::run_dir::RunView;
 use crate::run::front_ends::FrontEnds;
 use crate::run::meta;
 
@@ -53,7 +53,7 @@ pub fn report(dirs: &[PathBuf], out: &Path, fronts: &FrontEnds) -> Result<Writte
         ));
     }
     let runs = (dirs.iter())
-        .map(|d| RunDir::load(d, fronts))
+        .map(|d| RunView::load(d, fronts))
         .collect::<Result<Vec<_>, _>>()?;
     let sections = (runs.iter().enumerate())
         .map(|(i, r)| Section::of(i, r))
@@ -150,7 +150,7 @@ struct TradeOff {
 }
 
 impl TradeOff {
-    fn of(run: &RunDir, id: &str) -> Result<Option<TradeOff>, Error> {
+    fn of(run: &RunView, id: &str) -> Result<Option<TradeOff>, Error> {
         let (Some(rule), Some(svg)) = (&run.problem.prefer, front::front_svg(run)?) else {
             return Ok(None);
         };
@@ -194,7 +194,7 @@ struct Outcome {
 }
 
 impl Section {
-    fn of(index: usize, run: &RunDir) -> Result<Section, Error> {
+    fn of(index: usize, run: &RunView) -> Result<Section, Error> {
         let id = slug(&format!(
             "{}-{}-{}-s{}",
             index + 1,
@@ -234,7 +234,7 @@ impl Section {
 }
 
 /// What the section's fact list says about the run.
-fn facts(run: &RunDir) -> Vec<Fact> {
+fn facts(run: &RunView) -> Vec<Fact> {
     let m = &run.meta;
     let unknown = |v: &Option<String>, why: &str| v.clone().unwrap_or_else(|| why.into());
     let mut out = vec![
@@ -273,7 +273,7 @@ fn facts(run: &RunDir) -> Vec<Fact> {
 }
 
 /// What the search did, and how far its numbers were checked.
-fn outcome_facts(run: &RunDir) -> Vec<(&'static str, String)> {
+fn outcome_facts(run: &RunView) -> Vec<(&'static str, String)> {
     let m = &run.meta;
     let (n, counts) = (run.records.len(), run.counts_text());
     let reused = (run.records.iter())
@@ -295,7 +295,7 @@ fn outcome_facts(run: &RunDir) -> Vec<(&'static str, String)> {
 }
 
 /// "rf, seed 1, 10 initial, LCB κ 1.96" or "mctree rf, seed 0, depth 4".
-fn search_settings(run: &RunDir) -> String {
+fn search_settings(run: &RunView) -> String {
     let m = &run.meta;
     match &m.mctree {
         Some(t) => format!("{}, seed {}, depth {}", run.strategy(), m.seed, t["depth"]),
@@ -352,7 +352,7 @@ struct ShareView {
 }
 
 impl ImportanceView {
-    fn of(run: &RunDir, id: &str) -> Result<ImportanceView, Error> {
+    fn of(run: &RunView, id: &str) -> Result<ImportanceView, Error> {
         let r: Importance = importance::importance_of(&run.problem, &run.records);
         let r2 = r.oob_r2.map_or("–".to_string(), |v| format!("{v:.2}"));
         let ranking = r.ranking.clone().unwrap_or_default();

@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::problem::overrides;
 use crate::problem::space::Config;
 use crate::problem::Problem;
-use crate::run::log;
+use crate::run::dir::RunDir;
 
 /// The flags that choose the configuration, declared once for `measure` and `show`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -46,14 +46,11 @@ pub fn configuration(problem: &Problem, which: &Which) -> Result<Config, Error> 
         None => problem.default_config(),
         Some(dir) if which.preferred => preferred(problem, dir)?,
         Some(dir) => {
-            let records = log::read_run_records(dir, problem)?;
+            let run = RunDir::with_problem(dir, problem)?;
+            // A run's best is its verified winner when it has one (what `best` reports).
             let pick = match eval {
-                Some(id) => records.iter().find(|r| r.eval_id == id),
-                None => {
-                    // A run's best is its verified winner when it has one (what `best` reports).
-                    let winner = (crate::run::dir::read_meta(dir).ok()).and_then(|m| m.winner());
-                    log::claimed(&records, problem.metric.goal, winner, log::succeeded)
-                }
+                Some(id) => run.record(id),
+                None => run.best_record(),
             };
             pick.ok_or_else(|| {
                 Error::usage(
@@ -77,8 +74,8 @@ fn preferred(problem: &Problem, dir: &Path) -> Result<Config, Error> {
             Some("see `prefer:` in docs/problem-file.md"),
         ));
     }
-    let records = log::read_run_records(dir, problem)?;
-    match crate::run::prefer::preferred(problem, &records) {
+    let run = RunDir::with_problem(dir, problem)?;
+    match crate::run::prefer::preferred(problem, &run.records) {
         Some(r) => Ok(r.config.clone()),
         None => Err(Error::usage(
             format!(

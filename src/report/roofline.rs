@@ -7,7 +7,7 @@ use plotters::prelude::*;
 use crate::error::Error;
 use crate::evaluate::roofline::{Reach, Roofline};
 use crate::report::plot;
-use crate::run::dir::RunDir;
+use crate::report::run_dir::RunView;
 
 const WIDTH: u32 = 640;
 const HEIGHT: u32 = 400;
@@ -21,7 +21,7 @@ pub struct Points {
 }
 
 impl Points {
-    pub fn of(run: &RunDir) -> Option<Points> {
+    pub fn of(run: &RunView) -> Option<Points> {
         let roofline = run.meta.roofline?;
         let reach = |r: Option<&crate::run::log::Record>| {
             r.and_then(|r| r.m.objective)

@@ -1,5 +1,6 @@
-//! A run directory as the reports name it (`moldtune report`, `curve.svg`): opened through
-//! [`crate::run::dir`], errors naming the directory, and its title, strategy, metric and counts.
+//! A run as the reports show it (`moldtune report`, `curve.svg`): a [`RunDir`] opened with
+//! errors naming the directory, and the labels a page gives it — title, strategy, metric,
+//! counts, the best so far.
 
 use std::path::Path;
 
@@ -11,10 +12,22 @@ use crate::run::meta;
 use crate::run::dir::RunDir;
 use crate::run::front_ends::FrontEnds;
 
-impl RunDir {
+/// A run directory in a report: the run ([`RunDir`], which it dereferences to) and its
+/// labels.
+pub struct RunView(RunDir);
+
+impl std::ops::Deref for RunView {
+    type Target = RunDir;
+
+    fn deref(&self) -> &RunDir {
+        &self.0
+    }
+}
+
+impl RunView {
     /// Reads the run in `dir`. A directory that is not a run, or whose files cannot be read
     /// as one, is a usage error naming it.
-    pub fn load(dir: &Path, fronts: &FrontEnds) -> Result<RunDir, Error> {
+    pub fn load(dir: &Path, fronts: &FrontEnds) -> Result<RunView, Error> {
         if !dir.join(meta::RUN_JSON).is_file() {
             return Err(Error::usage(
                 format!(
@@ -29,7 +42,7 @@ impl RunDir {
             exit::USAGE => Error::usage(format!("run directory `{}`: {e}", dir.display()), None),
             _ => e,
         };
-        RunDir::open(dir, fronts).map_err(named)
+        RunDir::open(dir, fronts).map(RunView).map_err(named)
     }
 
     /// The search that made the run: the learner (`rf`), or `mctree` and its tree search.

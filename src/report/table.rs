@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::format;
 use crate::problem::objective::{Gain, Objective};
-use crate::run::dir::RunDir;
+use crate::report::run_dir::RunView;
 
 /// One run's row.
 #[derive(Debug, Clone, Serialize)]
@@ -48,7 +48,7 @@ pub struct Speedup {
 }
 
 /// The row of `run`.
-pub fn row(run: &RunDir) -> Row {
+pub fn row(run: &RunView) -> Row {
     let default = run.default_record().and_then(|r| r.m.objective);
     let best = run.best_record();
     let objective = |v: Option<f64>| v.map_or("–".into(), format::objective);
@@ -69,7 +69,7 @@ pub fn row(run: &RunDir) -> Row {
 }
 
 /// The verified gain when the run has one, else the search's.
-fn speedup(run: &RunDir, default: Option<f64>, best: Option<f64>) -> Speedup {
+fn speedup(run: &RunView, default: Option<f64>, best: Option<f64>) -> Speedup {
     let verified = run
         .meta
         .verification

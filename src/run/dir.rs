@@ -1,6 +1,9 @@
-//! The one door to a run directory that `moldtune run` or `moldtune mctree` wrote: its
-//! run.json, the problem it was run on and its records (results.csv through
-//! [`log::read_run_records`]'s one reader). Reports, warm starts and `best` open runs here.
+//! The one door to a run directory that `moldtune run` or `moldtune mctree` wrote, with one
+//! way in per need: run.json alone ([`RunDir::metadata`]), results.csv as text without the
+//! problem ([`RunDir::table`]), or the full run — run.json, the problem it was run on (or
+//! one given: [`RunDir::with_problem`]) and its typed records ([`RunDir::open`]). The run's
+//! vocabulary — its default, best and winner records, a record by id — is
+//! [`RunDir`]'s methods. The readers underneath are private to `run/`.
 //!
 //! A front end whose problem is not a problem file — mctree's is the C file's loops, kept in
 //! the run directory's `mctree.json` — says how to rebuild it through the [`FrontEnds`] the
@@ -37,6 +40,39 @@ impl RunDir {
         })
     }
 
+    /// The run in `dir` read against `problem` (the problem file given now, which may have
+    /// been edited since) instead of the one run.json names: `--from DIR`.
+    pub fn with_problem(dir: &Path, problem: &Problem) -> Result<RunDir, Error> {
+        let records = log::read_run_records(dir, problem)?;
+        Ok(RunDir {
+            dir: dir.to_path_buf(),
+            meta: read_meta(dir)?,
+            problem: problem.clone(),
+            records,
+        })
+    }
+
+    /// run.json of the run in `dir`, alone.
+    pub fn metadata(dir: &Path) -> Result<RunMeta, Error> {
+        read_meta(dir)
+    }
+
+    /// run.json and results.csv as text, without the problem (`best` reads a run whose
+    /// problem file has gone).
+    pub fn table(dir: &Path) -> Result<(RunMeta, log::Table), Error> {
+        Ok((read_meta(dir)?, log::read_table(dir, false)?))
+    }
+
+    /// The evaluation with id `eval_id`.
+    pub fn record(&self, eval_id: usize) -> Option<&Record> {
+        self.records.iter().find(|r| r.eval_id == eval_id)
+    }
+
+    /// The winner the verification chose, when it has a record.
+    pub fn winner_record(&self) -> Option<&Record> {
+        self.meta.winner().and_then(|w| self.record(w))
+    }
+
     /// The default configuration's evaluation (the baseline), when there is one.
     pub fn default_record(&self) -> Option<&Record> {
         log::default_record(&self.records)
@@ -56,7 +92,7 @@ impl RunDir {
 
 /// run.json of the run in `dir`, read here only: its problem path made absolute (written
 /// relative to the directory), a directory that holds none told what it is.
-pub fn read_meta(dir: &Path) -> Result<RunMeta, Error> {
+pub(in crate::run) fn read_meta(dir: &Path) -> Result<RunMeta, Error> {
     let path = dir.join(meta::RUN_JSON);
     let bytes = std::fs::read(&path).map_err(|e| {
         // mctree keeps what it found (mctree.json) before the run's first record: a run

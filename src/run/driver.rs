@@ -11,7 +11,6 @@ use crate::error::Error;
 use crate::run::front_ends::FrontEnds;
 use crate::run::log;
 use crate::run::settings::{self, RunOptions};
-use crate::run::slurm;
 use crate::search::{Searcher, Strategy};
 
 /// `moldtune run`: the problem file's search with a learner of [`crate::search`].
@@ -20,7 +19,7 @@ pub fn run(opts: RunOptions, fronts: &FrontEnds) -> Result<Summary, Error> {
     let prev = previous.as_ref();
     let problem = settings::load_problem(&opts, prev)?.built("run")?;
     let s = settings::resolve(&opts, prev, &problem)?;
-    if !s.mock && s.slurm.is_none() {
+    if !s.mock && s.executor.runs_here() {
         crate::evaluate::environment::require_tools(&problem)?; // on a cluster the nodes' PATH is not this one
     }
     let mut searcher = Searcher::new(&problem.space, s.searcher_settings(&problem));
@@ -51,11 +50,7 @@ pub fn drive(l: Launch, strategy: &mut dyn Strategy) -> Result<Summary, Error> {
     // Lock first, so that a second run on a busy directory is told so (not "resume it").
     let _lock = log::lock(&dir)?;
     let dir = claim_dir(&dir, l.opts.resuming())?;
-    if let Some(settings) = &l.s.slurm {
-        // Before the run directory is written.
-        slurm::queue::available()?;
-        slurm::queue::check(settings)?;
-    }
+    l.s.executor.preflight()?; // before the run directory is written
     let mut session = Session::open(&l, dir)?;
     let mut executor = session.executor(l.opts.keep_builds)?;
     session.prepared(executor.prepare(l.problem, &session.dir))?;

@@ -350,7 +350,7 @@ impl Table {
 /// The one reader of a run's results.csv: a torn last row (a kill mid-write) is left out,
 /// and cut from the file too when `repair`; any other row that does not parse is an error
 /// (one without a cell for every column, when read: [`Table::complete_rows`]).
-pub fn read_table(dir: &Path, repair: bool) -> Result<Table, Error> {
+pub(in crate::run) fn read_table(dir: &Path, repair: bool) -> Result<Table, Error> {
     let mut t = Table {
         path: dir.join(RESULTS_CSV),
         header: vec![],
@@ -504,7 +504,10 @@ pub fn json_record(problem: &Problem, r: &Record) -> JsonRecord {
 
 /// Reads the log of a run directory the user named: one that is not a run directory is a
 /// usage error.
-pub fn read_run_records(dir: &Path, problem: &Problem) -> Result<Vec<Record>, Error> {
+pub(in crate::run) fn read_run_records(
+    dir: &Path,
+    problem: &Problem,
+) -> Result<Vec<Record>, Error> {
     if !dir.join(RESULTS_CSV).is_file() {
         return Err(Error::usage(
             format!(

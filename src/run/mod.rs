@@ -7,6 +7,7 @@ pub mod causes;
 pub mod dir;
 pub mod driver;
 pub mod executor;
+pub mod executor_kind;
 pub mod front_ends;
 pub mod limits;
 pub mod log;

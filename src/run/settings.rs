@@ -6,9 +6,10 @@ use std::path::PathBuf;
 
 use crate::error::Error;
 use crate::problem::{limits, Goal, Problem};
+use crate::run::executor_kind::ExecutorKind;
 use crate::run::limits::{flag, Limits};
 use crate::run::meta::{MoldChange, RunMeta};
-use crate::run::slurm::{self, ExecutorKind};
+use crate::run::slurm::{self, ExecutorFlag};
 use crate::run::verification::Plan;
 use crate::search::{Acquisition, Design, Learner, Settings};
 
@@ -137,7 +138,7 @@ pub struct ExecutorFlags {
     /// Where evaluations run: `local` (this machine), or `slurm` (each evaluation one Slurm
     /// job with a node to itself, `--workers` at once) [default: local].
     #[arg(long, value_enum)]
-    pub executor: Option<ExecutorKind>,
+    pub executor: Option<ExecutorFlag>,
     /// With `--executor slurm`: evaluations in flight at once [default: 2].
     #[arg(long, value_name = "K")]
     pub workers: Option<usize>,
@@ -229,10 +230,8 @@ pub struct Resolved {
     pub budget: Budget,
     /// Builds at once (`--jobs`).
     pub jobs: usize,
-    /// Evaluations at once on this machine (`--parallel`; 1: one at a time).
-    pub parallel: usize,
-    /// The Slurm jobs' settings with `--executor slurm`; `None`: evaluations run here.
-    pub slurm: Option<slurm::Settings>,
+    /// Where the evaluations run: here, `--parallel` workers, or Slurm jobs.
+    pub executor: ExecutorKind,
     /// The strategy's name when it is not a learner of `run` (mctree's `greedy`, `mcts`,
     /// `rf`): shown and recorded in run.json's `learner`.
     pub strategy: Option<String>,
@@ -327,7 +326,7 @@ pub fn resolve(
     }
     let kappa = (opts.kappa.or(prev.map(|m| m.kappa)).or(ds.kappa)).unwrap_or(1.96);
     guard_same_problem(prev, problem)?;
-    let slurm_flag = opts.executor.executor == Some(ExecutorKind::Slurm);
+    let slurm_flag = opts.executor.executor == Some(ExecutorFlag::Slurm);
     let c = common(
         &opts.shared,
         prev,
@@ -355,8 +354,10 @@ pub fn resolve(
             .unwrap_or(Settings::default_interleave(learner)),
         verify: c.verify,
         jobs: c.jobs,
-        parallel: crate::run::parallel::resolve(opts.parallel, prev, slurm_flag, problem)?,
-        slurm: resolve_executor(&opts.executor, prev, Some(problem))?,
+        executor: ExecutorKind::of(
+            crate::run::parallel::resolve(opts.parallel, prev, slurm_flag, problem)?,
+            resolve_executor(&opts.executor, prev, Some(problem))?,
+        ),
         budget: Budget::Evaluations,
         strategy: None,
     })
@@ -373,9 +374,9 @@ pub fn resolve_executor(
     let recorded = prev.and_then(|m| m.slurm.clone());
     let kind = match (opts.executor, prev) {
         (Some(k), _) => k,
-        (None, Some(_)) if recorded.is_some() => ExecutorKind::Slurm,
-        (None, Some(_)) => ExecutorKind::Local,
-        (None, None) => file.map_or(Ok(ExecutorKind::Local), file_executor)?,
+        (None, Some(_)) if recorded.is_some() => ExecutorFlag::Slurm,
+        (None, Some(_)) => ExecutorFlag::Local,
+        (None, None) => file.map_or(Ok(ExecutorFlag::Local), file_executor)?,
     };
     let given = [
         ("--workers", opts.workers.is_some()),
@@ -383,7 +384,7 @@ pub fn resolve_executor(
         ("--time", opts.time.is_some()),
         ("--account", opts.account.is_some()),
     ];
-    if kind == ExecutorKind::Local {
+    if kind == ExecutorFlag::Local {
         return match given.iter().find(|g| g.1) {
             Some((name, _)) => Err(Error::usage(
                 format!("`{name}` is a setting of the Slurm executor"),
@@ -413,13 +414,13 @@ pub fn resolve_executor(
 }
 
 /// The problem file's `search.executor`, local when it says nothing.
-fn file_executor(problem: &Problem) -> Result<ExecutorKind, Error> {
+fn file_executor(problem: &Problem) -> Result<ExecutorFlag, Error> {
     let Some((name, span)) = &problem.search.executor else {
-        return Ok(ExecutorKind::Local);
+        return Ok(ExecutorFlag::Local);
     };
     match name.as_str() {
-        "local" => Ok(ExecutorKind::Local),
-        "slurm" => Ok(ExecutorKind::Slurm),
+        "local" => Ok(ExecutorFlag::Local),
+        "slurm" => Ok(ExecutorFlag::Slurm),
         _ => Err(Error::Config {
             span: span.clone(),
             message: format!("unknown executor `{name}` in `search.executor`"),

@@ -19,11 +19,10 @@ fn goal_word(g: Goal) -> &'static str {
     }
 }
 
-impl WarmStart {
-    fn successes_of(&self) -> Vec<(Config, f64)> {
-        let config = |c: &[Option<f64>]| Config(c.iter().map(|x| x.unwrap_or(f64::NAN)).collect());
-        self.prior.iter().map(|(c, y)| (config(c), *y)).collect()
-    }
+/// The successes a warm start recorded, as configurations (an inactive parameter: NaN).
+fn successes_of(w: &WarmStart) -> Vec<(Config, f64)> {
+    let config = |c: &[Option<f64>]| Config(c.iter().map(|x| x.unwrap_or(f64::NAN)).collect());
+    w.prior.iter().map(|(c, y)| (config(c), *y)).collect()
 }
 
 /// Whether two priors hold the same successes (numbers equal to 1e-12: run.json's text need
@@ -65,7 +64,7 @@ pub fn for_run(
                     ));
                 }
             }
-            Ok(Some((Prior::new(w.successes_of(), goal), w.clone())))
+            Ok(Some((Prior::new(successes_of(w), goal), w.clone())))
         }
         (Some(w), None) => load(&w.from, space, goal, this, fronts).map(Some),
         (Some(w), Some(g)) if w.from != g => Err(Error::usage(

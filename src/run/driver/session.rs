@@ -12,16 +12,14 @@ use crate::evaluate::prune::Pruner;
 use crate::problem::space::Config;
 use crate::problem::Problem;
 use crate::run::causes;
-use crate::run::executor::{Executor, Local};
+use crate::run::executor::Executor;
 use crate::run::log::{self, Record};
 use crate::run::machine::now_rfc3339;
 use crate::run::meta;
 use crate::run::meta::{RunMeta, Termination};
 use crate::run::observe::{BestSource, Observe, ResultsJson, Seen};
-use crate::run::parallel::Parallel;
 use crate::run::progress::Progress;
 use crate::run::settings::{self, Budget, Resolved, Shared, EXPERIMENT_CAP};
-use crate::run::slurm::farm::Farm;
 use crate::search::Strategy;
 
 use super::start::{budget_warning, new_meta, opening_line, pruning_warning, run_dir_gone};
@@ -78,11 +76,7 @@ impl<'p> Session<'p> {
             }
             e
         };
-        Ok(match s.slurm.clone() {
-            Some(settings) => Box::new(Farm::new(&self.dir, settings)?),
-            None if s.parallel > 1 => Box::new(Parallel::new(s.parallel, make)),
-            None => Box::new(Local::new(make(), s.jobs)),
-        })
+        s.executor.executor(&self.dir, s.jobs, make)
     }
 
     /// Opens the run directory: continues the log when resuming (else starts it) and writes

@@ -89,23 +89,9 @@ pub(super) fn opening_line(problem: &Problem, s: &Resolved, spent: usize, dir: &
         s.strategy_name(),
         s.seed,
         s.max_evals,
-        where_it_runs(s),
+        s.executor.describe(),
         dir.display()
     )
-}
-
-/// Where the evaluations run, for the opening line: nothing when here.
-fn where_it_runs(s: &Resolved) -> String {
-    match &s.slurm {
-        None => String::new(),
-        Some(sl) => match &sl.allocation {
-            Some(a) => format!(
-                ", as steps of Slurm allocation {a} ({} at once)",
-                sl.workers
-            ),
-            None => format!(", as Slurm jobs ({} at once)", sl.workers),
-        },
-    }
 }
 
 /// Fewer than this many model-chosen evaluations make a learner's result mostly its
@@ -133,7 +119,7 @@ pub(super) fn budget_warning(s: &Resolved) -> Option<String> {
 /// A warning when the problem asks for pruning where it is not applied: on a Slurm farm
 /// each evaluation runs on a node of its own, without the other runs' progress.
 pub(super) fn pruning_warning(problem: &Problem, s: &Resolved) -> Option<String> {
-    (problem.progress.is_some() && s.slurm.is_some()).then(|| {
+    (problem.progress.is_some() && !s.executor.runs_here()).then(|| {
         "warning: `progress:` is not applied with `--executor slurm`: every evaluation runs to its end (its progress is still recorded)".to_string()
     })
 }
@@ -182,8 +168,8 @@ pub(super) fn new_meta(
         mold_changes: vec![],
         verify: Some(s.verify),
         jobs: Some(s.jobs),
-        parallel: (s.parallel > 1).then_some(s.parallel),
-        slurm: s.slurm.clone(),
+        parallel: s.executor.parallel(),
+        slurm: s.executor.slurm().cloned(),
         verification: None,
         mctree: None,
         warm_start: None,

@@ -246,7 +246,7 @@ impl<'p, 's> Study<'p, 's> {
             let end = self.session.budget_spent().unwrap_or(Termination::MaxEvals);
             return Ok(Offer::End { end });
         }
-        if self.asked.len() >= self.session.s.parallel {
+        if self.asked.len() >= self.session.s.executor.at_once() {
             return Err(self.too_many());
         }
         let (config, source) = match self.strategy.ask(self.next_id) {
@@ -305,7 +305,7 @@ impl<'p, 's> Study<'p, 's> {
 
     fn too_many(&self) -> Error {
         let ids: Vec<String> = self.asked.keys().map(|k| k.to_string()).collect();
-        let limit = self.session.s.parallel;
+        let limit = self.session.s.executor.at_once();
         Error::usage(
             format!(
                 "{} asked and not told (eval {}): the study evaluates at most {limit} at once",

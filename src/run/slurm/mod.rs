@@ -13,10 +13,11 @@ pub mod worker;
 
 use serde::{Deserialize, Serialize};
 
-/// Where evaluations run.
+/// Where evaluations run, as `--executor` and `search.executor` name it (resolved with the
+/// other flags into a [`crate::run::executor_kind::ExecutorKind`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ExecutorKind {
+pub enum ExecutorFlag {
     /// On this machine, timed runs one at a time (builds ahead with `--jobs`).
     #[default]
     Local,
