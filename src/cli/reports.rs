@@ -147,7 +147,9 @@ pub(super) fn replay_command(a: ReplayArgs, fronts: &FrontEnds) -> Result<u8, Er
         let named = (prior.as_ref()).map(|(p, w)| (w.problem_name.as_str(), p));
         let variants = replay::variants(&a.learners, named);
         let reports = replay::replay_table(table, &variants, &protocol);
-        text.push_str(&replay::report_table(table, &reports, &protocol));
+        text.push_str(&crate::report::replay_md::report_table(
+            table, &reports, &protocol,
+        ));
         if let Some(dir) = &a.figures {
             let path = replay_figure(dir, table, &reports)?;
             // Linked from where the report is written.

@@ -12,6 +12,7 @@ pub mod ast;
 pub mod calls;
 pub mod carried;
 pub mod constants;
+mod ctype;
 mod cutter;
 pub mod deps;
 pub mod directive;

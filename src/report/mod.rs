@@ -20,6 +20,7 @@ pub mod page;
 pub mod pick;
 pub mod plot;
 pub mod replay;
+pub mod replay_md;
 pub mod replay_plot;
 pub mod roofline;
 pub mod run_dir;

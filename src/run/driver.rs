@@ -9,7 +9,6 @@
 
 use crate::error::Error;
 use crate::run::front_ends::FrontEnds;
-use crate::run::log;
 use crate::run::settings::{self, RunOptions};
 use crate::search::{Searcher, Strategy};
 
@@ -48,7 +47,7 @@ pub fn run(opts: RunOptions, fronts: &FrontEnds) -> Result<Summary, Error> {
 pub fn drive(l: Launch, strategy: &mut dyn Strategy) -> Result<Summary, Error> {
     let dir = (l.opts.run_dir()).unwrap_or_else(|| default_out(l.problem));
     // Lock first, so that a second run on a busy directory is told so (not "resume it").
-    let _lock = log::lock(&dir)?;
+    let _lock = crate::run::lock::lock(&dir)?;
     let dir = claim_dir(&dir, l.opts.resuming())?;
     l.s.executor.preflight()?; // before the run directory is written
     let mut session = Session::open(&l, dir)?;

@@ -10,6 +10,7 @@ pub mod executor;
 pub mod executor_kind;
 pub mod front_ends;
 pub mod limits;
+pub mod lock;
 pub mod log;
 pub mod machine;
 pub mod meta;

@@ -19,7 +19,7 @@ use crate::evaluate::outcome::{Source, Status, Stop};
 use crate::evaluate::Evaluator;
 use crate::problem::objective::Objective;
 use crate::problem::{Goal, Problem};
-use crate::run::log::{self, Record};
+use crate::run::log::Record;
 use crate::run::meta;
 use crate::run::verification::{Candidate, Indistinct, Plan, Verification, STEADY_ROUNDS};
 use crate::stats::{median, quantile};
@@ -212,7 +212,7 @@ pub fn verify_again(
     plan: Plan,
     fronts: &crate::run::front_ends::FrontEnds,
 ) -> Result<Option<Verification>, Error> {
-    let _lock = log::lock(dir)?;
+    let _lock = crate::run::lock::lock(dir)?;
     // Builds run inside the directory: a relative one would be resolved twice.
     let dir = &std::fs::canonicalize(dir)
         .map_err(|e| Error::usage(format!("cannot use `{}`: {e}", dir.display()), None))?;

@@ -22,6 +22,7 @@ use crate::evaluate::outcome::{Curve, Measurement, Source, Status};
 use crate::evaluate::prune::Pruner;
 use crate::problem::progress;
 use crate::problem::space::Config;
+use crate::run::lock;
 use crate::run::log;
 use crate::run::meta::{self, Termination, ASKED_JSONL};
 use crate::run::settings::{self, RunOptions};
@@ -120,7 +121,7 @@ pub struct Study<'p, 's> {
     dry: Option<Termination>,
     pruner: Option<Pruner>,
     journal: PathBuf,
-    _lock: log::Lock,
+    _lock: lock::Lock,
 }
 
 /// Seconds since the epoch.
@@ -148,7 +149,7 @@ impl<'p, 's> Study<'p, 's> {
                 None,
             )
         })?;
-        let lock = log::lock(&dir)?;
+        let lock = lock::lock(&dir)?;
         let dir = super::claim_dir(&dir, true)?;
         let mut session = Session::open(&l, dir)?;
         let pruner = (l.problem.progress.as_ref()).map(|p| Pruner::open(p, &session.dir));
