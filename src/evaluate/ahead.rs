@@ -1,5 +1,7 @@
-//! Builds running ahead (`--jobs N`): while the evaluation in turn is checked and timed, the
-//! builds of the next ones run on threads of their own. They are pausable children: a timed
+//! Builds running ahead (`--jobs N`), owned by the local executor
+//! ([`crate::run::executor::Local`]): while the evaluation in turn is checked and timed, the
+//! builds of the next ones — rendered by the evaluator ([`crate::evaluate::Evaluator::ahead`])
+//! — run on threads of their own. They are pausable children: a timed
 //! run holds them stopped ([`crate::process::pause`]), so timing stays exclusive and
 //! their compile timeouts count only the time they ran.
 
@@ -97,11 +99,6 @@ impl Slots {
             let why = format!("the build thread of evaluation {eval_id} panicked");
             Evaluated::Stopped(Stop::Environment(why))
         }))
-    }
-
-    /// Whether builds are in flight.
-    pub fn busy(&self) -> bool {
-        !self.running.is_empty()
     }
 
     /// Kills every build in flight (and keeps those waiting for a permit from starting),

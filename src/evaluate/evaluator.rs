@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
-use crate::evaluate::ahead::Slots;
+use crate::evaluate::ahead::Built;
 use crate::evaluate::build::{build, builds};
 use crate::evaluate::environment;
 use crate::evaluate::interleave::{self, Remeasured, Rounds};
@@ -23,7 +23,7 @@ use crate::evaluate::output_check::{check_output, checked_stream, compare_files,
 use crate::evaluate::prune::Pruner;
 use crate::evaluate::reuse::{self, Reuse};
 use crate::evaluate::time::{time, ADAPTIVE_FACTOR, ADAPTIVE_FLOOR_S};
-use crate::evaluate::variant::{describe_exit, Build, Ran, Variant};
+use crate::evaluate::variant::{describe_exit, Build, Ran, Rendered, Variant};
 use crate::problem::space::Config;
 use crate::problem::{CheckMode, Goal, Problem, Stream};
 use crate::process::{self, Exit};
@@ -31,12 +31,26 @@ use crate::process::{self, Exit};
 pub trait Evaluator {
     /// Builds and runs the reference (once per run directory).
     fn prepare(&mut self, problem: &Problem, run_dir: &Path) -> Result<(), Error>;
-    fn evaluate(&mut self, problem: &Problem, config: &Config, eval_id: usize) -> Evaluated;
+    /// Evaluates `config` as evaluation `eval_id`; `built`: its builds, made ahead of its
+    /// turn ([`Evaluator::ahead`]) by the executor.
+    fn evaluate(
+        &mut self,
+        problem: &Problem,
+        config: &Config,
+        eval_id: usize,
+        built: Option<Built>,
+    ) -> Evaluated;
     /// Learns from an evaluation recorded earlier (a resumed run replays its log).
     fn remember(&mut self, _m: &Measurement, _eval_id: usize) {}
-    /// Its builds ahead of their evaluation's turn, when it builds anything (not the mock):
-    /// the executor decides when to start them ([`crate::evaluate::ahead`]).
-    fn builds_ahead(&mut self) -> Option<&mut dyn BuildsAhead> {
+    /// Whether it builds anything (the mock does not): then an executor may build ahead.
+    fn builds(&self) -> bool {
+        false
+    }
+    /// Evaluation `eval_id` rendered for its builds to start ahead of its turn
+    /// ([`crate::evaluate::ahead`]); `None` when there is nothing to build: a template that
+    /// does not render, or a twin of an evaluation already made, which `evaluate` records
+    /// without a build.
+    fn ahead(&self, _problem: &Problem, _config: &Config, _eval_id: usize) -> Option<Rendered> {
         None
     }
     /// Re-measures `configs` interleaved until `rounds` says enough (see [`interleave`]).
@@ -49,17 +63,6 @@ pub trait Evaluator {
     /// Watches timed runs with `pruner` from now on (a search's evaluations; never the
     /// verification's re-measurements). An evaluator that runs nothing ignores it.
     fn prune_with(&mut self, _pruner: Pruner) {}
-}
-
-/// Builds started ahead of their evaluation's turn (`--jobs`), which
-/// [`Evaluator::evaluate`] then takes instead of building.
-pub trait BuildsAhead {
-    /// Lets up to `jobs` builds run at once.
-    fn share(&mut self, problem: &Problem, jobs: usize);
-    /// Starts evaluation `eval_id`'s builds.
-    fn start(&mut self, problem: &Problem, config: &Config, eval_id: usize);
-    /// Waits for the builds still ahead (proposals that will not be evaluated) and drops them.
-    fn cancel(&mut self);
 }
 
 #[derive(Default)]
@@ -78,8 +81,6 @@ pub struct RealEvaluator {
     goal: Goal,
     /// Compile seconds of the variants that built (for the adaptive compile timeout).
     compile_times: Vec<f64>,
-    /// Builds running ahead (`--jobs`).
-    slots: Slots,
     /// Builds at once when re-measuring (`--jobs`; 0 counts as 1).
     pub jobs: usize,
     /// Stops timed runs whose progress is worse than the median (`progress:`).
@@ -144,8 +145,8 @@ impl RealEvaluator {
                 return result;
             }
         }
-        // Builds running ahead are held stopped while the variant is timed.
-        let _paused = self.slots.busy().then(process::pause);
+        // Builds running ahead (pausable children) are held stopped while the variant is timed.
+        let _paused = process::pause();
         let timeout = (self.run_timeout(v.problem), self.pruner.as_ref());
         match ended(time(v, timed, timeout, self.incumbent)) {
             Ok(m) => Evaluated::Done(m),
@@ -205,10 +206,15 @@ impl Evaluator for RealEvaluator {
     }
 
     #[allow(clippy::result_large_err)] // see `ended`
-    fn evaluate(&mut self, problem: &Problem, config: &Config, eval_id: usize) -> Evaluated {
-        let (v, built) = match self.slots.take(eval_id) {
-            Some(Ok(b)) => (Variant { problem, r: b.r }, Some(b.build)),
-            Some(Err(stopped)) => return stopped,
+    fn evaluate(
+        &mut self,
+        problem: &Problem,
+        config: &Config,
+        eval_id: usize,
+        built: Option<Built>,
+    ) -> Evaluated {
+        let (v, built) = match built {
+            Some(b) => (Variant { problem, r: b.r }, Some(b.build)),
             None => match self.rendered(problem, config, eval_id) {
                 Ok(v) => (v, None),
                 Err(failed) => return failed,
@@ -242,8 +248,13 @@ impl Evaluator for RealEvaluator {
         Evaluated::Done(m)
     }
 
-    fn builds_ahead(&mut self) -> Option<&mut dyn BuildsAhead> {
-        Some(self)
+    fn builds(&self) -> bool {
+        true
+    }
+
+    fn ahead(&self, problem: &Problem, config: &Config, eval_id: usize) -> Option<Rendered> {
+        let v = self.rendered(problem, config, eval_id).ok()?;
+        self.reuse.by_build(&v.build_key).is_none().then_some(v.r)
     }
 
     fn remeasure(
@@ -280,28 +291,6 @@ impl Evaluator for RealEvaluator {
 
     fn prune_with(&mut self, pruner: Pruner) {
         self.pruner = Some(pruner);
-    }
-}
-
-impl BuildsAhead for RealEvaluator {
-    fn share(&mut self, problem: &Problem, jobs: usize) {
-        self.slots.share(problem, jobs);
-        self.jobs = jobs;
-    }
-
-    fn start(&mut self, problem: &Problem, config: &Config, eval_id: usize) {
-        // A template that does not render, or a twin of an evaluation already made, is left
-        // to `evaluate`, which records it without a build.
-        let Ok(v) = self.rendered(problem, config, eval_id) else {
-            return;
-        };
-        if self.reuse.by_build(&v.build_key).is_none() {
-            self.slots.start(eval_id, v.r);
-        }
-    }
-
-    fn cancel(&mut self) {
-        self.slots.cancel();
     }
 }
 

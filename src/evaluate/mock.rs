@@ -96,7 +96,13 @@ impl Evaluator for MockEvaluator {
         Ok(out)
     }
 
-    fn evaluate(&mut self, problem: &Problem, config: &Config, _eval_id: usize) -> Evaluated {
+    fn evaluate(
+        &mut self,
+        problem: &Problem,
+        config: &Config,
+        _eval_id: usize,
+        _built: Option<crate::evaluate::ahead::Built>,
+    ) -> Evaluated {
         let until = std::time::Instant::now() + self.delay;
         while std::time::Instant::now() < until {
             if process::interrupted() {

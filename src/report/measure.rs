@@ -36,7 +36,7 @@ pub fn measure(
     let mut ev = crate::evaluate::make_evaluator(false, false, 0);
     let result = ev
         .prepare(&problem, &scratch)
-        .map(|_| ev.evaluate(&problem, &config, 0));
+        .map(|_| ev.evaluate(&problem, &config, 0, None));
     drop(dir);
     match result? {
         Evaluated::Stopped(Stop::Interrupted) => Err(Error::Interrupted(scratch, "run")),

@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use std::path::Path;
 
 use crate::error::Error;
+use crate::evaluate::ahead::Slots;
 use crate::evaluate::outcome::{Measurement, Source, Stop};
 use crate::evaluate::{Evaluated, Evaluator};
 use crate::problem::space::Config;
@@ -72,10 +73,12 @@ pub trait Executor {
 }
 
 /// This machine: evaluations one at a time in id order, the builds of up to `jobs` later
-/// ones running ahead (their builds are held stopped while a variant is timed).
+/// ones running ahead ([`Slots`]; held stopped while a variant is timed).
 pub struct Local {
     evaluator: Box<dyn Evaluator>,
     jobs: usize,
+    /// Builds running ahead of their evaluation's turn.
+    slots: Slots,
     /// Proposals in the evaluator's queue: `jobs` + 1 with builds ahead, else 1.
     depth: usize,
     queue: VecDeque<(usize, Config, Source)>,
@@ -86,6 +89,7 @@ impl Local {
         Local {
             evaluator,
             jobs,
+            slots: Slots::default(),
             depth: 1,
             queue: VecDeque::new(),
         }
@@ -95,13 +99,10 @@ impl Local {
 impl Executor for Local {
     fn prepare(&mut self, problem: &Problem, dir: &Path) -> Result<(), Error> {
         self.evaluator.prepare(problem, dir)?;
-        let ahead = match self.evaluator.builds_ahead() {
-            Some(b) if self.jobs > 1 => {
-                b.share(problem, self.jobs);
-                true
-            }
-            _ => false,
-        };
+        let ahead = self.evaluator.builds() && self.jobs > 1;
+        if ahead {
+            self.slots.share(problem, self.jobs);
+        }
         self.depth = if ahead { self.jobs + 1 } else { 1 };
         Ok(())
     }
@@ -126,8 +127,8 @@ impl Executor for Local {
         source: Source,
     ) -> Result<(), Error> {
         if self.depth > 1 {
-            if let Some(b) = self.evaluator.builds_ahead() {
-                b.start(problem, config, eval_id);
+            if let Some(r) = self.evaluator.ahead(problem, config, eval_id) {
+                self.slots.start(eval_id, r);
             }
         }
         self.queue.push_back((eval_id, config.clone(), source));
@@ -139,7 +140,13 @@ impl Executor for Local {
         let Some((id, config, source)) = self.queue.pop_front() else {
             return Ok(Vec::new());
         };
-        match self.evaluator.evaluate(problem, &config, id) {
+        let built = match self.slots.take(id) {
+            Some(Ok(built)) => Some(built),
+            Some(Err(Evaluated::Stopped(stop))) => return Err(stop),
+            Some(Err(Evaluated::Done(m))) => return Ok(vec![(id, config, source, m)]),
+            None => None,
+        };
+        match self.evaluator.evaluate(problem, &config, id, built) {
             Evaluated::Done(m) => Ok(vec![(id, config, source, m)]),
             Evaluated::Stopped(stop) => Err(stop),
         }
@@ -157,8 +164,6 @@ impl Executor for Local {
 
     fn cancel(&mut self) {
         self.queue.clear();
-        if let Some(b) = self.evaluator.builds_ahead() {
-            b.cancel();
-        }
+        self.slots.cancel();
     }
 }

@@ -90,17 +90,18 @@ impl ExecutorKind {
         }
     }
 
-    /// The executor of run directory `dir`: `make` gives each evaluator on this machine;
-    /// here, `jobs` builds run ahead.
+    /// The executor of run directory `dir`: `make(jobs)` gives each evaluator on this
+    /// machine, building `jobs` variants at once (here: ahead of their turn and when
+    /// re-measuring; a `--parallel` worker builds its own only).
     pub fn executor(
         &self,
         dir: &Path,
         jobs: usize,
-        make: impl Fn() -> Box<dyn Evaluator + Send>,
+        make: impl Fn(usize) -> Box<dyn Evaluator + Send>,
     ) -> Result<Box<dyn Executor>, Error> {
         Ok(match self {
-            ExecutorKind::Here => Box::new(Local::new(make(), jobs)),
-            ExecutorKind::Parallel(n) => Box::new(Parallel::new(*n, make)),
+            ExecutorKind::Here => Box::new(Local::new(make(jobs), jobs)),
+            ExecutorKind::Parallel(n) => Box::new(Parallel::new(*n, || make(0))),
             ExecutorKind::Slurm(settings) => Box::new(Farm::new(dir, settings.clone())?),
         })
     }

@@ -138,7 +138,7 @@ fn work(
         if cancelled.load(Ordering::SeqCst) {
             continue;
         }
-        let ended = match ev.evaluate(&problem, &config, id) {
+        let ended = match ev.evaluate(&problem, &config, id, None) {
             Evaluated::Done(m) => Ok((id, config, source, m)),
             Evaluated::Stopped(stop) => Err(stop),
         };

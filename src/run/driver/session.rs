@@ -69,8 +69,8 @@ impl<'p> Session<'p> {
     pub(super) fn executor(&self, keep_builds: bool) -> Result<Box<dyn Executor>, Error> {
         let (mock, s) = (self.s.mock, &self.s);
         let pruner = (self.problem.progress.as_ref()).map(|p| Pruner::open(p, &self.dir));
-        let make = || {
-            let mut e = make_evaluator(mock, keep_builds, 0);
+        let make = |jobs| {
+            let mut e = make_evaluator(mock, keep_builds, jobs);
             if let Some(p) = &pruner {
                 e.prune_with(p.clone());
             }

@@ -103,7 +103,7 @@ fn answer(problem: &Problem, run_dir: &Path, meta: &RunMeta, task: Task) -> Opti
                 Ok(e) => e,
                 Err(e) => return Some(failed(e)),
             };
-            match e.evaluate(problem, &config, eval_id) {
+            match e.evaluate(problem, &config, eval_id, None) {
                 Evaluated::Done(m) if signalled(&m) => None,
                 Evaluated::Done(mut m) => {
                     m.node = Some(this_node());
