@@ -988,3 +988,47 @@ fn parallel_beyond_the_machine_is_refused_before_anything_runs() {
     );
     assert!(!d.join("r/run.json").exists(), "nothing was started");
 }
+
+/// With `--parallel 2`, one worker's build goes on while the other worker's program runs:
+/// only builds running ahead (`--jobs`) are held stopped during a timed run. The build of
+/// X=1 ticks into a file every 0.1 s; the program of X=0 notes when it starts and ends.
+#[test]
+fn parallel_workers_build_while_another_worker_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (ticks, runs) = (d.join("ticks"), d.join("runs"));
+    let mold = format!(
+        "if [ \"$1\" = build ]; then\n  if [ #X = 1 ]; then\n    for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30; do\n      date +%s%N >> {t}; sleep 0.1\n    done\n  fi\n  cp \"$0\" \"$2\"; exit 0\nfi\n\
+         if [ #X = 0 ]; then date +%s%N >> {r}; sleep 3; date +%s%N >> {r}; fi\necho \"v: #X\"\n",
+        t = ticks.display(),
+        r = runs.display()
+    );
+    std::fs::write(d.join("s.mold.sh"), mold).unwrap();
+    let yaml = "name: par\nmold: s.mold.sh\nparams:\n  - {name: X, type: integer, low: 0, high: 1, default: 0}\n\
+                compile: \"sh {{ source }} build {{ exe }}\"\nrun: \"sh {{ source }} run\"\n\
+                metric: {regex: 'v: (\\S+)', goal: maximize}\nrepeats: 1\ncheck: {mode: none}\n";
+    std::fs::write(d.join("p.yaml"), yaml).unwrap();
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .max_evals(2)
+        .args(["--initial", "1", "--verify", "0", "--parallel", "2"])
+        .out("run")
+        .quiet()
+        .cwd(d)
+        .output();
+    assert_code(&o, 0);
+    let read = |p: &Path| -> Vec<u128> {
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        text.lines().filter_map(|l| l.trim().parse().ok()).collect()
+    };
+    let (ticks, runs) = (read(&ticks), read(&runs));
+    assert_eq!(runs.len(), 2, "the program of X=0 ran once: {runs:?}");
+    let during = ticks
+        .iter()
+        .filter(|&&t| t > runs[0] && t < runs[1])
+        .count();
+    assert!(
+        during > 0,
+        "no tick of the build during the other worker's run: {ticks:?} {runs:?}"
+    );
+}

@@ -44,7 +44,7 @@ fn floyd_warshall_tiles_are_wrong_on_random_input_and_right_on_polybench_input()
         let mut tiled = Stacks::root();
         tiled.ops.insert(0, vec![Op::Tile(vec![16, 16, 16])]);
         let config = Config(vec![labels.intern(&tiled.text(&loops)), 0.0, 0.0]);
-        let Evaluated::Done(m) = e.evaluate(&problem, &config, 1, None) else {
+        let Evaluated::Done(m) = e.evaluate(&problem, &config, 1, Default::default()) else {
             panic!("stopped")
         };
         statuses.push(m.status);
@@ -67,7 +67,7 @@ fn a_stack_clang_rejects_is_stopped_by_the_syntax_check() {
     let mut bad = Stacks::root();
     bad.ops.insert(2, vec![Op::Tile(vec![4, 4])]);
     let config = Config(vec![labels.intern(&bad.text(&loops)), 0.0, 0.0]);
-    let Evaluated::Done(m) = e.evaluate(&problem, &config, 1, None) else {
+    let Evaluated::Done(m) = e.evaluate(&problem, &config, 1, Default::default()) else {
         panic!("stopped")
     };
     assert_eq!(m.status, Status::BuildError);
@@ -156,7 +156,7 @@ fn an_inlined_kernel_is_followed_into_main_by_polly_and_the_code_identity() {
     let mut eval = |stacks: &Stacks, id: usize| {
         let polly = Polly::ALL.iter().position(|&p| p == stacks.polly).unwrap();
         let config = Config(vec![labels.intern(&stacks.text(&loops)), polly as f64, 0.0]);
-        let Evaluated::Done(m) = e.evaluate(&problem, &config, id, None) else {
+        let Evaluated::Done(m) = e.evaluate(&problem, &config, id, Default::default()) else {
             panic!("stopped")
         };
         assert_eq!(m.status, Status::Ok, "{:?}", m.cause);

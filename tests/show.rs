@@ -507,3 +507,40 @@ fn a_maximised_metric_s_best_is_the_largest() {
     assert_eq!(best["objective"], 0.95, "{best}");
     assert_eq!(best["config"]["P0"], 5, "{best}");
 }
+
+/// `--from DIR` names a configuration from results.csv alone: a run whose run.json is gone
+/// still gives its evaluations and its best (by the problem file given now).
+#[test]
+fn show_from_a_run_without_its_run_json_takes_its_evaluation_or_best() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    fake_problem(d, FAKE_COMPILE);
+    let o = moldtune("run")
+        .arg("p.yaml")
+        .mock()
+        .quiet()
+        .max_evals(6)
+        .args(["--verify", "0"])
+        .out("run")
+        .cwd(d)
+        .output();
+    assert_code(&o, 0);
+    std::fs::remove_file(d.join("run").join("run.json")).unwrap();
+    let csv = Csv::read(&d.join("run"));
+    let o = show(d)
+        .args(["--from", "run", "--eval", "3"])
+        .json()
+        .output();
+    assert_code(&o, 0);
+    assert_eq!(
+        json(&o)["config"]["T"].to_string(),
+        csv.get(&csv.rows[3], "T")
+    );
+    let best = csv.min_ok().expect("an ok row").0;
+    let o = show(d).args(["--from", "run"]).json().output();
+    assert_code(&o, 0);
+    assert_eq!(
+        json(&o)["config"]["T"].to_string(),
+        csv.get(&csv.rows[best], "T")
+    );
+}

@@ -357,3 +357,27 @@ fn a_study_that_exhausts_its_space_says_so_in_run_json() {
     let run: Value = serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
     assert_eq!(run["termination"], "space_exhausted");
 }
+
+/// A study's asks in flight are its `--parallel`, whatever executor the space file names for
+/// runs (the program evaluates); run.json records that count.
+#[test]
+fn a_study_takes_its_parallel_asks_even_when_the_file_names_slurm() {
+    let t = tempfile::tempdir().unwrap();
+    let file = space(t.path(), "");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let text = text.replace("initial: 3}", "initial: 3, executor: slurm}");
+    std::fs::write(&file, text).unwrap();
+    let dir = t.path().join("study");
+    let problem = ["--problem", file.to_str().unwrap(), "--parallel", "3"];
+    let mut server = Server::start(&dir, &problem);
+    for _ in 0..3 {
+        let offer = server.send(json!({"op": "ask"}));
+        assert!(offer["eval"].is_u64(), "{offer}");
+    }
+    let refused = server.send(json!({"op": "ask"}));
+    let why = refused["error"].as_str().unwrap_or_default();
+    assert!(why.contains("at most 3 at once"), "{refused}");
+    let run = read_json(&dir.join("run.json"));
+    assert_eq!(run["parallel"], 3, "{run}");
+    assert_eq!(server.close(), Some(0));
+}

@@ -23,6 +23,16 @@ pub struct Built {
     pub build: Result<Build, Evaluated>,
 }
 
+/// What the executor did ahead of an evaluation's turn, handed to
+/// [`crate::evaluate::Evaluator::evaluate`].
+#[derive(Default)]
+pub struct Ahead {
+    /// The evaluation's own builds, made ahead.
+    pub built: Option<Built>,
+    /// Builds of later evaluations are running: held stopped while this one is timed.
+    pub others_building: bool,
+}
+
 /// The builds in flight, by evaluation id.
 #[derive(Default)]
 pub struct Slots {
@@ -99,6 +109,11 @@ impl Slots {
             let why = format!("the build thread of evaluation {eval_id} panicked");
             Evaluated::Stopped(Stop::Environment(why))
         }))
+    }
+
+    /// Whether builds are in flight.
+    pub fn busy(&self) -> bool {
+        !self.running.is_empty()
     }
 
     /// Kills every build in flight (and keeps those waiting for a permit from starting),

@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
-use crate::evaluate::ahead::Built;
+use crate::evaluate::ahead::Ahead;
 use crate::evaluate::build::{build, builds};
 use crate::evaluate::environment;
 use crate::evaluate::interleave::{self, Remeasured, Rounds};
@@ -31,14 +31,14 @@ use crate::process::{self, Exit};
 pub trait Evaluator {
     /// Builds and runs the reference (once per run directory).
     fn prepare(&mut self, problem: &Problem, run_dir: &Path) -> Result<(), Error>;
-    /// Evaluates `config` as evaluation `eval_id`; `built`: its builds, made ahead of its
-    /// turn ([`Evaluator::ahead`]) by the executor.
+    /// Evaluates `config` as evaluation `eval_id`; `ahead`: what the executor did ahead of
+    /// its turn (its builds, [`Evaluator::ahead`]; whether later ones are building).
     fn evaluate(
         &mut self,
         problem: &Problem,
         config: &Config,
         eval_id: usize,
-        built: Option<Built>,
+        ahead: Ahead,
     ) -> Evaluated;
     /// Learns from an evaluation recorded earlier (a resumed run replays its log).
     fn remember(&mut self, _m: &Measurement, _eval_id: usize) {}
@@ -121,6 +121,7 @@ impl RealEvaluator {
         &self,
         v: &Variant,
         built: Result<Build, Evaluated>,
+        hold: bool,
     ) -> (Evaluated, Option<String>) {
         let timed = match built {
             Ok(b) => b,
@@ -135,18 +136,19 @@ impl RealEvaluator {
         if let Some(m) = self.reuse.by_binary(&key, timed.compile_s) {
             return (Evaluated::Done(m), Some(key));
         }
-        (self.check_and_time(v, &timed), Some(key))
+        (self.check_and_time(v, &timed, hold), Some(key))
     }
 
-    /// The output check (when there is a reference) and the timed runs of a built variant.
-    fn check_and_time(&self, v: &Variant, timed: &Build) -> Evaluated {
+    /// The output check (when there is a reference) and the timed runs of a built variant;
+    /// with `hold`, the builds running ahead are held stopped while it is timed (only then:
+    /// `--parallel` workers' own builds are pausable too, and must go on).
+    fn check_and_time(&self, v: &Variant, timed: &Build, hold: bool) -> Evaluated {
         if !self.references.is_empty() {
             if let Err(result) = ended(check_output(v, timed, &self.references)) {
                 return result;
             }
         }
-        // Builds running ahead (pausable children) are held stopped while the variant is timed.
-        let _paused = process::pause();
+        let _paused = hold.then(process::pause);
         let timeout = (self.run_timeout(v.problem), self.pruner.as_ref());
         match ended(time(v, timed, timeout, self.incumbent)) {
             Ok(m) => Evaluated::Done(m),
@@ -211,9 +213,9 @@ impl Evaluator for RealEvaluator {
         problem: &Problem,
         config: &Config,
         eval_id: usize,
-        built: Option<Built>,
+        ahead: Ahead,
     ) -> Evaluated {
-        let (v, built) = match built {
+        let (v, built) = match ahead.built {
             Some(b) => (Variant { problem, r: b.r }, Some(b.build)),
             None => match self.rendered(problem, config, eval_id) {
                 Ok(v) => (v, None),
@@ -229,7 +231,7 @@ impl Evaluator for RealEvaluator {
             return Evaluated::Done(m);
         }
         let built = built.unwrap_or_else(|| builds(&v));
-        let (result, binary_key) = self.check_time(&v, built);
+        let (result, binary_key) = self.check_time(&v, built, ahead.others_building);
         // What a failed variant's directory held, before it is removed (see `blame`).
         let held = failed(&result).then(|| environment::bytes_in(&dir));
         if !self.keep_builds {

@@ -101,7 +101,7 @@ impl Evaluator for MockEvaluator {
         problem: &Problem,
         config: &Config,
         _eval_id: usize,
-        _built: Option<crate::evaluate::ahead::Built>,
+        _ahead: crate::evaluate::ahead::Ahead,
     ) -> Evaluated {
         let until = std::time::Instant::now() + self.delay;
         while std::time::Instant::now() < until {

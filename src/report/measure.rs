@@ -34,9 +34,14 @@ pub fn measure(
     let dir = crate::scratch::Scratch::for_command("measure")?;
     let scratch = dir.path().to_path_buf();
     let mut ev = crate::evaluate::make_evaluator(false, false, 0);
-    let result = ev
-        .prepare(&problem, &scratch)
-        .map(|_| ev.evaluate(&problem, &config, 0, None));
+    let result = ev.prepare(&problem, &scratch).map(|_| {
+        ev.evaluate(
+            &problem,
+            &config,
+            0,
+            crate::evaluate::ahead::Ahead::default(),
+        )
+    });
     drop(dir);
     match result? {
         Evaluated::Stopped(Stop::Interrupted) => Err(Error::Interrupted(scratch, "run")),

@@ -9,6 +9,7 @@ use crate::problem::overrides;
 use crate::problem::space::Config;
 use crate::problem::Problem;
 use crate::run::dir::RunDir;
+use crate::run::log;
 
 /// The flags that choose the configuration, declared once for `measure` and `show`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -46,11 +47,15 @@ pub fn configuration(problem: &Problem, which: &Which) -> Result<Config, Error> 
         None => problem.default_config(),
         Some(dir) if which.preferred => preferred(problem, dir)?,
         Some(dir) => {
-            let run = RunDir::with_problem(dir, problem)?;
-            // A run's best is its verified winner when it has one (what `best` reports).
+            let records = RunDir::records_under(dir, problem)?;
             let pick = match eval {
-                Some(id) => run.record(id),
-                None => run.best_record(),
+                Some(id) => records.iter().find(|r| r.eval_id == id),
+                None => {
+                    // A run's best is its verified winner when it has one (what `best`
+                    // reports), by the goal of the problem given.
+                    let winner = (RunDir::metadata(dir).ok()).and_then(|m| m.winner());
+                    log::claimed(&records, problem.metric.goal, winner, log::succeeded)
+                }
             };
             pick.ok_or_else(|| {
                 Error::usage(
@@ -74,8 +79,8 @@ fn preferred(problem: &Problem, dir: &Path) -> Result<Config, Error> {
             Some("see `prefer:` in docs/problem-file.md"),
         ));
     }
-    let run = RunDir::with_problem(dir, problem)?;
-    match crate::run::prefer::preferred(problem, &run.records) {
+    let records = RunDir::records_under(dir, problem)?;
+    match crate::run::prefer::preferred(problem, &records) {
         Some(r) => Ok(r.config.clone()),
         None => Err(Error::usage(
             format!(

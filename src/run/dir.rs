@@ -1,9 +1,10 @@
 //! The one door to a run directory that `moldtune run` or `moldtune mctree` wrote, with one
 //! way in per need: run.json alone ([`RunDir::metadata`]), results.csv as text without the
-//! problem ([`RunDir::table`]), or the full run — run.json, the problem it was run on (or
-//! one given: [`RunDir::with_problem`]) and its typed records ([`RunDir::open`]). The run's
-//! vocabulary — its default, best and winner records, a record by id — is
-//! [`RunDir`]'s methods. The readers underneath are private to `run/`.
+//! problem ([`RunDir::table`]), the records under a problem file given now
+//! ([`RunDir::records_under`]), or the full run — run.json, the problem it was run on and
+//! its typed records ([`RunDir::open`]). The run's vocabulary — its default, best and winner
+//! records, a record by id — is [`RunDir`]'s methods. The readers underneath are private to
+//! `run/`.
 //!
 //! A front end whose problem is not a problem file — mctree's is the C file's loops, kept in
 //! the run directory's `mctree.json` — says how to rebuild it through the [`FrontEnds`] the
@@ -40,16 +41,11 @@ impl RunDir {
         })
     }
 
-    /// The run in `dir` read against `problem` (the problem file given now, which may have
-    /// been edited since) instead of the one run.json names: `--from DIR`.
-    pub fn with_problem(dir: &Path, problem: &Problem) -> Result<RunDir, Error> {
-        let records = log::read_run_records(dir, problem)?;
-        Ok(RunDir {
-            dir: dir.to_path_buf(),
-            meta: read_meta(dir)?,
-            problem: problem.clone(),
-            records,
-        })
+    /// The records of the run in `dir` read against `problem` — the problem file given now,
+    /// which may have been edited since — without run.json (`--from DIR`: a directory
+    /// holding only results.csv still names its configurations).
+    pub fn records_under(dir: &Path, problem: &Problem) -> Result<Vec<Record>, Error> {
+        log::read_run_records(dir, problem)
     }
 
     /// run.json of the run in `dir`, alone.

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::path::Path;
 
 use crate::error::Error;
-use crate::evaluate::ahead::Slots;
+use crate::evaluate::ahead::{Ahead, Slots};
 use crate::evaluate::outcome::{Measurement, Source, Stop};
 use crate::evaluate::{Evaluated, Evaluator};
 use crate::problem::space::Config;
@@ -146,7 +146,12 @@ impl Executor for Local {
             Some(Err(Evaluated::Done(m))) => return Ok(vec![(id, config, source, m)]),
             None => None,
         };
-        match self.evaluator.evaluate(problem, &config, id, built) {
+        let others_building = self.slots.busy();
+        let ahead = Ahead {
+            built,
+            others_building,
+        };
+        match self.evaluator.evaluate(problem, &config, id, ahead) {
             Evaluated::Done(m) => Ok(vec![(id, config, source, m)]),
             Evaluated::Stopped(stop) => Err(stop),
         }

@@ -22,6 +22,8 @@ pub enum ExecutorKind {
     Parallel(usize),
     /// `--executor slurm`: each evaluation a Slurm job (or a step of an allocation).
     Slurm(slurm::Settings),
+    /// A study (`serve`, `ask`, `tell`): the program evaluates, with up to N asks in flight.
+    Told(usize),
 }
 
 impl ExecutorKind {
@@ -34,8 +36,8 @@ impl ExecutorKind {
         }
     }
 
-    /// Whether the evaluations run with this machine's compiler and tools (a cluster's nodes
-    /// have their own PATH).
+    /// Whether the evaluations run on this machine (with its compiler and tools, and a
+    /// pruner that sees every run's progress); a cluster's nodes have their own.
     pub fn runs_here(&self) -> bool {
         !matches!(self, ExecutorKind::Slurm(_))
     }
@@ -55,6 +57,7 @@ impl ExecutorKind {
         match self {
             ExecutorKind::Here => String::new(),
             ExecutorKind::Parallel(n) => format!(", {n} at once"),
+            ExecutorKind::Told(_) => String::new(),
             ExecutorKind::Slurm(sl) => match &sl.allocation {
                 Some(a) => format!(
                     ", as steps of Slurm allocation {a} ({} at once)",
@@ -69,7 +72,7 @@ impl ExecutorKind {
     pub fn at_once(&self) -> usize {
         match self {
             ExecutorKind::Here => 1,
-            ExecutorKind::Parallel(n) => *n,
+            ExecutorKind::Parallel(n) | ExecutorKind::Told(n) => *n,
             ExecutorKind::Slurm(sl) => sl.workers,
         }
     }
@@ -78,6 +81,7 @@ impl ExecutorKind {
     pub fn parallel(&self) -> Option<usize> {
         match self {
             ExecutorKind::Parallel(n) => Some(*n),
+            ExecutorKind::Told(n) => (*n > 1).then_some(*n),
             _ => None,
         }
     }
@@ -103,6 +107,10 @@ impl ExecutorKind {
             ExecutorKind::Here => Box::new(Local::new(make(jobs), jobs)),
             ExecutorKind::Parallel(n) => Box::new(Parallel::new(*n, || make(0))),
             ExecutorKind::Slurm(settings) => Box::new(Farm::new(dir, settings.clone())?),
+            ExecutorKind::Told(_) => {
+                let why = "a study's evaluations are told by its program: nothing runs here";
+                return Err(Error::Internal(why.into()));
+            }
         })
     }
 }

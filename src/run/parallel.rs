@@ -138,7 +138,12 @@ fn work(
         if cancelled.load(Ordering::SeqCst) {
             continue;
         }
-        let ended = match ev.evaluate(&problem, &config, id, None) {
+        let ended = match ev.evaluate(
+            &problem,
+            &config,
+            id,
+            crate::evaluate::ahead::Ahead::default(),
+        ) {
             Evaluated::Done(m) => Ok((id, config, source, m)),
             Evaluated::Stopped(stop) => Err(stop),
         };

@@ -22,6 +22,7 @@ use crate::evaluate::outcome::{Curve, Measurement, Source, Status};
 use crate::evaluate::prune::Pruner;
 use crate::problem::progress;
 use crate::problem::space::Config;
+use crate::run::executor_kind::ExecutorKind;
 use crate::run::lock;
 use crate::run::log;
 use crate::run::meta::{self, Termination, ASKED_JSONL};
@@ -550,7 +551,11 @@ pub fn with_study<T>(
     let previous = settings::previous_run(&o.shared)?;
     let prev = previous.as_ref();
     let problem = settings::load_problem(&o, prev)?;
-    let s = settings::resolve(&o, prev, &problem)?;
+    let mut s = settings::resolve(&o, prev, &problem)?;
+    // The program evaluates: `--parallel` is the asks in flight, whatever the file's executor.
+    s.executor = ExecutorKind::Told(crate::run::parallel::resolve(
+        o.parallel, prev, false, &problem,
+    )?);
     let mut searcher = Searcher::new(&problem.space, s.searcher_settings(&problem));
     let launch = Launch {
         problem: &problem,

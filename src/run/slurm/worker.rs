@@ -103,7 +103,12 @@ fn answer(problem: &Problem, run_dir: &Path, meta: &RunMeta, task: Task) -> Opti
                 Ok(e) => e,
                 Err(e) => return Some(failed(e)),
             };
-            match e.evaluate(problem, &config, eval_id, None) {
+            match e.evaluate(
+                problem,
+                &config,
+                eval_id,
+                crate::evaluate::ahead::Ahead::default(),
+            ) {
                 Evaluated::Done(m) if signalled(&m) => None,
                 Evaluated::Done(mut m) => {
                     m.node = Some(this_node());
