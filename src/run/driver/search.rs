@@ -71,13 +71,14 @@ impl<'a, 'p> Loop<'a, 'p> {
         executor: &'a mut dyn Executor,
     ) -> Result<Loop<'a, 'p>, Error> {
         let recorded = session.records.len();
+        let clock = Clock::start(&session.records);
         let recovered = executor.recover(session.problem, recorded)?;
         let next_id = (recovered.iter().map(|r| r.0 + 1).max()).unwrap_or(recorded);
         for (_, config, source) in recovered {
             strategy.pending(&config, source);
         }
         Ok(Loop {
-            clock: Clock::start(&session.records),
+            clock,
             session,
             strategy,
             executor,

@@ -31,6 +31,8 @@ pub(super) struct History {
     by_status: Vec<(Status, usize)>,
     /// The best objective evaluated (pending proposals aside): the earliest of equals.
     best: Option<f64>,
+    /// Pending observations by configuration (its encoding's bits).
+    pending: std::collections::HashMap<Vec<u64>, usize>,
 }
 
 impl History {
@@ -41,11 +43,15 @@ impl History {
             by_source: Vec::new(),
             by_status: Vec::new(),
             best: None,
+            pending: Default::default(),
         }
     }
 
     pub(super) fn push(&mut self, o: Observation) {
         self.count(&o, 1);
+        if o.pending {
+            *self.pending.entry(bits(&o.encoded)).or_default() += 1;
+        }
         if let (Status::Ok, Some(v), false) = (o.status, o.objective, o.pending) {
             if self.best.is_none_or(|b| self.goal.better(v, b)) {
                 self.best = Some(v);
@@ -54,15 +60,15 @@ impl History {
         self.obs.push(o);
     }
 
-    /// Removes the pending observation of the configuration encoded as `encoded`, if there
-    /// is one (pending ones are few and recent: looked for from the end).
+    /// Removes the pending observations of the configuration encoded as `encoded`, if there
+    /// are any (pending ones are few and recent: looked for from the end).
     pub(super) fn settle(&mut self, encoded: &[f64]) {
-        if self.pending() == 0 {
-            return;
-        }
-        if let Some(k) = (self.obs.iter()).rposition(|o| o.pending && o.encoded == encoded) {
-            let o = self.obs.remove(k);
-            self.count(&o, -1);
+        let n = self.pending.remove(&bits(encoded)).unwrap_or(0);
+        for _ in 0..n {
+            if let Some(k) = (self.obs.iter()).rposition(|o| o.pending && o.encoded == encoded) {
+                let o = self.obs.remove(k);
+                self.count(&o, -1);
+            }
         }
     }
 
@@ -96,10 +102,6 @@ impl History {
             .sum()
     }
 
-    fn pending(&self) -> usize {
-        self.pending_from(None)
-    }
-
     /// Observations with `status` (a pending one counts as a success).
     pub(super) fn with(&self, status: Status) -> usize {
         (self.by_status.iter())
@@ -125,6 +127,11 @@ impl History {
     pub(super) fn is_empty(&self) -> bool {
         self.obs.is_empty()
     }
+}
+
+/// A configuration's encoding as a key.
+fn bits(encoded: &[f64]) -> Vec<u64> {
+    encoded.iter().map(|x| x.to_bits()).collect()
 }
 
 impl std::ops::Index<usize> for History {
@@ -206,5 +213,12 @@ mod tests {
         }
         assert!(h.any_besides(|s| s == Status::Ok));
         assert!(!h.any_besides(|_| true));
+        // A configuration pending twice (lost, proposed again) is settled at once.
+        let pending_now = h.pending_from(None);
+        h.push(obs(9999, &mut rng, true));
+        h.push(obs(9999, &mut rng, true));
+        h.settle(&[9999.0]);
+        assert_eq!(h.pending_from(None), pending_now);
+        assert!(h.iter().all(|o| !(o.pending && o.encoded == [9999.0])));
     }
 }
