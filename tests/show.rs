@@ -203,21 +203,27 @@ fn show_prints_what_the_evaluator_runs() {
     assert!(logged.contains(&"-DDEF=a b".to_string()) && logged.contains(&"-DVEC".to_string()));
 }
 
-#[test]
-fn show_from_a_run_takes_its_evaluation_or_best() {
-    let tmp = tempfile::tempdir().unwrap();
-    let d = tmp.path();
+/// A mock run of the fake problem in `d`/run (6 evaluations, `args` added): its results.csv.
+fn mock_run(d: &Path, args: &[&str]) -> Csv {
     fake_problem(d, FAKE_COMPILE);
     let o = moldtune("run")
         .arg("p.yaml")
         .mock()
         .quiet()
         .max_evals(6)
+        .args(args)
         .out("run")
         .cwd(d)
         .output();
     assert_code(&o, 0);
-    let csv = Csv::read(&d.join("run"));
+    Csv::read(&d.join("run"))
+}
+
+#[test]
+fn show_from_a_run_takes_its_evaluation_or_best() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let csv = mock_run(d, &[]);
     for (eval, row) in csv.rows.iter().enumerate() {
         let o = show(d)
             .args(["--from", "run", "--eval", &eval.to_string()])
@@ -514,19 +520,8 @@ fn a_maximised_metric_s_best_is_the_largest() {
 fn show_from_a_run_without_its_run_json_takes_its_evaluation_or_best() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    fake_problem(d, FAKE_COMPILE);
-    let o = moldtune("run")
-        .arg("p.yaml")
-        .mock()
-        .quiet()
-        .max_evals(6)
-        .args(["--verify", "0"])
-        .out("run")
-        .cwd(d)
-        .output();
-    assert_code(&o, 0);
+    let csv = mock_run(d, &["--verify", "0"]);
     std::fs::remove_file(d.join("run").join("run.json")).unwrap();
-    let csv = Csv::read(&d.join("run"));
     let o = show(d)
         .args(["--from", "run", "--eval", "3"])
         .json()
