@@ -138,24 +138,7 @@ impl Farm {
         self.evals.insert(eval_id, flight);
         Ok(())
     }
-}
 
-/// An evaluation found submitted and not recorded when a run resumes.
-struct Unrecorded {
-    eval_id: usize,
-    config: Config,
-    source: Source,
-    job: JobDir,
-    name: String,
-    nonce: String,
-}
-
-/// `word` quoted for sh.
-fn quote(word: &str) -> String {
-    format!("'{}'", word.replace('\'', r"'\''"))
-}
-
-impl Farm {
     /// Runs `task` as a job of its own and waits for its reply (the reference, the
     /// verification); an interrupt cancels it.
     fn alone(&mut self, task: Task) -> Result<Reply, Stop> {
@@ -239,25 +222,7 @@ impl Farm {
             ))),
         }
     }
-}
 
-/// The error a job's failed answer stands for.
-fn failure(message: String, code: u8) -> Error {
-    match code {
-        exit::ENVIRONMENT => Error::Environment(message),
-        exit::USAGE => Error::usage(message, None),
-        _ => Error::Internal(message),
-    }
-}
-
-fn stop_of(e: Error) -> Stop {
-    match e {
-        Error::Interrupted(..) => Stop::Interrupted,
-        e => Stop::Environment(e.to_string()),
-    }
-}
-
-impl Farm {
     /// Waits until at least one evaluation in flight has ended; those that have, with their
     /// configurations and measurements. Ctrl-C: [`Stop::Interrupted`].
     fn wait_any(&mut self) -> Result<Vec<Ended>, Stop> {
@@ -270,55 +235,7 @@ impl Farm {
             std::thread::sleep(POLL);
         }
     }
-}
 
-/// Cancels jobs and forgets them (their folders removed).
-fn cancel(flights: impl Iterator<Item = Flight>) {
-    let mut ids = Vec::new();
-    for mut f in flights {
-        match &mut f.handle {
-            Handle::Batch(id) => ids.extend(id.take()),
-            Handle::Step(step) => step.cancel(),
-        }
-        let _ = std::fs::remove_dir_all(&f.job.0);
-    }
-    queue::cancel(&ids);
-}
-
-/// Evaluation `eval_id`'s ended job as its measurement.
-fn measured(eval_id: usize, f: Flight, got: watch::Ended) -> Ended {
-    let (config, source) = f
-        .proposal
-        .expect("an evaluation's flight holds its proposal");
-    let m = match got {
-        Ok(Reply {
-            answer: Answer::Measured { measurement },
-            ..
-        }) => *measurement,
-        Ok(Reply {
-            answer: Answer::Failed { message, .. },
-            node,
-            ..
-        }) => lost(
-            format!("the job failed on node {node}: {message}"),
-            Some(node),
-        ),
-        Ok(other) => lost(
-            format!("the job gave no measurement ({:?})", other.answer),
-            Some(other.node),
-        ),
-        Err(why) => lost(why, None),
-    };
-    (eval_id, config, source, m)
-}
-
-fn lost(cause: String, node: Option<String>) -> Measurement {
-    let mut m = Measurement::failed(Status::Lost, 0.0, 0.0, cause);
-    m.node = node;
-    m
-}
-
-impl Farm {
     /// After a kill: the evaluations whose jobs were submitted but not recorded (ids from
     /// `first` on). A reply is collected at the next wait, a job still queued or running is
     /// waited for, one gone without a reply is submitted again. Returns them in id order.
@@ -431,6 +348,83 @@ impl Farm {
     fn cancel_all(&mut self) {
         cancel(std::mem::take(&mut self.evals).into_values());
     }
+}
+
+/// An evaluation found submitted and not recorded when a run resumes.
+struct Unrecorded {
+    eval_id: usize,
+    config: Config,
+    source: Source,
+    job: JobDir,
+    name: String,
+    nonce: String,
+}
+
+/// `word` quoted for sh.
+fn quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+/// The error a job's failed answer stands for.
+fn failure(message: String, code: u8) -> Error {
+    match code {
+        exit::ENVIRONMENT => Error::Environment(message),
+        exit::USAGE => Error::usage(message, None),
+        _ => Error::Internal(message),
+    }
+}
+
+fn stop_of(e: Error) -> Stop {
+    match e {
+        Error::Interrupted(..) => Stop::Interrupted,
+        e => Stop::Environment(e.to_string()),
+    }
+}
+
+/// Cancels jobs and forgets them (their folders removed).
+fn cancel(flights: impl Iterator<Item = Flight>) {
+    let mut ids = Vec::new();
+    for mut f in flights {
+        match &mut f.handle {
+            Handle::Batch(id) => ids.extend(id.take()),
+            Handle::Step(step) => step.cancel(),
+        }
+        let _ = std::fs::remove_dir_all(&f.job.0);
+    }
+    queue::cancel(&ids);
+}
+
+/// Evaluation `eval_id`'s ended job as its measurement.
+fn measured(eval_id: usize, f: Flight, got: watch::Ended) -> Ended {
+    let (config, source) = f
+        .proposal
+        .expect("an evaluation's flight holds its proposal");
+    let m = match got {
+        Ok(Reply {
+            answer: Answer::Measured { measurement },
+            ..
+        }) => *measurement,
+        Ok(Reply {
+            answer: Answer::Failed { message, .. },
+            node,
+            ..
+        }) => lost(
+            format!("the job failed on node {node}: {message}"),
+            Some(node),
+        ),
+        Ok(other) => lost(
+            format!("the job gave no measurement ({:?})", other.answer),
+            Some(other.node),
+        ),
+        Err(why) => lost(why, None),
+    };
+    (eval_id, config, source, m)
+}
+
+fn lost(cause: String, node: Option<String>) -> Measurement {
+    let mut m = Measurement::failed(Status::Lost, 0.0, 0.0, cause);
+    m.node = node;
+    m
 }
 
 impl Executor for Farm {
