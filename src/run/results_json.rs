@@ -12,7 +12,7 @@ use crate::run::meta::{portable, write_atomic, RunMeta, FORMAT_VERSION, RESULTS_
 use crate::run::prefer;
 
 /// results.json's contents, serialized as they are (no intermediate `serde_json::Value`
-/// tree, whose building and dropping was most of a rewrite's time in a profile).
+/// tree: building, serializing and dropping that tree led a profile of a long mock run).
 #[derive(serde::Serialize)]
 struct ResultsFile {
     format_version: u32,
