@@ -21,6 +21,16 @@ pub fn median(samples: &[f64]) -> Option<f64> {
     })
 }
 
+/// The lower median: the ⌈n/2⌉-th smallest sample; `None` for no samples. The median of a
+/// censored count (evaluations to reach a target, "never" above every real value): "half
+/// the seeds had reached it by then" is a value some seed reached, never a midpoint with
+/// "never".
+pub fn lower_median(samples: &[f64]) -> Option<f64> {
+    let mut s = samples.to_vec();
+    let k = s.len().checked_sub(1)? / 2;
+    Some(*s.select_nth_unstable_by(k, |a, b| a.total_cmp(b)).1)
+}
+
 /// The `q`-quantile (0 ≤ q ≤ 1, linear between the two nearest samples); `None` for no samples.
 pub fn quantile(samples: &[f64], q: f64) -> Option<f64> {
     let mut s = samples.to_vec();
@@ -89,6 +99,28 @@ pub fn median_interval(samples: &[f64], seed: u64) -> Option<Ratio> {
     bootstrap(&[samples], |m| Some(m[0]), seed, RESAMPLES)
 }
 
+/// [`lower_median`] of `samples` with its 95% percentile-bootstrap interval, as
+/// [`median_interval`].
+pub fn lower_median_interval(samples: &[f64], seed: u64) -> Option<Ratio> {
+    bootstrap_by(&[samples], Central::Lower, |m| Some(m[0]), seed, RESAMPLES)
+}
+
+/// lower_median(a) / lower_median(b) with its 95% interval, as [`ratio_of_medians`]: a
+/// ratio of two searches' evaluations to a target over seeds.
+pub fn ratio_of_lower_medians(a: &[f64], b: &[f64], seed: u64) -> Option<Ratio> {
+    let stat = |m: &[f64]| Some(m[0] / nonzero(m[1])?);
+    bootstrap_by(&[a, b], Central::Lower, stat, seed, RESAMPLES)
+}
+
+/// Which median a bootstrap resamples.
+#[derive(Clone, Copy)]
+enum Central {
+    /// The mean of the middle two for an even count ([`median`]).
+    Mean,
+    /// The lower of them ([`lower_median`]).
+    Lower,
+}
+
 /// How far a ratio of medians moved from a recorded one:
 /// (median(a)/median(b)) / (median(a0)/median(b0)), with a 95% interval from resampling
 /// all four sets, so the recording's own uncertainty is counted too.
@@ -113,7 +145,22 @@ pub fn bootstrap(
     seed: u64,
     resamples: usize,
 ) -> Option<Ratio> {
-    let medians: Option<Vec<f64>> = sets.iter().map(|s| median(s)).collect();
+    bootstrap_by(sets, Central::Mean, stat, seed, resamples)
+}
+
+/// [`bootstrap`] of the `central` medians.
+fn bootstrap_by(
+    sets: &[&[f64]],
+    central: Central,
+    stat: impl Fn(&[f64]) -> Option<f64>,
+    seed: u64,
+    resamples: usize,
+) -> Option<Ratio> {
+    let of = |s: &[f64]| match central {
+        Central::Mean => median(s),
+        Central::Lower => lower_median(s),
+    };
+    let medians: Option<Vec<f64>> = sets.iter().map(|s| of(s)).collect();
     let value = stat(&medians?)?;
     let mut rng = Rng::new(seed);
     let mut scratch: Vec<Vec<f64>> = sets.iter().map(|s| vec![0.0; s.len()]).collect();
@@ -122,7 +169,7 @@ pub fn bootstrap(
     for _ in 0..resamples {
         for ((set, buf), mi) in sets.iter().zip(&mut scratch).zip(&mut m) {
             resample(set, buf, &mut rng);
-            *mi = median_in_place(buf);
+            *mi = median_in_place(buf, central);
         }
         values.extend(stat(&m));
     }
@@ -139,15 +186,18 @@ pub fn bootstrap(
     })
 }
 
-/// The median of a non-empty buffer, reordering it (linear-time selection).
-fn median_in_place(s: &mut [f64]) -> f64 {
+/// The `central` median of a non-empty buffer, reordering it (linear-time selection).
+fn median_in_place(s: &mut [f64], central: Central) -> f64 {
     let n = s.len();
     let (_, &mut hi, _) = s.select_nth_unstable_by(n / 2, |a, b| a.total_cmp(b));
     if n % 2 == 1 {
         return hi;
     }
     let lo = s[..n / 2].iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    (lo + hi) / 2.0
+    match central {
+        Central::Mean => (lo + hi) / 2.0,
+        Central::Lower => lo,
+    }
 }
 
 fn nonzero(x: f64) -> Option<f64> {
@@ -163,6 +213,21 @@ fn resample(from: &[f64], into: &mut [f64], rng: &mut Rng) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_lower_median_of_a_censored_count_is_a_value_reached() {
+        assert_eq!(lower_median(&[]), None);
+        assert_eq!(lower_median(&[3.0, 1.0, 2.0]), Some(2.0));
+        // Half the seeds reached (at 10, 20), half never (201): reached by 20, not "110.5".
+        let hits = [201.0, 10.0, 201.0, 20.0];
+        assert_eq!(lower_median(&hits), Some(20.0));
+        assert_eq!(median(&hits), Some(110.5));
+        let i = lower_median_interval(&hits, 0).unwrap();
+        assert_eq!(i.ratio, 20.0);
+        assert!(i.low >= 10.0 && i.high <= 201.0);
+        let r = ratio_of_lower_medians(&hits, &[40.0, 40.0], 0).unwrap();
+        assert_eq!(r.ratio, 0.5);
+    }
 
     #[test]
     fn a_median_s_interval_holds_it_and_narrows_with_more_samples() {
@@ -223,7 +288,10 @@ mod tests {
         let mut rng = Rng::new(9);
         for n in 1..40 {
             let v: Vec<f64> = (0..n).map(|_| (rng.f64() * 10.0).floor()).collect();
-            assert_eq!(Some(median_in_place(&mut v.clone())), median(&v), "{v:?}");
+            let mean = median_in_place(&mut v.clone(), Central::Mean);
+            assert_eq!(Some(mean), median(&v), "{v:?}");
+            let lower = median_in_place(&mut v.clone(), Central::Lower);
+            assert_eq!(Some(lower), lower_median(&v), "{v:?}");
         }
     }
 

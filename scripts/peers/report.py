@@ -17,7 +17,7 @@ import random
 import re
 import statistics
 
-from tables import quantile
+from seedstats import quantile
 
 MOLDTUNE_LEARNERS = ("rf", "et", "gbrt", "gp", "random", "auto")
 PEER_LABELS = {"optuna": "Optuna TPE", "smac3": "SMAC3 HPO facade", "opentuner": "OpenTuner AUC bandit"}
@@ -134,11 +134,12 @@ def parse_seconds(cell: str) -> float:
 
 def peer_stats(seeds: list[dict], budget: int) -> dict:
     """The medians over a peer's seeds (never-reached counts as budget + 1 evaluations and
-    infinite seconds)."""
+    infinite seconds). Evaluations and seconds to 5% are lower medians, as moldtune's replay
+    states them: when exactly half the seeds got there, both say when that half did."""
     med = lambda xs: quantile(xs, 0.5)
     return {
-        "evals": med([s["evals_to_5pct"] for s in seeds]),
-        "seconds": med([inf(s["seconds_to_5pct"]) for s in seeds]),
+        "evals": statistics.median_low([s["evals_to_5pct"] for s in seeds]),
+        "seconds": statistics.median_low([inf(s["seconds_to_5pct"]) for s in seeds]),
         "reached": sum(s["evals_to_5pct"] <= budget for s in seeds),
         "n": len(seeds),
         "best_at": {k: [inf(s["best_at"][k]) for s in seeds] for k in seeds[0]["best_at"]},
@@ -151,10 +152,10 @@ def peer_stats(seeds: list[dict], budget: int) -> dict:
 
 
 def median_interval(values, seed: int = 0) -> tuple[float, float]:
-    """The 95% percentile-bootstrap interval of the median of `values` (the seed-to-seed
+    """The 95% percentile-bootstrap interval of the lower median of `values` (the seed-to-seed
     spread of a peer's evaluations to 5%, as moldtune's replay states its own)."""
     rng = random.Random(seed)
-    meds = sorted(quantile([rng.choice(values) for _ in values], 0.5) for _ in range(RESAMPLES))
+    meds = sorted(statistics.median_low([rng.choice(values) for _ in values]) for _ in range(RESAMPLES))
     return meds[int(0.025 * (RESAMPLES - 1))], meds[int(0.975 * (RESAMPLES - 1))]
 
 

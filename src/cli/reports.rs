@@ -107,6 +107,10 @@ pub struct ReplayArgs {
     /// Initial random configurations of each simulated search.
     #[arg(long, default_value_t = 10)]
     initial: usize,
+    /// Counterfactuals: also replay each learner (but random) without each of these
+    /// mechanisms of the failure policy, and without them all (`books,veto`).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    without: Vec<crate::search::settings::Mechanism>,
     /// Acquisition function.
     #[arg(long = "acq", value_enum, default_value_t = Acquisition::Lcb)]
     acquisition: Acquisition,
@@ -145,7 +149,7 @@ pub(super) fn replay_command(a: ReplayArgs, fronts: &FrontEnds) -> Result<u8, Er
     let mut text = String::from("# Search quality: replayed tables\n\nProduced by `moldtune replay`. Lower is better; `best@k` is the best objective found within k evaluations.\n\n");
     for (table, prior) in &replay_tables(&a, fronts)? {
         let named = (prior.as_ref()).map(|(p, w)| (w.problem_name.as_str(), p));
-        let variants = replay::variants(&a.learners, named);
+        let variants = replay::variants(&a.learners, &a.without, named);
         let reports = replay::replay_table(table, &variants, &protocol);
         text.push_str(&crate::report::replay_md::report_table(
             table, &reports, &protocol,

@@ -15,6 +15,7 @@ use crate::evaluate::outcome::{Measurement, Status};
 use crate::problem::space::{Config, Space};
 use crate::problem::Goal;
 use crate::search::prior::Prior;
+use crate::search::settings::{Mechanism, Without};
 use crate::search::{Learner, Searcher, Settings};
 
 /// How a proposal meets the table.
@@ -119,6 +120,8 @@ pub struct Trace {
 pub struct Variant<'p> {
     pub learner: Learner,
     pub feasibility: bool,
+    /// The failure policy's mechanisms left out (`--without`).
+    pub without: Without,
     pub prior: Option<(&'p str, &'p Prior)>,
 }
 
@@ -128,15 +131,33 @@ impl Variant<'_> {
         Variant {
             learner,
             feasibility: true,
+            without: Without::default(),
             prior: None,
         }
     }
 
-    /// Its row label: "rf", "rf (no feasibility model)", "rf warm-started from X".
+    /// The learner without the mechanisms `without` (the classifier: no feasibility model).
+    pub fn without(learner: Learner, without: Without) -> Variant<'static> {
+        Variant {
+            feasibility: !without.has(Mechanism::Classifier),
+            without,
+            ..Variant::plain(learner)
+        }
+    }
+
+    /// Its row label: "rf", "rf (no feasibility model)", "gp without books, veto",
+    /// "rf warm-started from X".
     pub fn label(&self) -> String {
         let mut s = self.learner.as_str().to_string();
+        let others: Vec<&str> = (self.without.list().into_iter())
+            .filter(|&m| m != Mechanism::Classifier)
+            .map(Mechanism::as_str)
+            .collect();
         if !self.feasibility {
             s.push_str(" (no feasibility model)");
+        }
+        if !others.is_empty() {
+            s.push_str(&format!(" without {}", others.join(", ")));
         }
         if let Some((name, _)) = self.prior {
             s.push_str(&format!(" warm-started from {name}"));
@@ -146,14 +167,28 @@ impl Variant<'_> {
 }
 
 /// The variants a table is replayed with: each of `learners`; rf without the feasibility
-/// model; with a prior, rf and gp (the default) warm-started from it.
-pub fn variants<'p>(learners: &[Learner], prior: Option<(&'p str, &'p Prior)>) -> Vec<Variant<'p>> {
+/// model; each learner but random without each of the mechanisms `without` and, when there
+/// are several, without them all; with a prior, rf and gp (the default) warm-started from it.
+pub fn variants<'p>(
+    learners: &[Learner],
+    without: &[Mechanism],
+    prior: Option<(&'p str, &'p Prior)>,
+) -> Vec<Variant<'p>> {
     let mut v: Vec<Variant> = learners.iter().map(|&l| Variant::plain(l)).collect();
-    if learners.contains(&Learner::Rf) {
-        v.push(Variant {
-            feasibility: false,
-            ..Variant::plain(Learner::Rf)
-        });
+    let mut ablations: Vec<Without> = (without.iter())
+        .map(|&m| Without::default().and(m))
+        .collect();
+    if without.len() > 1 {
+        ablations.push(without.iter().fold(Without::default(), |w, &m| w.and(m)));
+    }
+    for &l in learners.iter().filter(|&&l| l != Learner::Random) {
+        v.extend(ablations.iter().map(|&w| Variant::without(l, w)));
+    }
+    if learners.contains(&Learner::Rf) && !without.contains(&Mechanism::Classifier) {
+        v.push(Variant::without(
+            Learner::Rf,
+            Without::default().and(Mechanism::Classifier),
+        ));
     }
     if prior.is_some() {
         for l in [Learner::Rf, Learner::Gp] {
@@ -268,9 +303,17 @@ pub struct Protocol {
 /// them: best-so-far quantiles after every evaluation, evaluations to come within 5% of the
 /// optimum, failures.
 pub fn evaluate_learner(table: &Table, v: Variant, pr: &Protocol) -> LearnerReport {
-    let traces = simulate_seeds(table, v, pr);
-    let mut hits = evals_to_5pct(table, &traces, pr.budget);
-    let mut secs: Vec<f64> = (traces.iter().zip(&hits))
+    summarize(v.label(), table, &simulate_seeds(table, v, pr), pr)
+}
+
+/// The summary of a variant's `traces` on `table`. Evaluations and seconds to 5% are lower
+/// medians ([`crate::stats::lower_median`]): a seed that never got there counts as
+/// `budget + 1` evaluations and infinite seconds, and when exactly half the seeds got there
+/// both columns say when the half did, never a midpoint with "never".
+fn summarize(label: String, table: &Table, traces: &[Trace], pr: &Protocol) -> LearnerReport {
+    use crate::stats::{lower_median, lower_median_interval};
+    let hits = evals_to_5pct(table, traces, pr.budget);
+    let secs: Vec<f64> = (traces.iter().zip(&hits))
         .map(|(t, &h)| match h as usize {
             k if k <= t.seconds.len() => t.seconds[k - 1],
             _ => f64::INFINITY,
@@ -281,13 +324,13 @@ pub fn evaluate_learner(table: &Table, v: Variant, pr: &Protocol) -> LearnerRepo
     let mut outside: Vec<f64> = traces.iter().map(|t| t.outside as f64).collect();
     let mut repeats: Vec<f64> = traces.iter().map(|t| t.repeats as f64).collect();
     let per_seed = hits.iter().copied().zip(fails.iter().copied()).collect();
-    let interval = crate::stats::median_interval(&hits, 0).map(|r| (r.low, r.high));
+    let interval = lower_median_interval(&hits, 0).map(|r| (r.low, r.high));
     LearnerReport {
-        label: v.label(),
-        curve: curve(&traces, pr.budget),
-        to_5pct: quantile(&mut hits, 0.5),
+        label,
+        curve: curve(traces, pr.budget),
+        to_5pct: lower_median(&hits).unwrap_or(f64::NAN),
         to_5pct_interval: interval,
-        seconds_to_5pct: quantile(&mut secs, 0.5),
+        seconds_to_5pct: lower_median(&secs).unwrap_or(f64::INFINITY),
         reached,
         failures_median: quantile(&mut fails, 0.5),
         outside_median: quantile(&mut outside, 0.5),
@@ -304,6 +347,7 @@ fn simulate_seeds(table: &Table, v: Variant, pr: &Protocol) -> Vec<Trace> {
             let s = Settings {
                 initial: pr.initial,
                 feasibility: v.feasibility,
+                without: v.without,
                 acquisition: pr.acquisition,
                 kappa: pr.kappa,
                 ..Settings::new(v.learner, seed as u64, table.goal)
@@ -478,5 +522,43 @@ mod tests {
                 table.name
             );
         }
+    }
+
+    #[test]
+    fn when_exactly_half_the_seeds_reach_the_seconds_are_those_of_the_half() {
+        // Issue 57: 10 of 20 seeds within 5%: the evaluations' median was the midpoint of
+        // the 10th seed's count and "never" (a number), the seconds' median infinite ("–").
+        let t = sampled();
+        let opt = t.optimum();
+        let pr = Protocol {
+            seeds: 20,
+            budget: 50,
+            initial: 10,
+            acquisition: crate::search::Acquisition::Lcb,
+            kappa: 1.96,
+            rules: Rules::Nearest,
+        };
+        let trace = |reach: Option<usize>| Trace {
+            best: (1..=50)
+                .map(|k| match reach {
+                    Some(r) if k >= r => opt,
+                    _ => opt * 3.0 + 10.0,
+                })
+                .collect(),
+            failures: 0,
+            seconds: (1..=50).map(|k| k as f64 * 2.0).collect(),
+            outside: 0,
+            repeats: 0,
+        };
+        let traces: Vec<Trace> = (0..20)
+            .map(|s| trace((s % 2 == 0).then_some(11 + s)))
+            .collect();
+        let r = summarize("rf".into(), &t, &traces, &pr);
+        assert_eq!(r.reached, 10);
+        // The 10th smallest: seeds 0, 2, …, 18 reach at 11, 13, …, 29.
+        assert_eq!(r.to_5pct, 29.0);
+        assert_eq!(r.seconds_to_5pct, 58.0);
+        let md = crate::report::replay_md::report_table(&t, &[r], &pr);
+        assert!(md.contains("| 29 | 58 |"), "{md}");
     }
 }

@@ -11,7 +11,7 @@ pub fn report_table(table: &Table, reports: &[LearnerReport], pr: &Protocol) -> 
     let (seeds, budget) = (pr.seeds, pr.budget);
     let checkpoints = [10, 25, 50, 100, 200];
     let mut out = format!(
-        "## {}\n\n{}; {}; {seeds} seeds, budget {budget} evaluations (the default configuration, {} random initial points, then the learner; acquisition {:?}, kappa {}). Simulated seconds: each evaluation's recorded compile_s + run_s (a failure what it cost) plus the learner's own ask and tell, timed in this replay (a synthetic table records no cost: there they are the learner's alone). The last column is the seed-to-seed spread: a 95% bootstrap interval of the median evaluations to 5% (a difference of medians inside it is not told apart by these seeds).\n\n",
+        "## {}\n\n{}; {}; {seeds} seeds, budget {budget} evaluations (the default configuration, {} random initial points, then the learner; acquisition {:?}, kappa {}). Simulated seconds: each evaluation's recorded compile_s + run_s (a failure what it cost) plus the learner's own ask and tell, timed in this replay (a synthetic table records no cost: there they are the learner's alone). Evaluations and seconds to 5% are lower medians over seeds (the 10th smallest of 20): a seed that never got there counts as never, so when exactly half got there both say when that half did. The last column is the seed-to-seed spread: a 95% bootstrap interval of that median (a difference of medians inside it is not told apart by these seeds).\n\n",
         table.name,
         describe(table),
         pr.rules.describe(),

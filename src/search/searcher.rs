@@ -49,7 +49,7 @@ use crate::search::condemned::Condemned;
 use crate::search::prior::Prior;
 // Re-exported so that `search::searcher::{Learner, ...}`, their home before the settings had
 // a module of their own, keeps working.
-use crate::search::settings::{Design, Learner, Settings};
+use crate::search::settings::{Design, Learner, Mechanism, Settings};
 use crate::search::surrogate::{Forest, ForestParams};
 use crate::search::unseen::NoProposal;
 use crate::search::unseen::Unseen;
@@ -170,7 +170,9 @@ impl<'s> Searcher<'s> {
             return;
         }
         let usable = self.model.gives_value(m.status);
-        self.model.condemned.tell(self.model.space, config, usable);
+        if !self.model.s.without.has(Mechanism::Books) {
+            self.model.condemned.tell(self.model.space, config, usable);
+        }
         if self.model.s.learner == Learner::Auto {
             if let Some(&arm) = self.proposers.get(&config.key()) {
                 let reward = self.reward(m);
@@ -311,7 +313,8 @@ impl<'s> Searcher<'s> {
         if clean.is_empty() {
             return Ok(first);
         }
-        let pick = match model.learns_failures() {
+        let vetoing = !self.model.s.without.has(Mechanism::Veto);
+        let pick = match model.learns_failures() && vetoing {
             true => {
                 let mut feasible_rng =
                     Rng::for_step(self.model.s.seed, STREAM_FEASIBLE, step as u64);

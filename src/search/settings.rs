@@ -94,6 +94,58 @@ pub enum Design {
     Lhs,
 }
 
+/// A mechanism of the failure policy (the [`searcher`](super::searcher) module documentation)
+/// that a search may do without: `moldtune replay --without` measures what each one buys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mechanism {
+    /// The value books ([`condemned`](super::condemned)): a value that only ever failed is not
+    /// drawn again but deliberately re-tested.
+    Books,
+    /// The classifier's veto: only candidates predicted feasible (p ≥ 0.5) are considered,
+    /// and a random step takes a draw predicted feasible.
+    Veto,
+    /// The feasibility classifier altogether (veto and weight): `--no-feasibility`.
+    Classifier,
+    /// A failure in the tree learners' regression as the worst success.
+    Worst,
+}
+
+impl Mechanism {
+    /// The lowercase name, as on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mechanism::Books => "books",
+            Mechanism::Veto => "veto",
+            Mechanism::Classifier => "classifier",
+            Mechanism::Worst => "worst",
+        }
+    }
+}
+
+/// The mechanisms a search does without (none by default).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Without(u8);
+
+impl Without {
+    /// Without `m` as well.
+    pub fn and(self, m: Mechanism) -> Without {
+        Without(self.0 | 1 << m as u8)
+    }
+
+    /// Whether `m` is left out.
+    pub fn has(self, m: Mechanism) -> bool {
+        self.0 & 1 << m as u8 != 0
+    }
+
+    /// The mechanisms left out, in their declared order.
+    pub fn list(self) -> Vec<Mechanism> {
+        use clap::ValueEnum;
+        (Mechanism::value_variants().iter().copied())
+            .filter(|&m| self.has(m))
+            .collect()
+    }
+}
+
 /// How a search proposes: with the space and the measurements told so far, these settings
 /// determine every proposal.
 #[derive(Debug, Clone)]
@@ -111,6 +163,9 @@ pub struct Settings {
     pub goal: Goal,
     /// Learn which configurations fail (see the module documentation).
     pub feasibility: bool,
+    /// The failure policy's mechanisms left out (the replay's counterfactuals; `feasibility`
+    /// false leaves out the classifier).
+    pub without: Without,
     /// What a run timeout says about the objective.
     pub timeouts: Timeouts,
     /// A pruned run's last progress value (`progress:`) is on the objective's scale (its
@@ -159,6 +214,7 @@ impl Settings {
             pool: 10_000,
             goal,
             feasibility: true,
+            without: Without::default(),
             timeouts: match goal {
                 Goal::Minimize => Timeouts::Censored,
                 Goal::Maximize => Timeouts::Worst,

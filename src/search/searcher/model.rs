@@ -11,7 +11,7 @@ use crate::search::condemned::Condemned;
 use crate::search::prior::Prior;
 use crate::search::searcher::history::{History, Observation};
 use crate::search::searcher::streams::{STREAM_FEASIBLE, STREAM_FIT, STREAM_POOL};
-use crate::search::settings::{Learner, Settings};
+use crate::search::settings::{Learner, Mechanism, Settings};
 use crate::search::surrogate::{Forest, ForestParams, Gbrt, Gp};
 use crate::search::unseen::{NoProposal, Unseen};
 use crate::search::Timeouts;
@@ -163,6 +163,7 @@ impl Model<'_> {
                 // optimum; with the classifier vetoing, it sees successes only (constrained
                 // BO); until its verdicts are calibrated, failures count as the worst value.
                 _ if gp && vetoing => None,
+                _ if !gp && self.s.without.has(Mechanism::Worst) => None,
                 _ => Some(worst),
             };
             if let Some(v) = target {
@@ -269,7 +270,10 @@ impl Model<'_> {
             return Ok(pool.swap_remove(k));
         }
         let ranking = Ranking {
-            eligible: feasible.eligible(pool.len()),
+            eligible: match self.s.without.has(Mechanism::Veto) {
+                true => (0..pool.len()).collect(),
+                false => feasible.eligible(pool.len()),
+            },
             feasible,
             acq,
             prior: prior.map(|m| m.pool),
