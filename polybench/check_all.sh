@@ -23,7 +23,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CLANG="${CLANG:-clang-22}"
 GCC="${GCC:-gcc}"
 EXTRA_CFLAGS="${EXTRA_CFLAGS:-}"
-KERNELS="${KERNELS:-gemm syr2k 3mm lu heat-3d covariance floyd-warshall}"
+KERNELS="${KERNELS:-gemm syr2k 2mm 3mm lu heat-3d covariance floyd-warshall}"
 DATASETS="${DATASETS:-MINI SMALL MEDIUM}"
 ILLEGAL=0
 [[ "${1:-}" == "--illegal" ]] && ILLEGAL=1

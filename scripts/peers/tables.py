@@ -7,7 +7,7 @@ the index of its value in the parameter's value list, or None when the parameter
 
 Tables:
   gemm-table, 3mm-medium, lu-medium, floyd-warshall-medium, floyd-warshall-table, lu-table,
-  3mm-table, syr2k-table             recorded by moldtune (results/search/<name>/);
+  3mm-table, syr2k-table, 2mm-table, covariance-table   recorded by moldtune (results/search/<name>/);
   branin, tiles                      synthetic, the same as src/report/synthetic.rs builds.
 
 The replay protocol is moldtune's (`moldtune replay`): per search, the best-so-far after each
@@ -32,7 +32,7 @@ import yaml
 from seedstats import quantile  # noqa: F401 (the harness's scripts take it from here)
 
 RECORDED = ("gemm-table", "3mm-medium", "lu-medium", "floyd-warshall-medium", "floyd-warshall-table",
-            "lu-table", "3mm-table", "syr2k-table")
+            "lu-table", "3mm-table", "syr2k-table", "2mm-table", "covariance-table")
 SYNTHETIC = ("branin", "tiles")
 ALL_TABLES = RECORDED + SYNTHETIC
 # moldtune's run timeout when a problem file sets none (src/problem/file.rs).

@@ -10,7 +10,7 @@ use serde_saphyr::{Location, Spanned};
 use crate::error::{did_you_mean, Error, Span};
 use crate::problem::locate::Ctx;
 use crate::problem::mold::Mold;
-use crate::problem::param::{Kind, Param, Scalar};
+use crate::problem::param::{Kind, Param, Permutation, Scalar};
 use crate::problem::raw::RawProblem;
 use crate::problem::space::{Config, Space};
 use crate::problem::template::{self, Template};
@@ -66,7 +66,7 @@ pub(super) fn named_templates<'a>(
 /// starting with `-`), with their coordinates.
 pub(super) fn flag_values(p: &Param) -> Vec<(f64, String)> {
     let texts: Vec<String> = match &p.kind {
-        Kind::Categorical(v) => v.clone(),
+        Kind::Categorical(v) | Kind::Permutation(Permutation { texts: v, .. }) => v.clone(),
         Kind::Ordinal(v) => v.iter().map(Scalar::to_string).collect(),
         _ => vec![],
     };

@@ -10,7 +10,7 @@ use serde_saphyr::Spanned;
 use crate::error::Error;
 use crate::problem::expr::{self, ParseError};
 use crate::problem::locate::Ctx;
-use crate::problem::param::{Kind, Param};
+use crate::problem::param::{Kind, Param, Permutation};
 use crate::problem::params::{coord_in, index_of};
 use crate::problem::raw::RawValues;
 use crate::problem::space::{Config, Constraint, Space};
@@ -23,7 +23,7 @@ const MAX_FORBIDDEN_COMBINATIONS: usize = 10_000;
 pub(super) fn probe_coords(kind: &Kind) -> Vec<f64> {
     let n = match kind {
         Kind::Ordinal(v) => v.len(),
-        Kind::Categorical(v) => v.len(),
+        Kind::Categorical(v) | Kind::Permutation(Permutation { texts: v, .. }) => v.len(),
         Kind::Open(v) => v.len(),
         Kind::Boolean => 2,
         Kind::Integer { low, high, .. } => return vec![*low as f64, *high as f64],

@@ -19,6 +19,7 @@ pub mod objective;
 pub mod overrides;
 pub mod param;
 mod params;
+pub mod permutation;
 pub mod progress;
 mod raw;
 pub mod record;

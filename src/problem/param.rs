@@ -3,6 +3,7 @@
 //! text, a CSV cell, JSON, a typed value — and is encoded for the models.
 
 use crate::problem::expr::Val;
+pub use crate::problem::permutation::Permutation;
 
 /// A value as written in the problem file (ordinal values may be numbers or strings).
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +70,9 @@ impl PartialEq for OpenValues {
 pub enum Kind {
     Ordinal(Vec<Scalar>),
     Categorical(Vec<String>),
+    /// An order of items ([`Permutation`]): a categorical over its orders' texts whose
+    /// models see the orders' pairs.
+    Permutation(Permutation),
     /// A categorical parameter whose values are not known in advance ([`OpenValues`]); never
     /// written in a problem file.
     Open(OpenValues),
@@ -124,7 +128,9 @@ impl Param {
     pub fn cardinality(&self) -> Option<u128> {
         match &self.kind {
             Kind::Ordinal(v) => Some(v.len() as u128),
-            Kind::Categorical(v) => Some(v.len() as u128),
+            Kind::Categorical(v) | Kind::Permutation(Permutation { texts: v, .. }) => {
+                Some(v.len() as u128)
+            }
             Kind::Integer { low, high, .. } => Some((high - low) as u128 + 1),
             Kind::Real { .. } | Kind::Open(_) => None,
             Kind::Boolean => Some(2),
@@ -138,7 +144,9 @@ impl Param {
         }
         match &self.kind {
             Kind::Ordinal(v) => v[coord as usize].to_string(),
-            Kind::Categorical(v) => v[coord as usize].clone(),
+            Kind::Categorical(v) | Kind::Permutation(Permutation { texts: v, .. }) => {
+                v[coord as usize].clone()
+            }
             Kind::Open(v) => v.get(coord),
             Kind::Integer { .. } => format!("{}", coord as i64),
             Kind::Real { .. } => format!("{coord}"),
@@ -167,7 +175,9 @@ impl Param {
                 Scalar::Str(s) => s.clone().into(),
                 Scalar::Bool(b) => (*b).into(),
             },
-            Kind::Categorical(v) => v[coord as usize].clone().into(),
+            Kind::Categorical(v) | Kind::Permutation(Permutation { texts: v, .. }) => {
+                v[coord as usize].clone().into()
+            }
             Kind::Open(v) => v.get(coord).into(),
             Kind::Integer { .. } => (coord as i64).into(),
             Kind::Real { .. } => coord.into(),
@@ -187,7 +197,9 @@ impl Param {
                 Scalar::Str(s) => Val::Str(s.clone()),
                 Scalar::Bool(b) => Val::Bool(*b),
             },
-            Kind::Categorical(v) => Val::Str(v[coord as usize].clone()),
+            Kind::Categorical(v) | Kind::Permutation(Permutation { texts: v, .. }) => {
+                Val::Str(v[coord as usize].clone())
+            }
             Kind::Open(v) => Val::Str(v.get(coord)),
             Kind::Integer { .. } | Kind::Real { .. } => Val::Num(coord),
             Kind::Boolean => Val::Bool(coord != 0.0),
@@ -212,7 +224,7 @@ impl Param {
                         || x.to_string() == s.to_string()
                 })
                 .map(|i| i as f64),
-            Kind::Categorical(v) => {
+            Kind::Categorical(v) | Kind::Permutation(Permutation { texts: v, .. }) => {
                 let t = s.to_string();
                 v.iter().position(|x| *x == t).map(|i| i as f64)
             }
@@ -234,7 +246,9 @@ impl Param {
     /// The coordinate of a results.csv cell (inverse of [`Param::cell`] for active values).
     pub fn parse_cell(&self, cell: &str) -> Option<f64> {
         match &self.kind {
-            Kind::Categorical(v) => v.iter().position(|x| x == cell).map(|i| i as f64),
+            Kind::Categorical(v) | Kind::Permutation(Permutation { texts: v, .. }) => {
+                v.iter().position(|x| x == cell).map(|i| i as f64)
+            }
             Kind::Open(v) => Some(v.intern(cell)),
             Kind::Ordinal(v) => v
                 .iter()
@@ -254,7 +268,7 @@ impl Param {
         match &self.kind {
             Kind::Ordinal(v) if v.len() > 1 => coord / (v.len() - 1) as f64,
             Kind::Ordinal(_) => 0.0,
-            Kind::Categorical(_) | Kind::Open(_) | Kind::Boolean => coord,
+            Kind::Categorical(_) | Kind::Permutation(_) | Kind::Open(_) | Kind::Boolean => coord,
             Kind::Integer { low, high, log } => scale(coord, *low as f64, *high as f64, *log),
             Kind::Real { low, high, log } => scale(coord, *low, *high, *log),
         }

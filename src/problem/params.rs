@@ -8,7 +8,8 @@ use serde_saphyr::{Location, Spanned};
 use crate::error::Error;
 use crate::problem::limits;
 use crate::problem::locate::Ctx;
-use crate::problem::param::{Condition, Kind, Param, Scalar};
+use crate::problem::param::{Condition, Kind, Param, Permutation, Scalar};
+use crate::problem::permutation::MAX_ITEMS;
 use crate::problem::raw::{ParamType, RawParam, RawScalar};
 
 /// Names that must not be parameters: the parameter's `#NAME` marker would replace the
@@ -72,18 +73,22 @@ fn check_name(cx: &Ctx, name: &Spanned<String>, earlier: &[Param]) -> Result<(),
 }
 
 /// Only the keys of the parameter's type are given (`values` for ordinal, `choices` for
-/// categorical, `low`/`high`/`log` for integer and real, none for boolean).
+/// categorical, `items`/`separator` for permutation, `low`/`high`/`log` for integer and
+/// real, none for boolean).
 fn check_keys_apply(cx: &Ctx, rp: &RawParam) -> Result<(), Error> {
     let ty = rp.kind.value;
     let allowed: &[&str] = match ty {
         ParamType::Ordinal => &["values"],
         ParamType::Categorical => &["choices"],
+        ParamType::Permutation => &["items", "separator"],
         ParamType::Integer | ParamType::Real => &["low", "high", "log"],
         ParamType::Boolean => &[],
     };
     for (key, present) in [
         ("values", rp.values.is_some()),
         ("choices", rp.choices.is_some()),
+        ("items", rp.items.is_some()),
+        ("separator", rp.separator.is_some()),
         ("low", rp.low.is_some()),
         ("high", rp.high.is_some()),
         ("log", rp.log),
@@ -92,7 +97,7 @@ fn check_keys_apply(cx: &Ctx, rp: &RawParam) -> Result<(), Error> {
             return cx.err(
                 &rp.kind.referenced,
                 format!("`{key}` does not apply to a parameter of type `{}`", format!("{ty:?}").to_lowercase()),
-                Some("ordinal takes `values`, categorical `choices`, integer/real `low`/`high`/`log`"),
+                Some("ordinal takes `values`, categorical `choices`, permutation `items`/`separator`, integer/real `low`/`high`/`log`"),
             );
         }
     }
@@ -104,6 +109,7 @@ fn kind(cx: &Ctx, rp: &RawParam) -> Result<Kind, Error> {
     match rp.kind.value {
         ParamType::Ordinal => ordinal(cx, rp),
         ParamType::Categorical => categorical(cx, rp),
+        ParamType::Permutation => permutation(cx, rp),
         ParamType::Integer => integer(cx, rp),
         ParamType::Real => real(cx, rp),
         ParamType::Boolean => Ok(Kind::Boolean),
@@ -158,7 +164,9 @@ fn check_unique(
     };
     let shown: Vec<Scalar> = match kind {
         Kind::Ordinal(v) => v.clone(),
-        Kind::Categorical(v) => v.iter().cloned().map(Scalar::Str).collect(),
+        Kind::Categorical(v) | Kind::Permutation(Permutation { texts: v, .. }) => {
+            v.iter().cloned().map(Scalar::Str).collect()
+        }
         _ => vec![],
     };
     // coord_of finds the first equal value: a later index means an earlier duplicate.
@@ -201,6 +209,32 @@ fn categorical(cx: &Ctx, rp: &RawParam) -> Result<Kind, Error> {
         "choices",
         &Kind::Categorical(v.value.clone()),
     )
+}
+
+/// A permutation's `items` are given, distinct, 1 to [`MAX_ITEMS`] of them, and its orders'
+/// texts distinct (a separator inside an item could join two orders into one text).
+fn permutation(cx: &Ctx, rp: &RawParam) -> Result<Kind, Error> {
+    let name = &rp.name.value;
+    let Some(v) = &rp.items else {
+        return cx.err(
+            &rp.name.referenced,
+            format!("permutation parameter `{name}` needs `items` (what it orders)"),
+            Some("e.g. `items: [FOR_I, FOR_J, FOR_K]`"),
+        );
+    };
+    if v.value.is_empty() || v.value.len() > MAX_ITEMS {
+        return cx.err(
+            &v.referenced,
+            format!("`items` of `{name}` has {} items", v.value.len()),
+            Some(&format!("a permutation orders 1 to {MAX_ITEMS} items")),
+        );
+    }
+    let separator = rp.separator.as_ref().map_or(" ", |s| s.value.as_str());
+    let perm = Permutation::new(v.value.clone(), separator.to_string());
+    let kind = Kind::Permutation(perm);
+    let items = Kind::Categorical(v.value.clone());
+    check_unique(cx, &v.referenced, name, "items", &items)?;
+    check_unique(cx, &v.referenced, name, "orders", &kind)
 }
 
 /// An integer range is a valid range with whole-number bounds within ±2^53.
@@ -274,6 +308,16 @@ fn default_coord(cx: &Ctx, d: Option<&Spanned<RawScalar>>, p: &Param) -> Result<
     let hint = match &p.kind {
         Kind::Ordinal(v) => one_of(v),
         Kind::Categorical(v) => one_of(v),
+        Kind::Permutation(p) => format!(
+            "an order of {} separated by `{}`, e.g. `{}`",
+            p.items
+                .iter()
+                .map(|i| format!("`{i}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            p.separator,
+            p.texts[0]
+        ),
         Kind::Boolean => "use `true` or `false`".to_string(),
         _ => "the default must lie within `low`..=`high`".to_string(),
     };

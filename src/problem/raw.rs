@@ -87,6 +87,7 @@ pub enum ParamType {
     Integer,
     Real,
     Boolean,
+    Permutation,
 }
 
 #[derive(Debug, Deserialize)]
@@ -97,6 +98,9 @@ pub struct RawParam {
     pub kind: Spanned<ParamType>,
     pub values: Option<Spanned<Vec<RawScalar>>>,
     pub choices: Option<Spanned<Vec<String>>>,
+    /// A permutation's items, and what its value joins them with (a space by default).
+    pub items: Option<Spanned<Vec<String>>>,
+    pub separator: Option<Spanned<String>>,
     pub low: Option<Spanned<f64>>,
     pub high: Option<Spanned<f64>>,
     #[serde(default)]

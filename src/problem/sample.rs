@@ -30,7 +30,7 @@
 
 use crate::problem::bounds::{self, Bound};
 use crate::problem::expr::Val;
-use crate::problem::param::{Kind, Param};
+use crate::problem::param::{Kind, Param, Permutation};
 use crate::problem::space::{Config, Space};
 use crate::rng::Rng;
 
@@ -428,7 +428,9 @@ fn pick_untried(tried: &[bool], left: usize, weights: Option<&[f64]>, rng: &mut 
 pub fn draw_value(p: &Param, rng: &mut Rng) -> f64 {
     match &p.kind {
         Kind::Ordinal(v) => rng.below(v.len()) as f64,
-        Kind::Categorical(v) => rng.below(v.len()) as f64,
+        Kind::Categorical(v) | Kind::Permutation(Permutation { texts: v, .. }) => {
+            rng.below(v.len()) as f64
+        }
         Kind::Open(v) if v.is_empty() => f64::NAN,
         Kind::Open(v) => rng.below(v.len()) as f64,
         Kind::Boolean => rng.below(2) as f64,
@@ -482,7 +484,7 @@ fn range_of(p: &Param) -> Bound {
         Kind::Integer { low, high, .. } => Bound::Num(*low as f64, *high as f64),
         Kind::Real { low, high, .. } => Bound::Num(*low, *high),
         Kind::Boolean => Bound::AnyBool,
-        Kind::Categorical(_) | Kind::Open(_) => Bound::Any,
+        Kind::Categorical(_) | Kind::Permutation(_) | Kind::Open(_) => Bound::Any,
         Kind::Ordinal(v) => {
             let nums: Option<Vec<f64>> = (0..v.len())
                 .map(|j| match p.val(j as f64) {

@@ -11,7 +11,7 @@ use crate::problem::expr::Expr;
 use crate::rng::fnv1a;
 
 use crate::problem::param::name_value;
-use crate::problem::param::{Kind, Param};
+use crate::problem::param::{Kind, Param, Permutation, INACTIVE_FEATURE};
 
 /// One configuration: a coordinate per parameter, NaN when inactive.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,7 +68,7 @@ fn kind_difference(a: &Kind, b: &Kind) -> String {
                 .map(|s| s.to_string())
                 .collect::<Vec<_>>()
                 .join(", "),
-            Kind::Categorical(v) => v
+            Kind::Categorical(v) | Kind::Permutation(Permutation { texts: v, .. }) => v
                 .iter()
                 .map(|s| format!("\"{s}\""))
                 .collect::<Vec<_>>()
@@ -244,7 +244,9 @@ impl Space {
                     let v = v.clamp(0.0, 1.0 - 1e-12);
                     match &p.kind {
                         Kind::Ordinal(x) => (v * x.len() as f64).floor(),
-                        Kind::Categorical(x) => (v * x.len() as f64).floor(),
+                        Kind::Categorical(x) | Kind::Permutation(Permutation { texts: x, .. }) => {
+                            (v * x.len() as f64).floor()
+                        }
                         Kind::Open(x) => (v * x.len() as f64).floor(),
                         Kind::Boolean => (v * 2.0).floor(),
                         Kind::Integer { low, high, log } => {
@@ -274,17 +276,40 @@ impl Space {
     }
 
     /// Which encoded features are categorical (compared by equality only).
+    /// Which of the [`Space::kernel_features`] are categorical (compared by equality only):
+    /// categorical, open and boolean parameters, and a permutation's pairs.
     pub fn categorical_mask(&self) -> Vec<bool> {
-        self.params
-            .iter()
-            .map(|p| matches!(p.kind, Kind::Categorical(_) | Kind::Open(_) | Kind::Boolean))
-            .collect()
+        let mut mask = Vec::with_capacity(self.params.len());
+        for p in &self.params {
+            match &p.kind {
+                Kind::Permutation(perm) => mask.extend(std::iter::repeat_n(true, perm.pairs())),
+                k => mask.push(matches!(
+                    k,
+                    Kind::Categorical(_) | Kind::Open(_) | Kind::Boolean
+                )),
+            }
+        }
+        mask
+    }
+
+    /// Features for the GP: [`Space::encode`]'s, except that a permutation becomes its pairs
+    /// ([`Permutation::push_pairs`]: the overlap kernel on them is a Mallows kernel).
+    pub fn kernel_features(&self, c: &Config) -> Vec<f64> {
+        let mut out = Vec::with_capacity(self.params.len());
+        for (p, &x) in self.params.iter().zip(&c.0) {
+            match &p.kind {
+                Kind::Permutation(perm) => perm.push_pairs(x, INACTIVE_FEATURE, &mut out),
+                _ => out.push(p.encode(x)),
+            }
+        }
+        out
     }
 
     /// Features for the tree models: like [`Space::encode`], except that a categorical
     /// parameter with more than two choices becomes one 0/1 column per choice (−1 everywhere
     /// when inactive), so that a single split can isolate any category (scikit-optimize
-    /// one-hot encodes categories too). Ordinals keep their single ordered column.
+    /// one-hot encodes categories too), and a permutation its pairs (one split: "does k come
+    /// before i"). Ordinals keep their single ordered column.
     pub fn tree_features(&self, c: &Config) -> Vec<f64> {
         let mut out = Vec::with_capacity(self.tree_width());
         self.push_tree_features(c, &mut out);
@@ -304,6 +329,7 @@ impl Space {
                         });
                     }
                 }
+                Kind::Permutation(perm) => perm.push_pairs(x, INACTIVE_FEATURE, out),
                 _ => out.push(p.encode(x)),
             }
         }
@@ -315,6 +341,7 @@ impl Space {
             .iter()
             .map(|p| match &p.kind {
                 Kind::Categorical(v) if v.len() > 2 => v.len(),
+                Kind::Permutation(perm) => perm.pairs(),
                 _ => 1,
             })
             .sum()

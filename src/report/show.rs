@@ -47,12 +47,22 @@ pub struct Shown {
 }
 
 /// A parameter's values in order (`None` for a range), and whether that order means
-/// anything (an ordinal's does; a categorical's does not).
+/// anything (an ordinal's does; a categorical's does not); a permutation's items and
+/// separator (its values are their orders).
 #[derive(Debug, serde::Serialize)]
 pub struct ShownParam {
     pub name: String,
     pub ordered: bool,
     pub values: Option<Vec<serde_json::Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permutation: Option<ShownPermutation>,
+}
+
+/// What a permutation orders.
+#[derive(Debug, serde::Serialize)]
+pub struct ShownPermutation {
+    pub items: Vec<String>,
+    pub separator: String,
 }
 
 impl ShownParam {
@@ -61,6 +71,7 @@ impl ShownParam {
         let n = match &p.kind {
             Kind::Ordinal(v) => Some(v.len()),
             Kind::Categorical(v) => Some(v.len()),
+            Kind::Permutation(p) => Some(p.texts.len()),
             Kind::Boolean => Some(2),
             Kind::Integer { .. } | Kind::Real { .. } | Kind::Open(_) => None,
         };
@@ -68,6 +79,13 @@ impl ShownParam {
             name: p.name.clone(),
             ordered: matches!(p.kind, Kind::Ordinal(_)),
             values: n.map(|n| (0..n).map(|i| p.json(i as f64)).collect()),
+            permutation: match &p.kind {
+                Kind::Permutation(perm) => Some(ShownPermutation {
+                    items: perm.items.clone(),
+                    separator: perm.separator.clone(),
+                }),
+                _ => None,
+            },
         }
     }
 }

@@ -16,25 +16,29 @@
 //!
 //! Failures (one policy, documented in docs/deciding.md):
 //! * a feasibility classifier (a random forest on ok = 1 / failed = 0, i.e. a probability
-//!   forest) learns which configurations fail to build, crash or give wrong output. Once its
+//!   forest) learns which configurations fail to build, crash or give wrong output, over
+//!   whole configurations (a failure may belong to a combination of values). Once its
 //!   out-of-bag "fails" verdicts have been right at least half the time (at least 3 of them),
-//!   the acquisition only considers candidates predicted feasible (p ≥ 0.5; the most feasible
-//!   ones if none is) and weighs each by p (LCB that of the expected outcome, a failure
-//!   counting as the worst target; EI/PI times p: [`Scorer::score`]), and random steps take
-//!   a draw it expects to succeed. Its leaves hold at least 3 observations: with leaves of
-//!   one, a lone failure made its whole leaf infeasible and vetoed good candidates beside
-//!   it. It draws from a random stream of its own, so a search with it proposes what one
-//!   without it would, except where its verdict decides (a veto, the acquisition's weight);
-//! * a discrete value that has only ever failed, where its siblings succeed, is condemned
-//!   ([`condemned`](crate::search::condemned)): not drawn again except as a deliberate,
-//!   labelled re-test (`Source::Explore`);
+//!   it weighs the acquisition by each candidate's probability of success p, as constrained
+//!   Bayesian optimisation does (Gelbart et al. 2014; LCB that of the expected outcome, a
+//!   failure counting as the worst target; EI/PI times p: [`Scorer::score`]) — it vetoes
+//!   nothing, so a candidate it doubts is taken when it promises enough — and a random step
+//!   takes a draw with its probability of success ([`Feasible::accepted`]). Its leaves hold
+//!   at least 3 observations: with leaves of one, a lone failure made its whole leaf
+//!   infeasible. It draws from a random stream of its own, so a search with it proposes what
+//!   one without it would, except where its verdict decides;
+//! * a discrete value that has only ever failed, in every context it was tried in (with at
+//!   least half the values of every other discrete parameter, up to three), where its
+//!   siblings succeed, is condemned ([`condemned`](crate::search::condemned)): not drawn again
+//!   except as a deliberate, labelled re-test (`Source::Explore`) in a context it has not
+//!   failed in;
 //! * for the tree learners, failures also enter the regression with the worst successful
 //!   value, with or without the classifier. Fitted on successes only, a forest predicts the
 //!   failure region from its successful edge, i.e. as good as the best configurations, and
-//!   sends proposal after proposal into it for the classifier to veto. A tree holds that
-//!   cliff in one split; the GP's smooth model cannot, so while the classifier vetoes the GP
-//!   is fitted on successes only, as in constrained Bayesian optimisation (Gelbart et al.
-//!   2014). The replays that decided both are in results/search/ and docs/deciding.md;
+//!   sends proposal after proposal into it. A tree holds that cliff in one split; the GP's
+//!   smooth model cannot, so while the classifier weighs the acquisition the GP is fitted on
+//!   successes only, as in constrained Bayesian optimisation. The replays that decided both
+//!   are in results/search/ and docs/deciding.md;
 //! * a run that timed out is *censored*, not failed: it is known to be at least as slow as
 //!   the timeout, so it enters the regression with the larger of that bound and the worst
 //!   success.
@@ -83,6 +87,9 @@ const PRIOR_FIRST: usize = 5;
 const SCREEN_DRAWS: usize = 32;
 /// Draws an exploration makes to find one with the value it re-tests.
 const EXPLORE_DRAWS: usize = 256;
+/// Configurations with the value a re-test chooses from (the freshest context,
+/// [`Condemned::fresh`]).
+const EXPLORE_CANDIDATES: usize = 16;
 
 /// The `initial` points of a Latin hypercube design: per parameter, one uniform draw in
 /// each of `initial` equal strata, shuffled.
@@ -159,7 +166,7 @@ impl<'s> Searcher<'s> {
     /// pending entry, if it had one, is replaced.
     pub fn tell(&mut self, config: &Config, m: &Measurement, source: Source) {
         self.model.unseen.mark(config);
-        let encoded = self.model.space.encode(config);
+        let encoded = self.model.space.kernel_features(config);
         self.model.history.settle(&encoded);
         if m.status == Status::Lost {
             // The environment's failure says nothing of the configuration: it may be
@@ -209,7 +216,7 @@ impl<'s> Searcher<'s> {
         self.model.unseen.mark(config);
         let best = self.best();
         self.model.history.push(Observation {
-            encoded: self.model.space.encode(config),
+            encoded: self.model.space.kernel_features(config),
             tree: self.model.space.tree_features(config),
             status: Status::Ok,
             objective: best,
@@ -296,9 +303,9 @@ impl<'s> Searcher<'s> {
 
     /// A random configuration (plain for random search, the baseline), screened where failures
     /// have been seen: of up to [`SCREEN_DRAWS`] draws, those without a condemned value, and
-    /// of these, once the feasibility classifier's verdicts are calibrated, the first it
-    /// expects to succeed (else the likeliest), before that the first; the first draw when
-    /// every draw has a condemned value.
+    /// of these, once the feasibility classifier's verdicts are calibrated, one taken with its
+    /// probability of success ([`Feasible::accepted`]), before that the first; the first draw
+    /// when every draw has a condemned value.
     fn screened_random(&self, rng: &mut Rng, step: usize) -> Result<Config, NoProposal> {
         let first = self.model.unseen.random(rng)?;
         let plain = self.model.s.learner == Learner::Random;
@@ -313,13 +320,12 @@ impl<'s> Searcher<'s> {
         if clean.is_empty() {
             return Ok(first);
         }
-        let vetoing = !self.model.s.without.has(Mechanism::Veto);
-        let pick = match model.learns_failures() && vetoing {
+        let pick = match model.learns_failures() {
             true => {
                 let mut feasible_rng =
                     Rng::for_step(self.model.s.seed, STREAM_FEASIBLE, step as u64);
                 let p = model.feasibility(&model.tree_features(&clean), &mut feasible_rng);
-                Feasible(p).first_likely(clean.len())
+                Feasible(p).accepted(clean.len(), &mut feasible_rng)
             }
             false => 0,
         };
@@ -327,8 +333,8 @@ impl<'s> Searcher<'s> {
     }
 
     /// A deliberate re-test of a condemned value whose time has come
-    /// ([`crate::search::condemned`]): a random configuration with that value, unless one
-    /// is already under way.
+    /// ([`crate::search::condemned`]): of random configurations with that value, the one in
+    /// the context most unlike its failures', unless a re-test is already under way.
     fn exploration(&self, step: usize) -> Option<Config> {
         if self.model.s.learner == Learner::Random {
             return None;
@@ -339,9 +345,14 @@ impl<'s> Searcher<'s> {
             return None;
         }
         let mut rng = Rng::for_step(self.model.s.seed, STREAM_EXPLORE, step as u64);
+        let books = &self.model.condemned;
         (0..EXPLORE_DRAWS)
             .map_while(|_| self.model.unseen.random(&mut rng).ok())
-            .find(|c| c.0[i].to_bits() == x.to_bits())
+            .filter(|c| c.0[i].to_bits() == x.to_bits())
+            .take(EXPLORE_CANDIDATES)
+            .enumerate()
+            .max_by_key(|(k, c)| (books.fresh(i, x, c), std::cmp::Reverse(*k)))
+            .map(|(_, c)| c)
     }
 
     /// The default configuration, while it is allowed and not yet proposed or evaluated.

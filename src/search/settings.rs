@@ -101,9 +101,6 @@ pub enum Mechanism {
     /// The value books ([`condemned`](super::condemned)): a value that only ever failed is not
     /// drawn again but deliberately re-tested.
     Books,
-    /// The classifier's veto: only candidates predicted feasible (p ≥ 0.5) are considered,
-    /// and a random step takes a draw predicted feasible.
-    Veto,
     /// The feasibility classifier altogether (veto and weight): `--no-feasibility`.
     Classifier,
     /// A failure in the tree learners' regression as the worst success.
@@ -115,7 +112,6 @@ impl Mechanism {
     pub fn as_str(self) -> &'static str {
         match self {
             Mechanism::Books => "books",
-            Mechanism::Veto => "veto",
             Mechanism::Classifier => "classifier",
             Mechanism::Worst => "worst",
         }

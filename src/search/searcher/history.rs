@@ -7,8 +7,10 @@ use crate::problem::Goal;
 
 #[derive(Debug, Clone)]
 pub(super) struct Observation {
-    /// Features for the GP (one column per parameter) and for the tree models (one-hot
-    /// categories).
+    /// Features for the GP ([`Space::kernel_features`]: one column per parameter, a
+    /// permutation's pairs) and for the tree models (one-hot categories).
+    ///
+    /// [`Space::kernel_features`]: crate::problem::space::Space::kernel_features
     pub(super) encoded: Vec<f64>,
     pub(super) tree: Vec<f64>,
     pub(super) status: Status,

@@ -33,16 +33,6 @@ impl Feasible {
         self.0.as_ref().map_or(1.0, |p| p[i])
     }
 
-    /// The candidates predicted feasible (p ≥ [`LIKELY`]) or, if none is, the most feasible
-    /// ones.
-    fn eligible(&self, n: usize) -> Vec<usize> {
-        let cutoff = self.0.as_ref().map_or(0.0, |p| {
-            let max = p.iter().copied().fold(0.0, f64::max);
-            max.min(LIKELY)
-        });
-        (0..n).filter(|&i| self.p(i) >= cutoff).collect()
-    }
-
     /// The most feasible of `n` candidates (the first without a classifier).
     fn most_likely(&self, n: usize) -> usize {
         self.0.as_ref().map_or(0, |p| {
@@ -50,18 +40,22 @@ impl Feasible {
         })
     }
 
-    /// The first of `n` candidates predicted feasible, else the most feasible one.
-    pub(super) fn first_likely(&self, n: usize) -> usize {
+    /// One of `n` random draws, taken with the probability that it succeeds: the first draw
+    /// `k` with a uniform `u < p(k)`, else the most feasible one. Drawing from the sampling
+    /// law weighted by p, not from what the classifier is sure of: a draw it doubts is
+    /// taken now and then, so a failure that belongs to a combination does not keep every
+    /// value of it out of reach.
+    pub(super) fn accepted(&self, n: usize, rng: &mut Rng) -> usize {
         (0..n)
-            .find(|&i| self.p(i) >= LIKELY)
+            .find(|&k| rng.f64() < self.p(k))
             .unwrap_or_else(|| self.most_likely(n))
     }
 }
 
-/// How a model step ranks its pool: the candidates it may pick, the prior mean the model's
-/// predictions are added to (with `--warm-start`), and their acquisition.
+/// How a model step ranks its pool: the probability of success each candidate's
+/// acquisition is weighted by, the prior mean the model's predictions are added to (with
+/// `--warm-start`), and the acquisition.
 struct Ranking {
-    eligible: Vec<usize>,
     feasible: Feasible,
     acq: Scorer,
     prior: Option<Vec<f64>>,
@@ -115,8 +109,12 @@ impl Model<'_> {
     /// the objective made "smaller is better", log-transformed when all successes are
     /// positive (run times span orders of magnitude).
     /// Also returns which observations the rows are (their indices in the history).
-    /// `vetoing`: the feasibility classifier has a say in this step.
-    pub(super) fn training_set(&self, gp: bool, vetoing: bool) -> (Vec<f64>, Vec<f64>, Vec<usize>) {
+    /// `weighing`: the feasibility classifier has a say in this step.
+    pub(super) fn training_set(
+        &self,
+        gp: bool,
+        weighing: bool,
+    ) -> (Vec<f64>, Vec<f64>, Vec<usize>) {
         let oks: Vec<&Observation> = self
             .history
             .iter()
@@ -160,9 +158,10 @@ impl Model<'_> {
                     Some(bound.map_or(worst, |b| b.max(worst)))
                 }
                 // The GP's smooth model cannot hold a cliff to the worst value beside the
-                // optimum; with the classifier vetoing, it sees successes only (constrained
-                // BO); until its verdicts are calibrated, failures count as the worst value.
-                _ if gp && vetoing => None,
+                // optimum; once the classifier weighs the acquisition, it sees successes only
+                // (constrained BO); until its verdicts are calibrated, failures count as the
+                // worst value.
+                _ if gp && weighing => None,
                 _ if !gp && self.s.without.has(Mechanism::Worst) => None,
                 _ => Some(worst),
             };
@@ -270,16 +269,14 @@ impl Model<'_> {
             return Ok(pool.swap_remove(k));
         }
         let ranking = Ranking {
-            eligible: match self.s.without.has(Mechanism::Veto) {
-                true => (0..pool.len()).collect(),
-                false => feasible.eligible(pool.len()),
-            },
             feasible,
             acq,
             prior: prior.map(|m| m.pool),
         };
         let best = if gp {
-            let xp: Vec<f64> = pool.iter().flat_map(|c| self.space.encode(c)).collect();
+            let xp: Vec<f64> = (pool.iter())
+                .flat_map(|c| self.space.kernel_features(c))
+                .collect();
             self.best_by_gp(&x, &y, &xp, &ranking)
         } else {
             let xp = xt.expect("the tree learners always have tree features");
@@ -321,7 +318,7 @@ impl Model<'_> {
             Learner::Et => Forest::fit(x, d, y, ForestParams::extra_trees(), rng).predict(xp),
             _ => Forest::fit(x, d, y, ForestParams::random_forest(), rng).predict(xp),
         };
-        r.eligible.iter().copied().min_by(|&a, &b| {
+        (0..mu.len()).min_by(|&a, &b| {
             r.score(a, mu[a], sd[a])
                 .total_cmp(&r.score(b, mu[b], sd[b]))
         })
@@ -335,7 +332,8 @@ impl Model<'_> {
     /// σ = 0 and at the prior σ; candidates are visited by that bound and the search stops
     /// once no remaining one can win. Exact.
     fn best_by_gp(&self, x: &[f64], y: &[f64], xp: &[f64], r: &Ranking) -> Option<usize> {
-        let d = self.space.params.len();
+        let mask = self.space.categorical_mask();
+        let d = mask.len();
         let keep = gp_rows(y);
         let xk: Vec<f64> = keep
             .iter()
@@ -343,11 +341,11 @@ impl Model<'_> {
             .copied()
             .collect();
         let yk: Vec<f64> = keep.iter().map(|&i| y[i]).collect();
-        let gp = Gp::fit(&xk, d, &yk, &self.space.categorical_mask());
+        let gp = Gp::fit(&xk, d, &yk, &mask);
         let mu = gp.mean(xp);
         let smax = gp.prior_std();
         let bound = |i: usize| r.score(i, mu[i], 0.0).min(r.score(i, mu[i], smax));
-        let mut order: Vec<(f64, usize)> = r.eligible.iter().map(|&i| (bound(i), i)).collect();
+        let mut order: Vec<(f64, usize)> = (0..mu.len()).map(|i| (bound(i), i)).collect();
         order.sort_by(|a, b| a.0.total_cmp(&b.0));
         let mut best: Option<(f64, usize)> = None;
         for (lb, i) in order {
