@@ -3,7 +3,8 @@ evolution, uniform and normal greedy mutation and random Nelder-Mead), driven
 programmatically through opentuner.api.TuningRunManager with a throwaway sqlite database.
 
 Categorical parameters are EnumParameter over their values; ordinal ones IntegerParameter over
-their value indices. OpenTuner has no conditions and no forbidden combinations: it proposes a
+their value indices; permutations PermutationParameter over their items (OpenTuner's own
+operators for orders: swaps and insertions). OpenTuner has no conditions and no forbidden combinations: it proposes a
 value for every parameter (an inactive one is dropped before the table is consulted) and a
 forbidden proposal is answered like any other configuration outside the table. A failed
 evaluation is reported as Result(state='ERROR', time=inf). OpenTuner draws from Python's
@@ -37,6 +38,7 @@ from opentuner.search.manipulator import (  # noqa: E402
     ConfigurationManipulator,
     EnumParameter,
     IntegerParameter,
+    PermutationParameter,
 )
 
 NAME = "opentuner"
@@ -63,6 +65,8 @@ class Peer:
         for p in space.params:
             if p.kind == "ordinal":
                 m.add_parameter(IntegerParameter(p.name, 0, len(p.values) - 1))
+            elif p.kind == "permutation":
+                m.add_parameter(PermutationParameter(p.name, list(p.items)))
             else:
                 m.add_parameter(EnumParameter(p.name, p.values))
         iface = DefaultMeasurementInterface(
@@ -81,10 +85,16 @@ class Peer:
         else:
             return None
         data = self.dr.configuration.data
-        return tuple(
-            int(data[p.name]) if p.kind == "ordinal" else p.values.index(data[p.name])
-            for p in self.space.params
-        )
+        return tuple(self.coordinate(p, data[p.name]) for p in self.space.params)
+
+    @staticmethod
+    def coordinate(p, value) -> int:
+        """The coordinate of OpenTuner's value for parameter p."""
+        if p.kind == "ordinal":
+            return int(value)
+        if p.kind == "permutation":
+            return p.values.index(p.separator.join(value))
+        return p.values.index(value)
 
     def tell(self, ok: bool, objective: float | None) -> None:
         """Reports the measured time, or an error."""

@@ -26,9 +26,9 @@ import os
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
 import yaml
 
+from constraint import Constraint
 from seedstats import quantile  # noqa: F401 (the harness's scripts take it from here)
 
 RECORDED = ("gemm-table", "3mm-medium", "lu-medium", "floyd-warshall-medium", "floyd-warshall-table",
@@ -43,15 +43,21 @@ ENUMERATION_LIMIT = 200_000
 
 @dataclass
 class Param:
-    """One parameter: its name, kind ("categorical" or "ordinal"), the text of each value (as
-    a results.csv cell writes it), its default coordinate, and its condition: active only when
-    every parent (a parameter index) has one of the listed coordinates."""
+    """One parameter: its name, kind ("categorical", "ordinal" or "permutation"), the text of
+    each value (as a results.csv cell writes it), its default coordinate, and its condition:
+    active only when every parent (a parameter index) has one of the listed coordinates. A
+    permutation's values are the orders of its `items` joined by `separator`, ranked as
+    moldtune ranks them (lexicographic by the items' positions); `typed` is each value as a
+    constraint expression sees it (a number, a string or a bool)."""
 
     name: str
     kind: str
     values: list[str]
     default: int = 0
     condition: dict[int, set[int]] = field(default_factory=dict)
+    items: list[str] | None = None
+    separator: str = " "
+    typed: list = field(default_factory=list)
 
 
 @dataclass
@@ -63,6 +69,7 @@ class Space:
     params: list[Param]
     forbidden: list[dict[int, set[int]]] = field(default_factory=list)
     run_timeout_s: float = DEFAULT_RUN_TIMEOUT_S
+    constraints: list[Constraint] = field(default_factory=list)
 
     def index(self, name: str) -> int:
         """The index of parameter `name`."""
@@ -83,8 +90,14 @@ class Space:
         return tuple(out)
 
     def is_forbidden(self, coords) -> bool:
-        """Whether the configuration matches a forbidden combination."""
-        return any(all(coords[i] in vals for i, vals in f.items()) for f in self.forbidden)
+        """Whether the configuration matches a forbidden combination or breaks a constraint
+        (`coords` canonical: inactive parameters None)."""
+        if any(all(coords[i] in vals for i, vals in f.items()) for f in self.forbidden):
+            return True
+        if not self.constraints:
+            return False
+        values = {p.name: (None if x is None else p.typed[x]) for p, x in zip(self.params, coords)}
+        return not all(c.holds(values) for c in self.constraints)
 
     def enumerate(self) -> list[tuple]:
         """Every allowed configuration (for the synthetic tables), in odometer order, last
@@ -120,9 +133,11 @@ class Table:
     source: str
     exhaustive: bool = False
     _index: dict = field(default_factory=dict, repr=False)
-    _matrix: np.ndarray | None = field(default=None, repr=False)
+    _matrix: "np.ndarray | None" = field(default=None, repr=False)
 
     def __post_init__(self):
+        import numpy as np  # here, so that the spaces load without the peers' environment
+
         self._index = {c: i for i, c in enumerate(self.configs)}
         self._matrix = np.array(
             [[-1 if v is None else v for v in c] for c in self.configs], dtype=np.int64
@@ -143,6 +158,8 @@ class Table:
         i = self._index.get(c)
         if i is not None:
             return i, True
+        import numpy as np
+
         v = np.array([-1 if x is None else x for x in c], dtype=np.int64)
         dist = (self._matrix != v).sum(axis=1)
         return int(np.argmin(dist)), False
@@ -169,31 +186,37 @@ def value_text(v) -> str:
 
 
 def param_from_yaml(raw: dict) -> Param:
-    """One parameter of a problem YAML (categorical, ordinal, integer or boolean; a real
-    range has no finite table and is refused)."""
-    kind = raw["type"]
+    """One parameter of a problem YAML (categorical, ordinal, integer, boolean or
+    permutation; a real range has no finite table and is refused)."""
+    kind, items, sep = raw["type"], None, raw.get("separator", " ")
+    number = lambda v: float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else value_text(v)
     if kind == "categorical":
         values = [value_text(v) for v in raw["choices"]]
+        typed = list(values)
     elif kind == "ordinal":
         values = [value_text(v) for v in raw["values"]]
+        typed = [number(v) for v in raw["values"]]
     elif kind == "integer":
         values = [str(i) for i in range(int(raw["low"]), int(raw["high"]) + 1)]
-        kind = "ordinal"
+        typed, kind = [float(v) for v in values], "ordinal"
     elif kind == "boolean":
-        values, kind = ["false", "true"], "categorical"
+        values, kind, typed = ["false", "true"], "categorical", [False, True]
+    elif kind == "permutation":
+        items = [value_text(v) for v in raw["items"]]
+        values = [sep.join(order) for order in itertools.permutations(items)]
+        typed = list(values)
     else:
         raise ValueError(f"parameter {raw['name']}: type {kind} cannot be replayed")
     default = values.index(value_text(raw["default"])) if "default" in raw else 0
-    return Param(raw["name"], kind, values, default, raw.get("when") or {})
+    return Param(raw["name"], kind, values, default, raw.get("when") or {}, items, sep, typed)
 
 
 def space_from_yaml(path: str) -> Space:
     """The parameter space of a moldtune problem file: parameters, `when` conditions,
-    `forbidden` combinations and the run timeout (`constraints` expressions are refused)."""
+    `forbidden` combinations, `constraints` expressions (constraint.py) and the run
+    timeout."""
     with open(path) as f:
         doc = yaml.safe_load(f)
-    if doc.get("constraints"):
-        raise ValueError(f"{path}: constraint expressions are not supported by this replay")
     params = [param_from_yaml(p) for p in doc["params"]]
     names = [p.name for p in params]
     for p in params:  # resolve `when: {PARENT: [values]}` to coordinates
@@ -210,7 +233,8 @@ def space_from_yaml(path: str) -> Space:
             f[j] = {params[j].values.index(value_text(v)) for v in vs}
         forbidden.append(f)
     timeout = (doc.get("timeouts") or {}).get("run_s", DEFAULT_RUN_TIMEOUT_S)
-    return Space(params, forbidden, float(timeout))
+    constraints = [Constraint(text, names) for text in doc.get("constraints") or []]
+    return Space(params, forbidden, float(timeout), constraints)
 
 
 def coordinate(p: Param, text: str) -> int:

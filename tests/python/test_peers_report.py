@@ -30,3 +30,57 @@ class HalfTheSeeds(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Constraints(unittest.TestCase):
+    """The harness's constraint expressions say what moldtune says, configuration by
+    configuration (`moldtune show --set` refuses a configuration a constraint excludes)."""
+
+    PROBLEM = """\
+name: c
+mold: k.c
+params:
+  - {name: A, type: ordinal, values: [4, 8, 16]}
+  - {name: B, type: categorical, choices: ["", "x", "0"]}
+  - {name: C, type: boolean}
+  - {name: D, type: ordinal, values: [a, b]}
+  - {name: E, type: ordinal, values: [1, 2], when: {C: [true]}}
+  - {name: O, type: permutation, items: [I, J, K]}
+constraints:
+  - "A * 2 <= 16 or B == 0"
+  - "not (C && E == 2) || D < 'b'"
+  - "B != \\"x\\" || A % 8 == 0"
+  - "O != 'K J I' and (A / 4 - 1 <= 3)"
+compile: "cc {{ source }} -o {{ exe }}"
+run: "{{ exe }}"
+"""
+
+    def test_the_harness_evaluates_constraints_as_moldtune_does(self):
+        import itertools
+        import subprocess
+        import tempfile
+        binary = os.environ.get("MOLDTUNE") or os.path.join(
+            os.path.dirname(__file__), "..", "..", "target", "debug", "moldtune")
+        if not os.path.exists(binary):
+            self.skipTest("no moldtune binary (cargo build)")
+        import tables
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "k.c"), "w") as f:
+                f.write("int main(void) { #A; #B; #C; #D; #E; #O; return 0; }\n")
+            path = os.path.join(d, "c.yaml")
+            with open(path, "w") as f:
+                f.write(self.PROBLEM)
+            space = tables.space_from_yaml(path)
+            disagree, allowed = [], 0
+            configs = {space.canonical(coords) for coords in
+                       itertools.product(*[range(len(p.values)) for p in space.params])}
+            for c in sorted(configs, key=lambda c: [-1 if x is None else x for x in c]):
+                sets = [f"{p.name}={p.values[x]}" for p, x in zip(space.params, c) if x is not None]
+                args = [binary, "show", path] + [a for s in sets for a in ("--set", s)]
+                ok = subprocess.run(args, capture_output=True).returncode == 0
+                allowed += ok
+                if ok == space.is_forbidden(c):
+                    disagree.append((sets, ok))
+            self.assertEqual(disagree, [])
+            self.assertEqual(len(configs), 3 * 3 * 2 * 6 * (1 + 2))
+            self.assertTrue(0 < allowed < len(configs), allowed)
