@@ -21,7 +21,8 @@ import time
 
 import tables
 
-PEER_MODULES = {"optuna": "optuna_peer", "smac3": "smac_peer", "opentuner": "opentuner_peer"}
+PEER_MODULES = {"optuna": "optuna_peer", "smac3": "smac_peer", "opentuner": "opentuner_peer",
+                "ytopt": "ytopt_peer"}
 CHECKPOINTS = (10, 25, 50, 100, 200)
 
 

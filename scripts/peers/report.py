@@ -20,7 +20,8 @@ import statistics
 from seedstats import quantile
 
 MOLDTUNE_LEARNERS = ("rf", "et", "gbrt", "gp", "random", "auto")
-PEER_LABELS = {"optuna": "Optuna TPE", "smac3": "SMAC3 HPO facade", "opentuner": "OpenTuner AUC bandit"}
+PEER_LABELS = {"optuna": "Optuna TPE", "smac3": "SMAC3 HPO facade", "opentuner": "OpenTuner AUC bandit",
+               "ytopt": "ytopt (RF + LCB)"}
 COLUMNS = [
     "learner",
     "evals to within 5% of optimum (median)",

@@ -18,8 +18,8 @@ python="${PEERS_PYTHON:-/usr/bin/python3}"
 venv="$here/.venv"
 start=$(date +%s)
 
-seeds=20 budget=200 tables="gemm-table,3mm-medium,lu-medium,floyd-warshall-medium,floyd-warshall-table,lu-table,3mm-table,syr2k-table,branin,tiles"
-peers="optuna,smac3,opentuner" peer_seeds="" report_only="" add=""
+seeds=20 budget=200 tables="gemm-table,3mm-medium,lu-medium,floyd-warshall-medium,floyd-warshall-table,lu-table,3mm-table,syr2k-table,2mm-table,covariance-table,branin,tiles"
+peers="optuna,smac3,opentuner,ytopt" peer_seeds="" report_only="" add=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --seeds) seeds="$2"; shift 2 ;;
