@@ -19,17 +19,23 @@ case "$rules" in
 esac
 BIN=${MOLDTUNE:-target/release/moldtune}
 S=results/search
-A=$(mktemp); B=$(mktemp); C=$(mktemp)
-trap 'rm -f "$A" "$B" "$C"' EXIT
+A=$(mktemp); B=$(mktemp); C=$(mktemp); JA=$(mktemp); JB=$(mktemp); JC=$(mktemp)
+trap 'rm -f "$A" "$B" "$C" "$JA" "$JB" "$JC"' EXIT
 "$BIN" replay $S/gemm-table $S/3mm-medium $S/lu-medium --rules "$rules" \
     --warm-start $S/gemm-table-small --warm-start $S/3mm-small --warm-start $S/lu-small \
-    --seeds 20 --budget 200 --figures $S/$figures --report $S/$page > "$A" &
+    --seeds 20 --budget 200 --figures $S/$figures --report $S/$page --seeds-json "$JA" > "$A" &
 "$BIN" replay $S/2mm-table $S/covariance-table --rules "$rules" --seeds 20 --budget 200 \
-    --figures $S/$figures --report "$C" > /dev/null &
+    --figures $S/$figures --report "$C" --seeds-json "$JC" > /dev/null &
 "$BIN" replay $S/floyd-warshall-medium $S/floyd-warshall-table $S/lu-table $S/3mm-table $S/syr2k-table --synthetic \
     --rules "$rules" --seeds 20 --budget 200 \
-    --figures $S/$figures --report "$B" > /dev/null
+    --figures $S/$figures --report "$B" --seeds-json "$JB" > /dev/null
 wait
+# Every seed's numbers in one file (scripts/peers/report.py's ratios and their intervals).
+seeds_json=$S/seeds.json
+[ "$rules" = rows ] && seeds_json=$S/seeds-restricted.json
+python3 -c 'import json, sys; out = {}
+for f in sys.argv[2:]: out.update(json.load(open(f)))
+json.dump(out, open(sys.argv[1], "w"), indent=1)' "$seeds_json" "$JA" "$JC" "$JB"
 # One page: the recorded tables' report, then the other tables' without their title.
 tail -n +4 "$C" | sed 's|(/tmp/[^)]*/'"$figures"'/|('"$figures"'/|; s|('"$S"'/'"$figures"'/|('"$figures"'/|' >> $S/$page
 tail -n +4 "$B" | sed 's|(/tmp/[^)]*/'"$figures"'/|('"$figures"'/|; s|('"$S"'/'"$figures"'/|('"$figures"'/|' >> $S/$page

@@ -1,6 +1,11 @@
 """Statistics over seeds that the harness and its report share (standard library only, so that
 the report and its tests run without the peers' virtual environment)."""
 import math
+import random
+import statistics
+
+# Bootstrap resamples (moldtune's stats::RESAMPLES).
+RESAMPLES = 4000
 
 
 def quantile(values, q: float) -> float:
@@ -12,3 +17,17 @@ def quantile(values, q: float) -> float:
     if lo == hi or math.isinf(v[hi]):
         return v[hi]
     return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+def ratio_interval(a, b, seed: int = 0, resamples: int = RESAMPLES) -> tuple[float, float, float]:
+    """lower_median(a) / lower_median(b) with its 95% percentile-bootstrap interval, both sets
+    resampled with replacement, independently (moldtune's stats::ratio_of_lower_medians): a
+    ratio of two searches' evaluations to a target over seeds."""
+    rng = random.Random(seed)
+    ratio = statistics.median_low(a) / statistics.median_low(b)
+    draws = sorted(
+        statistics.median_low([rng.choice(a) for _ in a]) / statistics.median_low([rng.choice(b) for _ in b])
+        for _ in range(resamples)
+    )
+    at = lambda p: draws[round((resamples - 1) * p)]
+    return ratio, at(0.025), at(0.975)

@@ -125,6 +125,10 @@ pub struct ReplayArgs {
     /// Write the report (Markdown) here as well as to stdout.
     #[arg(long)]
     report: Option<PathBuf>,
+    /// Also write every seed's evaluations and seconds to 5% and failures, per table and
+    /// learner, to this JSON file (for comparisons seed by seed).
+    #[arg(long = "seeds-json", value_name = "FILE")]
+    seeds_json: Option<PathBuf>,
     /// A run of the same space as each table (given in the same order as the tables):
     /// rf and gp (the default) are also replayed warm-started from it (`run --warm-start`).
     #[arg(long = "warm-start", value_name = "DIR")]
@@ -146,6 +150,7 @@ pub(super) fn replay_command(a: ReplayArgs, fronts: &FrontEnds) -> Result<u8, Er
         kappa: crate::run::limits::flag("--kappa", crate::problem::limits::non_negative(a.kappa))?,
         rules: a.rules,
     };
+    let mut seeds = serde_json::Map::new();
     let mut text = String::from("# Search quality: replayed tables\n\nProduced by `moldtune replay`. Lower is better; `best@k` is the best objective found within k evaluations.\n\n");
     for (table, prior) in &replay_tables(&a, fronts)? {
         let named = (prior.as_ref()).map(|(p, w)| (w.problem_name.as_str(), p));
@@ -154,6 +159,8 @@ pub(super) fn replay_command(a: ReplayArgs, fronts: &FrontEnds) -> Result<u8, Er
         text.push_str(&crate::report::replay_md::report_table(
             table, &reports, &protocol,
         ));
+        let per_seed = replay::seeds_json(table, &reports, &protocol);
+        seeds.insert(table.name.clone(), per_seed);
         if let Some(dir) = &a.figures {
             let path = replay_figure(dir, table, &reports)?;
             // Linked from where the report is written.
@@ -165,14 +172,24 @@ pub(super) fn replay_command(a: ReplayArgs, fronts: &FrontEnds) -> Result<u8, Er
         }
     }
     print!("{text}");
+    if let Some(p) = &a.seeds_json {
+        // Values built from numbers and strings: serializing them cannot fail.
+        let json = serde_json::Value::Object(seeds);
+        write_creating(p, &format!("{json:#}\n"))?;
+    }
     if let Some(p) = &a.report {
-        if let Some(parent) = p.parent() {
-            let _ = std::fs::create_dir_all(parent);
-        }
-        std::fs::write(p, &text)
-            .map_err(|e| Error::io(format!("cannot write `{}`", p.display()), e))?;
+        write_creating(p, &text)?;
     }
     Ok(exit::OK)
+}
+
+/// Writes `text` to `path`, creating its folder.
+fn write_creating(path: &Path, text: &str) -> Result<(), Error> {
+    if let Some(parent) = path.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    std::fs::write(path, text)
+        .map_err(|e| Error::io(format!("cannot write `{}`", path.display()), e))
 }
 
 /// The tables `moldtune replay` replays: the run directories', each with its prior when

@@ -286,6 +286,8 @@ pub struct LearnerReport {
     /// Each seed's evaluations to 5% (`budget + 1` when never) and failed evaluations, in
     /// seed order (for paired comparisons).
     pub per_seed: Vec<(f64, f64)>,
+    /// Each seed's simulated seconds to 5% (infinite when never), in seed order.
+    pub seconds_per_seed: Vec<f64>,
 }
 
 /// How the simulated searches are run.
@@ -297,6 +299,31 @@ pub struct Protocol {
     pub acquisition: crate::search::Acquisition,
     pub kappa: f64,
     pub rules: Rules,
+}
+
+/// Every seed's numbers of `reports` on `table`, for scripts that compare searches seed by
+/// seed (`moldtune replay --seeds-json`; scripts/peers/report.py's ratios and their
+/// intervals): per learner, evaluations to 5% (`budget + 1` when never), simulated seconds
+/// to 5% (`null` when never) and failed evaluations, in seed order.
+pub fn seeds_json(table: &Table, reports: &[LearnerReport], pr: &Protocol) -> serde_json::Value {
+    let finite = |x: f64| x.is_finite().then_some(x);
+    let learners: serde_json::Map<String, serde_json::Value> = (reports.iter())
+        .map(|r| {
+            let v = serde_json::json!({
+                "evals_to_5pct": r.per_seed.iter().map(|p| p.0).collect::<Vec<_>>(),
+                "seconds_to_5pct": r.seconds_per_seed.iter().map(|&s| finite(s)).collect::<Vec<_>>(),
+                "failures": r.per_seed.iter().map(|p| p.1).collect::<Vec<_>>(),
+            });
+            (r.label.clone(), v)
+        })
+        .collect();
+    serde_json::json!({
+        "optimum": table.optimum(),
+        "budget": pr.budget,
+        "seeds": pr.seeds,
+        "rules": format!("{:?}", pr.rules).to_lowercase(),
+        "learners": learners,
+    })
 }
 
 /// Simulates `pr.seeds` searches of variant `v` on `table` (seeds 0, 1, ...) and summarises
@@ -331,6 +358,7 @@ fn summarize(label: String, table: &Table, traces: &[Trace], pr: &Protocol) -> L
         to_5pct: lower_median(&hits).unwrap_or(f64::NAN),
         to_5pct_interval: interval,
         seconds_to_5pct: lower_median(&secs).unwrap_or(f64::INFINITY),
+        seconds_per_seed: secs,
         reached,
         failures_median: quantile(&mut fails, 0.5),
         outside_median: quantile(&mut outside, 0.5),
@@ -558,7 +586,14 @@ mod tests {
         // The 10th smallest: seeds 0, 2, …, 18 reach at 11, 13, …, 29.
         assert_eq!(r.to_5pct, 29.0);
         assert_eq!(r.seconds_to_5pct, 58.0);
-        let md = crate::report::replay_md::report_table(&t, &[r], &pr);
+        let md = crate::report::replay_md::report_table(&t, std::slice::from_ref(&r), &pr);
         assert!(md.contains("| 29 | 58 |"), "{md}");
+        // Seed by seed, for the ratios' intervals: a seed that never got there is 51 and null.
+        let json = seeds_json(&t, &[r], &pr);
+        let rf = &json["learners"]["rf"];
+        assert_eq!(rf["evals_to_5pct"][0], 11.0);
+        assert_eq!(rf["evals_to_5pct"][1], 51.0);
+        assert!(rf["seconds_to_5pct"][1].is_null());
+        assert_eq!(rf["failures"].as_array().map(Vec::len), Some(20));
     }
 }

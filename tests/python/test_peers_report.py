@@ -84,3 +84,23 @@ run: "{{ exe }}"
             self.assertEqual(disagree, [])
             self.assertEqual(len(configs), 3 * 3 * 2 * 6 * (1 + 2))
             self.assertTrue(0 < allowed < len(configs), allowed)
+
+
+class Ratios(unittest.TestCase):
+    def test_the_default_against_the_best_peer_with_its_interval(self):
+        seeds = lambda xs: [{"evals_to_5pct": x} for x in xs]
+        doc = {"tables": {"t": {"peers": {
+            "optuna": {"seeds": seeds([80, 90, 100, 110, 120] * 4)},
+            "opentuner": {"seeds": seeds([40, 50, 60, 70, 201] * 4)},
+        }}}}
+        ours = {"t": {"learners": {"gp": {"evals_to_5pct": [20, 25, 30, 35, 40] * 4}}}}
+        lines = report.ratio_lines(doc, ours)
+        self.assertEqual(len(lines), 3)
+        row = lines[2]
+        # Best peer by lower median: OpenTuner (60); gp's 30 / 60 = 0.50.
+        self.assertIn("OpenTuner AUC bandit 60 (20 seeds)", row)
+        self.assertIn("| 0.50 [", row)
+        r, lo, hi = report.ratio_interval([20, 25, 30, 35, 40] * 4, [40, 50, 60, 70, 201] * 4)
+        self.assertTrue(lo <= 0.5 <= hi and hi < 1.0, (r, lo, hi))
+        # No moldtune numbers for a table: no row.
+        self.assertEqual(len(report.ratio_lines(doc, {})), 2)
