@@ -4,7 +4,9 @@
 //! the order given).
 //!
 //! The models see an order through its pairs, not its rank: one 0/1 feature per pair of
-//! items, 1 when the first of the pair comes first ([`Permutation::push_pairs`]). Two orders
+//! items, 1 when the pair is swapped from the order given ([`Permutation::push_pairs`]; the
+//! order given is all zeros, and a permutation of two items reads as the categorical of its
+//! two orders would). Two orders
 //! differ on as many of these features as Kendall's tau distance counts discordant pairs, so
 //! the GP's overlap kernel on them is a Mallows kernel (Jiao & Vert 2015) with a learned
 //! weight per pair, and one tree split asks "does k come before i" — where a rank or a
@@ -51,7 +53,7 @@ impl Permutation {
     }
 
     /// Appends the pair features of the order of rank `coord` (`inactive` for each when
-    /// `coord` is NaN): for items a < b (problem-file order), 1 when a comes before b.
+    /// `coord` is NaN): for items a < b (problem-file order), 1 when b comes before a.
     pub fn push_pairs(&self, coord: f64, inactive: f64, out: &mut Vec<f64>) {
         if coord.is_nan() {
             out.extend(std::iter::repeat_n(inactive, self.pairs()));
@@ -64,7 +66,7 @@ impl Permutation {
         }
         for a in 0..order.len() {
             for b in a + 1..order.len() {
-                out.push((position[a] < position[b]) as u8 as f64);
+                out.push((position[b] < position[a]) as u8 as f64);
             }
         }
     }
@@ -125,7 +127,7 @@ mod tests {
         assert_eq!(differ(0.0, 5.0), 3);
         assert_eq!(differ(4.0, 5.0), 1);
         assert_eq!(differ(0.0, 1.0), 1);
-        assert_eq!(pairs(0.0), vec![1.0, 1.0, 1.0]);
+        assert_eq!(pairs(0.0), vec![0.0, 0.0, 0.0]);
         assert_eq!(pairs(f64::NAN), vec![-1.0; 3]);
     }
 
@@ -154,10 +156,10 @@ mod tests {
         assert_eq!(param.text(param.default), "b,a,c");
         assert_eq!(param.parse_cell("c,b,a"), Some(5.0));
         let c = space.default_config();
-        assert_eq!(space.kernel_features(&c), vec![0.0, 1.0, 1.0]);
+        assert_eq!(space.kernel_features(&c), vec![1.0, 0.0, 0.0]);
         assert_eq!(space.categorical_mask(), vec![true; 3]);
         assert_eq!(space.tree_width(), 3);
-        assert_eq!(space.tree_features(&c), vec![0.0, 1.0, 1.0]);
+        assert_eq!(space.tree_features(&c), vec![1.0, 0.0, 0.0]);
     }
 
     #[test]
