@@ -367,7 +367,7 @@ def moldtune_by_rules(pages: dict[str, str], table: str) -> tuple[list, str, lis
     return same, same_note, other, other_note
 
 
-def ratio_lines(doc: dict, ours: dict) -> list[str]:
+def ratio_lines(doc: dict, seeds: dict) -> list[str]:
     """Per table, moldtune gp's (the default's) evaluations to 5% over the best peer's (the
     peer with the lowest lower median): the ratio of lower medians with its 95% bootstrap
     interval over seeds, from moldtune's per-seed numbers (`moldtune replay --seeds-json`) and
@@ -376,7 +376,7 @@ def ratio_lines(doc: dict, ours: dict) -> list[str]:
     lines = ["| table | moldtune gp | best peer | ratio [95% interval] | interval wider than 2× |",
              "|---|---|---|---|---|"]
     for name, t in doc["tables"].items():
-        gp = (ours.get(name) or {}).get("learners", {}).get("gp")
+        gp = (seeds.get(name) or {}).get("learners", {}).get("gp")
         if gp is None or not t["peers"]:
             continue
         by_peer = {p: [s["evals_to_5pct"] for s in e["seeds"]] for p, e in t["peers"].items()}
@@ -390,8 +390,8 @@ def ratio_lines(doc: dict, ours: dict) -> list[str]:
     return lines
 
 
-def render(doc: dict, pages: dict[str, str], script_s: float | None, ours: dict | None = None) -> str:
-    """The whole of peers.md; `pages`: moldtune's replay pages by file name; `ours`:
+def render(doc: dict, pages: dict[str, str], script_s: float | None, seeds: dict | None = None) -> str:
+    """The whole of peers.md; `pages`: moldtune's replay pages by file name; `seeds`:
     moldtune's per-seed numbers by table (`moldtune replay --seeds-json`), for the ratios."""
     budget = doc["budget"]
     nearest = any("rules `nearest`" in text for text in pages.values())
@@ -419,12 +419,12 @@ def render(doc: dict, pages: dict[str, str], script_s: float | None, ours: dict 
         + ("\n".join(win_lines) if win_lines else "No peer beats moldtune gp on either median.")
         + "\n"
     )
-    if ours:
+    if seeds:
         out.append(
             "## The default against the best peer\n\n"
             "Evaluations to within 5% of the optimum, moldtune gp (the default) over the best peer on the table "
             "(lowest lower median), with the 95% percentile-bootstrap interval of that ratio (4,000 resamples of "
-            "both sets of seeds, independently). ≤ 0.5 is the aim.\n\n" + "\n".join(ratio_lines(doc, ours)) + "\n"
+            "both sets of seeds, independently). ≤ 0.5 is the aim.\n\n" + "\n".join(ratio_lines(doc, seeds)) + "\n"
         )
     why = os.path.join(os.path.dirname(os.path.abspath(__file__)), "why.md")
     if win_lines and os.path.exists(why):
@@ -463,7 +463,9 @@ def main(argv=None):
     ours = None
     if os.path.exists(seeds_path):
         with open(seeds_path) as f:
-            ours = json.load(f)
+            # Keyed by the replay's table titles ("gemm-table (768 recorded evaluations, …)"):
+            # the first word is the table's name.
+            ours = {title.split(" ")[0]: v for title, v in json.load(f).items()}
     text = render(doc, pages, doc.get("script_s"), ours)
     with open(os.path.join(a.root, a.out), "w") as f:
         f.write(text)
