@@ -10,8 +10,9 @@ use serde_saphyr::Spanned;
 use crate::error::Error;
 use crate::problem::expr::{self, ParseError};
 use crate::problem::locate::Ctx;
-use crate::problem::param::{Kind, Param, Permutation};
+use crate::problem::param::{Kind, Param};
 use crate::problem::params::{coord_in, index_of};
+use crate::problem::permutation::Permutation;
 use crate::problem::raw::RawValues;
 use crate::problem::space::{Config, Constraint, Space};
 

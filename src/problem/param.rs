@@ -3,7 +3,7 @@
 //! text, a CSV cell, JSON, a typed value — and is encoded for the models.
 
 use crate::problem::expr::Val;
-pub use crate::problem::permutation::Permutation;
+use crate::problem::permutation::Permutation;
 
 /// A value as written in the problem file (ordinal values may be numbers or strings).
 #[derive(Debug, Clone, PartialEq)]

@@ -8,7 +8,8 @@ use serde_saphyr::{Location, Spanned};
 use crate::error::Error;
 use crate::problem::limits;
 use crate::problem::locate::Ctx;
-use crate::problem::param::{Condition, Kind, Param, Permutation, Scalar};
+use crate::problem::param::{Condition, Kind, Param, Scalar};
+use crate::problem::permutation::Permutation;
 use crate::problem::permutation::MAX_ITEMS;
 use crate::problem::raw::{ParamType, RawParam, RawScalar};
 

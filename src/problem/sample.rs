@@ -30,7 +30,8 @@
 
 use crate::problem::bounds::{self, Bound};
 use crate::problem::expr::Val;
-use crate::problem::param::{Kind, Param, Permutation};
+use crate::problem::param::{Kind, Param};
+use crate::problem::permutation::Permutation;
 use crate::problem::space::{Config, Space};
 use crate::rng::Rng;
 

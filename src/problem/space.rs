@@ -11,7 +11,8 @@ use crate::problem::expr::Expr;
 use crate::rng::fnv1a;
 
 use crate::problem::param::name_value;
-use crate::problem::param::{Kind, Param, Permutation, INACTIVE_FEATURE};
+use crate::problem::param::{Kind, Param, INACTIVE_FEATURE};
+use crate::problem::permutation::Permutation;
 
 /// One configuration: a coordinate per parameter, NaN when inactive.
 #[derive(Debug, Clone, PartialEq)]

@@ -157,13 +157,7 @@ impl Model<'_> {
                     let bound = rate.map(|r| t(r * o.run_s.max(1e-9)));
                     Some(bound.map_or(worst, |b| b.max(worst)))
                 }
-                // The GP's smooth model cannot hold a cliff to the worst value beside the
-                // optimum; once the classifier weighs the acquisition, it sees successes only
-                // (constrained BO); until its verdicts are calibrated, failures count as the
-                // worst value.
-                _ if gp && weighing => None,
-                _ if !gp && self.s.without.has(Mechanism::Worst) => None,
-                _ => Some(worst),
+                _ => self.failure_is_worst(gp, weighing).then_some(worst),
             };
             if let Some(v) = target {
                 x.extend_from_slice(if gp { &o.encoded } else { &o.tree });
@@ -172,6 +166,18 @@ impl Model<'_> {
             }
         }
         (x, y, rows)
+    }
+
+    /// Whether a failure enters the regression as the worst success. The GP's smooth model
+    /// cannot hold a cliff to the worst value beside the optimum: once the classifier weighs
+    /// the acquisition, it sees successes only (constrained BO); until its verdicts are
+    /// calibrated, failures count as the worst value. The tree learners always count them so,
+    /// unless a replay leaves that out (`--without worst`).
+    fn failure_is_worst(&self, gp: bool, weighing: bool) -> bool {
+        match gp {
+            true => !weighing,
+            false => !self.s.without.has(Mechanism::Worst),
+        }
     }
 
     /// The prior mean of a model step, for this run's regression rows (history indices
