@@ -8,17 +8,7 @@ use crate::rng::Rng;
 
 /// The median (mean of the middle two for an even count); `None` for no samples.
 pub fn median(samples: &[f64]) -> Option<f64> {
-    if samples.is_empty() {
-        return None;
-    }
-    let mut s = samples.to_vec();
-    s.sort_by(|a, b| a.total_cmp(b));
-    let n = s.len();
-    Some(if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    })
+    central(samples, Central::Mean)
 }
 
 /// The lower median: the ⌈n/2⌉-th smallest sample; `None` for no samples. The median of a
@@ -26,9 +16,12 @@ pub fn median(samples: &[f64]) -> Option<f64> {
 /// the seeds had reached it by then" is a value some seed reached, never a midpoint with
 /// "never".
 pub fn lower_median(samples: &[f64]) -> Option<f64> {
-    let mut s = samples.to_vec();
-    let k = s.len().checked_sub(1)? / 2;
-    Some(*s.select_nth_unstable_by(k, |a, b| a.total_cmp(b)).1)
+    central(samples, Central::Lower)
+}
+
+/// The `which` median of `samples`, `None` for none.
+fn central(samples: &[f64], which: Central) -> Option<f64> {
+    (!samples.is_empty()).then(|| median_in_place(&mut samples.to_vec(), which))
 }
 
 /// The `q`-quantile (0 ≤ q ≤ 1, linear between the two nearest samples); `None` for no samples.
@@ -105,13 +98,6 @@ pub fn lower_median_interval(samples: &[f64], seed: u64) -> Option<Ratio> {
     bootstrap_by(&[samples], Central::Lower, |m| Some(m[0]), seed, RESAMPLES)
 }
 
-/// lower_median(a) / lower_median(b) with its 95% interval, as [`ratio_of_medians`]: a
-/// ratio of two searches' evaluations to a target over seeds.
-pub fn ratio_of_lower_medians(a: &[f64], b: &[f64], seed: u64) -> Option<Ratio> {
-    let stat = |m: &[f64]| Some(m[0] / nonzero(m[1])?);
-    bootstrap_by(&[a, b], Central::Lower, stat, seed, RESAMPLES)
-}
-
 /// Which median a bootstrap resamples.
 #[derive(Clone, Copy)]
 enum Central {
@@ -156,11 +142,7 @@ fn bootstrap_by(
     seed: u64,
     resamples: usize,
 ) -> Option<Ratio> {
-    let of = |s: &[f64]| match central {
-        Central::Mean => median(s),
-        Central::Lower => lower_median(s),
-    };
-    let medians: Option<Vec<f64>> = sets.iter().map(|s| of(s)).collect();
+    let medians: Option<Vec<f64>> = sets.iter().map(|s| self::central(s, central)).collect();
     let value = stat(&medians?)?;
     let mut rng = Rng::new(seed);
     let mut scratch: Vec<Vec<f64>> = sets.iter().map(|s| vec![0.0; s.len()]).collect();
@@ -225,8 +207,6 @@ mod tests {
         let i = lower_median_interval(&hits, 0).unwrap();
         assert_eq!(i.ratio, 20.0);
         assert!(i.low >= 10.0 && i.high <= 201.0);
-        let r = ratio_of_lower_medians(&hits, &[40.0, 40.0], 0).unwrap();
-        assert_eq!(r.ratio, 0.5);
     }
 
     #[test]
@@ -288,10 +268,11 @@ mod tests {
         let mut rng = Rng::new(9);
         for n in 1..40 {
             let v: Vec<f64> = (0..n).map(|_| (rng.f64() * 10.0).floor()).collect();
-            let mean = median_in_place(&mut v.clone(), Central::Mean);
-            assert_eq!(Some(mean), median(&v), "{v:?}");
-            let lower = median_in_place(&mut v.clone(), Central::Lower);
-            assert_eq!(Some(lower), lower_median(&v), "{v:?}");
+            let mut sorted = v.clone();
+            sorted.sort_by(f64::total_cmp);
+            let (lo, hi) = (sorted[(n - 1) / 2], sorted[n / 2]);
+            assert_eq!(median(&v), Some((lo + hi) / 2.0), "{v:?}");
+            assert_eq!(lower_median(&v), Some(lo), "{v:?}");
         }
     }
 

@@ -108,7 +108,7 @@ pub struct ReplayArgs {
     #[arg(long, default_value_t = 10)]
     initial: usize,
     /// Counterfactuals: also replay each learner (but random) without each of these
-    /// mechanisms of the failure policy, and without them all (`books,veto`).
+    /// mechanisms of the failure policy, and without them all (`books,worst`).
     #[arg(long, value_enum, value_delimiter = ',')]
     without: Vec<crate::search::settings::Mechanism>,
     /// Acquisition function.

@@ -88,11 +88,7 @@ fn allowed(p: &Param) -> String {
             backticked(v.iter().map(|x| x.to_string()))
         ),
         Kind::Categorical(v) => format!("choose one of {}", backticked(v.iter())),
-        Kind::Permutation(p) => format!(
-            "an order of {} separated by `{}`",
-            backticked(p.items.iter()),
-            p.separator
-        ),
+        Kind::Permutation(p) => p.describe(),
         Kind::Open(_) => "any text".into(),
         Kind::Integer { low, high, .. } => format!("an integer from {low} to {high}"),
         Kind::Real { low, high, .. } => format!("a number from {low} to {high}"),

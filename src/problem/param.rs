@@ -224,7 +224,8 @@ impl Param {
                         || x.to_string() == s.to_string()
                 })
                 .map(|i| i as f64),
-            Kind::Categorical(v) | Kind::Permutation(Permutation { texts: v, .. }) => {
+            Kind::Permutation(p) => p.rank(&s.to_string()).map(|r| r as f64),
+            Kind::Categorical(v) => {
                 let t = s.to_string();
                 v.iter().position(|x| *x == t).map(|i| i as f64)
             }
@@ -246,9 +247,8 @@ impl Param {
     /// The coordinate of a results.csv cell (inverse of [`Param::cell`] for active values).
     pub fn parse_cell(&self, cell: &str) -> Option<f64> {
         match &self.kind {
-            Kind::Categorical(v) | Kind::Permutation(Permutation { texts: v, .. }) => {
-                v.iter().position(|x| x == cell).map(|i| i as f64)
-            }
+            Kind::Categorical(v) => v.iter().position(|x| x == cell).map(|i| i as f64),
+            Kind::Permutation(p) => p.rank(cell).map(|r| r as f64),
             Kind::Open(v) => Some(v.intern(cell)),
             Kind::Ordinal(v) => v
                 .iter()

@@ -165,9 +165,7 @@ fn check_unique(
     };
     let shown: Vec<Scalar> = match kind {
         Kind::Ordinal(v) => v.clone(),
-        Kind::Categorical(v) | Kind::Permutation(Permutation { texts: v, .. }) => {
-            v.iter().cloned().map(Scalar::Str).collect()
-        }
+        Kind::Categorical(v) => v.iter().cloned().map(Scalar::Str).collect(),
         _ => vec![],
     };
     // coord_of finds the first equal value: a later index means an earlier duplicate.
@@ -230,12 +228,23 @@ fn permutation(cx: &Ctx, rp: &RawParam) -> Result<Kind, Error> {
             Some(&format!("a permutation orders 1 to {MAX_ITEMS} items")),
         );
     }
+    check_unique(
+        cx,
+        &v.referenced,
+        name,
+        "items",
+        &Kind::Categorical(v.value.clone()),
+    )?;
     let separator = rp.separator.as_ref().map_or(" ", |s| s.value.as_str());
     let perm = Permutation::new(v.value.clone(), separator.to_string());
-    let kind = Kind::Permutation(perm);
-    let items = Kind::Categorical(v.value.clone());
-    check_unique(cx, &v.referenced, name, "items", &items)?;
-    check_unique(cx, &v.referenced, name, "orders", &kind)
+    if let Some(text) = perm.ambiguous() {
+        return cx.err(
+            &v.referenced,
+            format!("`items` of `{name}` joined by `{separator}` write two orders alike: `{text}` twice"),
+            Some("use a separator no item contains (`separator: \",\"`)"),
+        );
+    }
+    Ok(Kind::Permutation(perm))
 }
 
 /// An integer range is a valid range with whole-number bounds within ±2^53.
@@ -309,16 +318,7 @@ fn default_coord(cx: &Ctx, d: Option<&Spanned<RawScalar>>, p: &Param) -> Result<
     let hint = match &p.kind {
         Kind::Ordinal(v) => one_of(v),
         Kind::Categorical(v) => one_of(v),
-        Kind::Permutation(p) => format!(
-            "an order of {} separated by `{}`, e.g. `{}`",
-            p.items
-                .iter()
-                .map(|i| format!("`{i}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            p.separator,
-            p.texts[0]
-        ),
+        Kind::Permutation(p) => format!("{}, e.g. `{}`", p.describe(), p.texts[0]),
         Kind::Boolean => "use `true` or `false`".to_string(),
         _ => "the default must lie within `low`..=`high`".to_string(),
     };

@@ -6,12 +6,13 @@
 //! The models see an order through its pairs, not its rank: one 0/1 feature per pair of
 //! items, 1 when the pair is swapped from the order given ([`Permutation::push_pairs`]; the
 //! order given is all zeros, and a permutation of two items reads as the categorical of its
-//! two orders would). Two orders
-//! differ on as many of these features as Kendall's tau distance counts discordant pairs, so
-//! the GP's overlap kernel on them is a Mallows kernel (Jiao & Vert 2015) with a learned
+//! two orders would). Two orders differ on as many of these features as Kendall's tau
+//! distance counts discordant pairs, so the GP's overlap kernel on them is a Mallows kernel (Jiao & Vert 2015) with a learned
 //! weight per pair, and one tree split asks "does k come before i" — where a rank or a
 //! one-hot category would make `FOR_K FOR_I FOR_J` as far from `FOR_K FOR_J FOR_I` as from
 //! `FOR_I FOR_J FOR_K`.
+
+use std::collections::HashMap;
 
 /// The most items a permutation may order (8! = 40,320 orders).
 pub const MAX_ITEMS: usize = 8;
@@ -22,28 +23,65 @@ pub struct Permutation {
     pub separator: String,
     /// Every order's text, by rank.
     pub texts: Vec<String>,
+    /// Each text's rank (fewer entries than `texts` when two orders read alike).
+    ranks: HashMap<String, usize>,
+    /// Per rank, each item's position in that order (`items.len()` entries a rank).
+    positions: Vec<u8>,
 }
 
 impl Permutation {
-    /// The orders of `items` (distinct, 1 to [`MAX_ITEMS`] of them: the caller checks).
+    /// The orders of `items` (1 to [`MAX_ITEMS`] of them: the caller checks), computed once:
+    /// a problem is read once and its orders looked up for every configuration.
     pub fn new(items: Vec<String>, separator: String) -> Permutation {
-        let texts = orders(items.len())
-            .iter()
-            .map(|o| {
-                let words: Vec<&str> = o.iter().map(|&k| items[k].as_str()).collect();
-                words.join(&separator)
-            })
+        let n = items.len();
+        let count: usize = (1..=n).product();
+        let (mut texts, mut positions) = (Vec::with_capacity(count), Vec::with_capacity(count * n));
+        for rank in 0..count {
+            let order = unrank(n, rank);
+            let words: Vec<&str> = order.iter().map(|&k| items[k].as_str()).collect();
+            texts.push(words.join(&separator));
+            let at = positions.len();
+            positions.resize(at + n, 0);
+            for (p, &item) in order.iter().enumerate() {
+                positions[at + item] = p as u8;
+            }
+        }
+        let ranks = (texts.iter().enumerate())
+            .map(|(r, t)| (t.clone(), r))
             .collect();
         Permutation {
             items,
             separator,
             texts,
+            ranks,
+            positions,
         }
     }
 
-    /// The order of rank `coord`: item indices, first to last.
-    pub fn order(&self, coord: f64) -> Vec<usize> {
-        unrank(self.items.len(), coord as usize)
+    /// The rank of the order written `text`.
+    pub fn rank(&self, text: &str) -> Option<usize> {
+        self.ranks.get(text).copied()
+    }
+
+    /// A text two orders share (items that contain the separator can join into one text).
+    pub fn ambiguous(&self) -> Option<&str> {
+        let repeated = (self.ranks.len() < self.texts.len()).then(|| {
+            self.texts
+                .iter()
+                .enumerate()
+                .find(|(r, t)| self.ranks[*t] != *r)
+        });
+        repeated.flatten().map(|(_, t)| t.as_str())
+    }
+
+    /// What a value must be: "an order of `a`, `b` separated by ` `".
+    pub fn describe(&self) -> String {
+        let items: Vec<String> = self.items.iter().map(|i| format!("`{i}`")).collect();
+        format!(
+            "an order of {} separated by `{}`",
+            items.join(", "),
+            self.separator
+        )
     }
 
     /// The number of pair features ([`Permutation::push_pairs`]).
@@ -59,26 +97,18 @@ impl Permutation {
             out.extend(std::iter::repeat_n(inactive, self.pairs()));
             return;
         }
-        let order = self.order(coord);
-        let mut position = vec![0; order.len()];
-        for (p, &item) in order.iter().enumerate() {
-            position[item] = p;
-        }
-        for a in 0..order.len() {
-            for b in a + 1..order.len() {
+        let n = self.items.len();
+        let position = &self.positions[coord as usize * n..][..n];
+        for a in 0..n {
+            for b in a + 1..n {
                 out.push((position[b] < position[a]) as u8 as f64);
             }
         }
     }
 }
 
-/// Every order of `n` items, lexicographic.
-fn orders(n: usize) -> Vec<Vec<usize>> {
-    let count: usize = (1..=n).product();
-    (0..count).map(|r| unrank(n, r)).collect()
-}
-
-/// The order of lexicographic rank `r` of `n` items (the factorial number system).
+/// The order of lexicographic rank `r` of `n` items (the factorial number system): item
+/// indices, first to last.
 fn unrank(n: usize, mut r: usize) -> Vec<usize> {
     let mut left: Vec<usize> = (0..n).collect();
     let mut out = Vec::with_capacity(n);
@@ -107,7 +137,9 @@ mod tests {
         assert_eq!(p.texts[0], "FOR_I FOR_J FOR_K");
         assert_eq!(p.texts[1], "FOR_I FOR_K FOR_J");
         assert_eq!(p.texts[5], "FOR_K FOR_J FOR_I");
-        assert_eq!(p.order(4.0), vec![2, 0, 1]);
+        assert_eq!(unrank(3, 4), vec![2, 0, 1]);
+        assert_eq!(p.rank("FOR_K FOR_I FOR_J"), Some(4));
+        assert_eq!(p.rank("FOR_K FOR_K FOR_J"), None);
     }
 
     #[test]

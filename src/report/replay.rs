@@ -119,8 +119,8 @@ pub struct Trace {
 #[derive(Clone, Copy)]
 pub struct Variant<'p> {
     pub learner: Learner,
-    pub feasibility: bool,
-    /// The failure policy's mechanisms left out (`--without`).
+    /// The failure policy's mechanisms left out (`--without`; the classifier: "no
+    /// feasibility model").
     pub without: Without,
     pub prior: Option<(&'p str, &'p Prior)>,
 }
@@ -128,24 +128,19 @@ pub struct Variant<'p> {
 impl Variant<'_> {
     /// The learner as it is, cold.
     pub fn plain(learner: Learner) -> Variant<'static> {
+        Variant::without(learner, Without::default())
+    }
+
+    /// The learner without the mechanisms `without`, cold.
+    pub fn without(learner: Learner, without: Without) -> Variant<'static> {
         Variant {
             learner,
-            feasibility: true,
-            without: Without::default(),
+            without,
             prior: None,
         }
     }
 
-    /// The learner without the mechanisms `without` (the classifier: no feasibility model).
-    pub fn without(learner: Learner, without: Without) -> Variant<'static> {
-        Variant {
-            feasibility: !without.has(Mechanism::Classifier),
-            without,
-            ..Variant::plain(learner)
-        }
-    }
-
-    /// Its row label: "rf", "rf (no feasibility model)", "gp without books, veto",
+    /// Its row label: "rf", "rf (no feasibility model)", "gp without books, worst",
     /// "rf warm-started from X".
     pub fn label(&self) -> String {
         let mut s = self.learner.as_str().to_string();
@@ -153,7 +148,7 @@ impl Variant<'_> {
             .filter(|&m| m != Mechanism::Classifier)
             .map(Mechanism::as_str)
             .collect();
-        if !self.feasibility {
+        if self.without.has(Mechanism::Classifier) {
             s.push_str(" (no feasibility model)");
         }
         if !others.is_empty() {
@@ -258,11 +253,9 @@ pub fn simulate(
     }
 }
 
-fn quantile(v: &mut [f64], q: f64) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let pos = q * (v.len() - 1) as f64;
-    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-    v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+/// The `q`-quantile of the seeds' values (never empty: at least one seed).
+fn quantile(v: &[f64], q: f64) -> f64 {
+    crate::stats::quantile(v, q).unwrap_or(f64::NAN)
 }
 
 /// Summary of one learner on one table over seeds.
@@ -283,11 +276,18 @@ pub struct LearnerReport {
     pub outside_median: f64,
     pub repeats_median: f64,
     pub seeds: usize,
-    /// Each seed's evaluations to 5% (`budget + 1` when never) and failed evaluations, in
-    /// seed order (for paired comparisons).
-    pub per_seed: Vec<(f64, f64)>,
-    /// Each seed's simulated seconds to 5% (infinite when never), in seed order.
-    pub seconds_per_seed: Vec<f64>,
+    /// Each seed's outcome, in seed order (for paired comparisons).
+    pub per_seed: Vec<SeedOutcome>,
+}
+
+/// What one seed's search came to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SeedOutcome {
+    /// Evaluations to within 5% of the optimum (`budget + 1` when never).
+    pub evals: f64,
+    /// Simulated seconds to 5% (infinite when never).
+    pub seconds: f64,
+    pub failures: f64,
 }
 
 /// How the simulated searches are run.
@@ -306,13 +306,15 @@ pub struct Protocol {
 /// intervals): per learner, evaluations to 5% (`budget + 1` when never), simulated seconds
 /// to 5% (`null` when never) and failed evaluations, in seed order.
 pub fn seeds_json(table: &Table, reports: &[LearnerReport], pr: &Protocol) -> serde_json::Value {
-    let finite = |x: f64| x.is_finite().then_some(x);
     let learners: serde_json::Map<String, serde_json::Value> = (reports.iter())
         .map(|r| {
+            let column = |f: fn(&SeedOutcome) -> Option<f64>| -> Vec<Option<f64>> {
+                r.per_seed.iter().map(f).collect()
+            };
             let v = serde_json::json!({
-                "evals_to_5pct": r.per_seed.iter().map(|p| p.0).collect::<Vec<_>>(),
-                "seconds_to_5pct": r.seconds_per_seed.iter().map(|&s| finite(s)).collect::<Vec<_>>(),
-                "failures": r.per_seed.iter().map(|p| p.1).collect::<Vec<_>>(),
+                "evals_to_5pct": column(|s| Some(s.evals)),
+                "seconds_to_5pct": column(|s| s.seconds.is_finite().then_some(s.seconds)),
+                "failures": column(|s| Some(s.failures)),
             });
             (r.label.clone(), v)
         })
@@ -347,10 +349,16 @@ fn summarize(label: String, table: &Table, traces: &[Trace], pr: &Protocol) -> L
         })
         .collect();
     let reached = hits.iter().filter(|&&h| h <= pr.budget as f64).count();
-    let mut fails: Vec<f64> = traces.iter().map(|t| t.failures as f64).collect();
-    let mut outside: Vec<f64> = traces.iter().map(|t| t.outside as f64).collect();
-    let mut repeats: Vec<f64> = traces.iter().map(|t| t.repeats as f64).collect();
-    let per_seed = hits.iter().copied().zip(fails.iter().copied()).collect();
+    let fails: Vec<f64> = traces.iter().map(|t| t.failures as f64).collect();
+    let outside: Vec<f64> = traces.iter().map(|t| t.outside as f64).collect();
+    let repeats: Vec<f64> = traces.iter().map(|t| t.repeats as f64).collect();
+    let per_seed = (hits.iter().zip(&secs).zip(&fails))
+        .map(|((&evals, &seconds), &failures)| SeedOutcome {
+            evals,
+            seconds,
+            failures,
+        })
+        .collect();
     let interval = lower_median_interval(&hits, 0).map(|r| (r.low, r.high));
     LearnerReport {
         label,
@@ -358,11 +366,10 @@ fn summarize(label: String, table: &Table, traces: &[Trace], pr: &Protocol) -> L
         to_5pct: lower_median(&hits).unwrap_or(f64::NAN),
         to_5pct_interval: interval,
         seconds_to_5pct: lower_median(&secs).unwrap_or(f64::INFINITY),
-        seconds_per_seed: secs,
         reached,
-        failures_median: quantile(&mut fails, 0.5),
-        outside_median: quantile(&mut outside, 0.5),
-        repeats_median: quantile(&mut repeats, 0.5),
+        failures_median: quantile(&fails, 0.5),
+        outside_median: quantile(&outside, 0.5),
+        repeats_median: quantile(&repeats, 0.5),
         seeds: pr.seeds,
         per_seed,
     }
@@ -374,7 +381,6 @@ fn simulate_seeds(table: &Table, v: Variant, pr: &Protocol) -> Vec<Trace> {
         .map(|seed| {
             let s = Settings {
                 initial: pr.initial,
-                feasibility: v.feasibility,
                 without: v.without,
                 acquisition: pr.acquisition,
                 kappa: pr.kappa,
@@ -390,7 +396,7 @@ fn simulate_seeds(table: &Table, v: Variant, pr: &Protocol) -> Vec<Trace> {
 fn curve(traces: &[Trace], budget: usize) -> Vec<(usize, f64, f64, f64)> {
     (1..=budget)
         .map(|k| {
-            let mut v: Vec<f64> = traces
+            let v: Vec<f64> = traces
                 .iter()
                 .map(|t| {
                     // A search that stopped early (nothing left) keeps its last value.
@@ -402,12 +408,7 @@ fn curve(traces: &[Trace], budget: usize) -> Vec<(usize, f64, f64, f64)> {
                 })
                 .map(|v| if v.is_nan() { f64::INFINITY } else { v })
                 .collect();
-            (
-                k,
-                quantile(&mut v, 0.25),
-                quantile(&mut v, 0.5),
-                quantile(&mut v, 0.75),
-            )
+            (k, quantile(&v, 0.25), quantile(&v, 0.5), quantile(&v, 0.75))
         })
         .collect()
 }

@@ -2,7 +2,8 @@
 //! checkpoints, its evaluations to 5% with their interval, and rf with and without the
 //! feasibility model seed by seed.
 
-use crate::report::replay::{describe, LearnerReport, Protocol, Table, Variant};
+use crate::report::replay::{describe, LearnerReport, Protocol, SeedOutcome, Table, Variant};
+use crate::search::settings::{Mechanism, Without};
 use crate::search::Learner;
 
 /// Markdown section for one table: every variant's best-so-far at the checkpoints and its
@@ -38,16 +39,13 @@ pub fn report_table(table: &Table, reports: &[LearnerReport], pr: &Protocol) -> 
 /// Seed by seed, rf with the feasibility model against rf without it (a seed draws the same
 /// initial design and random steps in both), when both were replayed: a paragraph.
 fn feasibility_pairs(reports: &[LearnerReport]) -> Option<String> {
-    let label = |feasibility| {
-        let v = Variant {
-            feasibility,
-            ..Variant::plain(Learner::Rf)
-        };
-        v.label()
+    let no_classifier = Without::default().and(Mechanism::Classifier);
+    let find = |w: Without| {
+        let label = Variant::without(Learner::Rf, w).label();
+        reports.iter().find(|r| r.label == label)
     };
-    let find = |l: String| reports.iter().find(|r| r.label == l);
-    let (with, without) = (find(label(true))?, find(label(false))?);
-    let signs = |field: fn(&(f64, f64)) -> f64| {
+    let (with, without) = (find(Without::default())?, find(no_classifier)?);
+    let signs = |field: fn(&SeedOutcome) -> f64| {
         let (mut fewer, mut more, mut same) = (0, 0, 0);
         for (a, b) in with.per_seed.iter().zip(&without.per_seed) {
             match field(a).total_cmp(&field(b)) {
@@ -60,8 +58,8 @@ fn feasibility_pairs(reports: &[LearnerReport]) -> Option<String> {
     };
     Some(format!(
         "Seed by seed, rf with the feasibility model against rf without it: evaluations to 5% {}; failed evaluations {}.\n\n",
-        signs(|p| p.0),
-        signs(|p| p.1)
+        signs(|p| p.evals),
+        signs(|p| p.failures)
     ))
 }
 

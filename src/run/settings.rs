@@ -532,6 +532,7 @@ impl Resolved {
     /// The searcher's settings for this run.
     pub fn searcher_settings(&self, problem: &Problem) -> Settings {
         use crate::problem::objective::{Objective, Sense};
+        use crate::search::settings::{Mechanism, Without};
         use crate::search::Timeouts;
         let objective = Objective::of(&problem.metric);
         Settings {
@@ -540,7 +541,7 @@ impl Resolved {
             pool: self.pool,
             acquisition: self.acquisition,
             design: self.design,
-            feasibility: self.feasibility,
+            without: Without::default().and_if(Mechanism::Classifier, !self.feasibility),
             interleave: self.interleave,
             timeouts: match (objective.sense, objective.goal) {
                 (Sense::Score, _) => Timeouts::Unscored,

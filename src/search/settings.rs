@@ -101,7 +101,8 @@ pub enum Mechanism {
     /// The value books ([`condemned`](super::condemned)): a value that only ever failed is not
     /// drawn again but deliberately re-tested.
     Books,
-    /// The feasibility classifier altogether (veto and weight): `--no-feasibility`.
+    /// The feasibility classifier altogether (its weight on the acquisition and on random
+    /// draws): `--no-feasibility`.
     Classifier,
     /// A failure in the tree learners' regression as the worst success.
     Worst,
@@ -126,6 +127,15 @@ impl Without {
     /// Without `m` as well.
     pub fn and(self, m: Mechanism) -> Without {
         Without(self.0 | 1 << m as u8)
+    }
+
+    /// Without `m` as well when `off`.
+    pub fn and_if(self, m: Mechanism, off: bool) -> Without {
+        if off {
+            self.and(m)
+        } else {
+            self
+        }
     }
 
     /// Whether `m` is left out.
@@ -157,10 +167,8 @@ pub struct Settings {
     /// Candidate pool size per model step.
     pub pool: usize,
     pub goal: Goal,
-    /// Learn which configurations fail (see the module documentation).
-    pub feasibility: bool,
-    /// The failure policy's mechanisms left out (the replay's counterfactuals; `feasibility`
-    /// false leaves out the classifier).
+    /// The failure policy's mechanisms left out (see the module documentation): the
+    /// classifier with `--no-feasibility`, any of them in the replay's counterfactuals.
     pub without: Without,
     /// What a run timeout says about the objective.
     pub timeouts: Timeouts,
@@ -209,7 +217,6 @@ impl Settings {
             xi: 0.01,
             pool: 10_000,
             goal,
-            feasibility: true,
             without: Without::default(),
             timeouts: match goal {
                 Goal::Minimize => Timeouts::Censored,

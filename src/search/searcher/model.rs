@@ -215,7 +215,8 @@ impl Model<'_> {
 
     /// Whether the feasibility classifier has something to learn.
     pub(super) fn learns_failures(&self) -> bool {
-        self.s.feasibility && self.history.any_besides(|s| self.gives_value(s))
+        !self.s.without.has(Mechanism::Classifier)
+            && self.history.any_besides(|s| self.gives_value(s))
     }
 
     /// Probability that each pooled candidate (tree features `xt`) succeeds, when the

@@ -3,6 +3,7 @@
 use super::*;
 use crate::problem::param::{Kind, Param, Scalar};
 use crate::problem::Goal;
+use crate::search::settings::Without;
 use std::collections::HashSet;
 
 fn ok(y: f64) -> Measurement {
@@ -156,7 +157,7 @@ fn run_failing(
     let mut s = Searcher::new(
         &space,
         Settings {
-            feasibility,
+            without: Without::default().and_if(Mechanism::Classifier, !feasibility),
             ..grid_rf(seed)
         },
     );
