@@ -3,13 +3,13 @@
 The grammar and values are moldtune's (src/problem/expr.rs, docs/problem-file.md): `or`/`||`,
 `and`/`&&`, `not`/`!`, comparisons `== != < <= > >=`, `+ - * / %`, unary `-`, parentheses,
 numbers, "strings" or 'strings', `true`/`false` and parameter names. A parameter's value is
-what its results.csv cell says, a number where it reads as one; `==` compares numbers as
-numbers when either side is one; a value is true when nonzero and non-empty. A configuration
+typed as moldtune types it (`Constraint`); `==` compares numbers as numbers when either side
+is one; a value is true when nonzero and non-empty. A configuration
 satisfies a constraint when it evaluates to true; an error (an inactive parameter, a string
 where a number is needed) counts as not satisfied, as moldtune's sampler refuses it.
 
     c = Constraint("P0 * P1 <= 12800", ["P0", "P1"])
-    c.holds({"P0": "128", "P1": "4"})   # True
+    c.holds({"P0": 128.0, "P1": 4.0})   # True
 """
 from __future__ import annotations
 
@@ -85,8 +85,13 @@ def arith(op: str, x: float, y: float) -> float:
     """IEEE arithmetic, as Rust's f64 (a division by zero is infinite or NaN, not an error)."""
     if op in "/%" and y == 0:
         return math.nan if (op == "%" or x == 0 or x != x) else math.copysign(math.inf, x)
-    return {"+": x + y, "-": x - y, "*": x * y, "/": x / y if y else 0.0,
-            "%": math.fmod(x, y) if y else 0.0}[op]
+    if op == "+":
+        return x + y
+    if op == "-":
+        return x - y
+    if op == "*":
+        return x * y
+    return x / y if op == "/" else math.fmod(x, y)
 
 
 class Constraint:

@@ -13,11 +13,10 @@ import argparse
 import json
 import math
 import os
-import random
 import re
 import statistics
 
-from seedstats import quantile, ratio_interval
+from seedstats import bootstrap, quantile, ratio_interval
 
 MOLDTUNE_LEARNERS = ("rf", "et", "gbrt", "gp", "random", "auto")
 PEER_LABELS = {"optuna": "Optuna TPE", "smac3": "SMAC3 HPO facade", "opentuner": "OpenTuner AUC bandit",
@@ -41,8 +40,6 @@ COLUMNS = [
 README_COLUMNS = COLUMNS[:9] + ["repeated rows (median)", "answered by another row (median)"]
 # moldtune's replay pages the rows are read from: under the peers' rules first.
 MOLDTUNE_PAGES = ("README.md", "identical-rules.md", "restricted.md")
-# Bootstrap resamples of the interval of a median (moldtune's stats::RESAMPLES).
-RESAMPLES = 2000
 
 
 # ---------------------------------------------------------------------------------------------
@@ -155,9 +152,8 @@ def peer_stats(seeds: list[dict], budget: int) -> dict:
 def median_interval(values, seed: int = 0) -> tuple[float, float]:
     """The 95% percentile-bootstrap interval of the lower median of `values` (the seed-to-seed
     spread of a peer's evaluations to 5%, as moldtune's replay states its own)."""
-    rng = random.Random(seed)
-    meds = sorted(statistics.median_low([rng.choice(values) for _ in values]) for _ in range(RESAMPLES))
-    return meds[int(0.025 * (RESAMPLES - 1))], meds[int(0.975 * (RESAMPLES - 1))]
+    _, low, high = bootstrap([values], lambda m: m[0], seed)
+    return low, high
 
 
 def peer_row(label: str, st: dict, budget: int) -> list[str]:

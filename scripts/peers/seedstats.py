@@ -19,15 +19,19 @@ def quantile(values, q: float) -> float:
     return v[lo] + (v[hi] - v[lo]) * (pos - lo)
 
 
-def ratio_interval(a, b, seed: int = 0, resamples: int = RESAMPLES) -> tuple[float, float, float]:
-    """lower_median(a) / lower_median(b) with its 95% percentile-bootstrap interval, both sets
-    resampled with replacement, independently (moldtune's stats::ratio_of_lower_medians): a
-    ratio of two searches' evaluations to a target over seeds."""
+def bootstrap(sets, stat, seed: int = 0, resamples: int = RESAMPLES) -> tuple[float, float, float]:
+    """`stat` of the sets' lower medians with its 95% percentile-bootstrap interval: every set
+    resampled with replacement, independently (moldtune's stats::bootstrap, of lower medians)."""
     rng = random.Random(seed)
-    ratio = statistics.median_low(a) / statistics.median_low(b)
+    value = stat([statistics.median_low(s) for s in sets])
     draws = sorted(
-        statistics.median_low([rng.choice(a) for _ in a]) / statistics.median_low([rng.choice(b) for _ in b])
-        for _ in range(resamples)
+        stat([statistics.median_low([rng.choice(s) for _ in s]) for s in sets]) for _ in range(resamples)
     )
     at = lambda p: draws[round((resamples - 1) * p)]
-    return ratio, at(0.025), at(0.975)
+    return value, at(0.025), at(0.975)
+
+
+def ratio_interval(a, b, seed: int = 0) -> tuple[float, float, float]:
+    """lower_median(a) / lower_median(b) with its 95% interval: a ratio of two searches'
+    evaluations to a target over seeds."""
+    return bootstrap([a, b], lambda m: m[0] / m[1], seed)
