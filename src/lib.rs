@@ -24,6 +24,7 @@ pub mod check;
 pub mod cli;
 pub mod error;
 pub mod evaluate;
+pub mod host;
 pub mod mctree;
 pub mod number;
 pub mod problem;

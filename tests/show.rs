@@ -539,3 +539,40 @@ fn show_from_a_run_without_its_run_json_takes_its_evaluation_or_best() {
         csv.get(&csv.rows[best], "T")
     );
 }
+
+/// A problem in `dir` whose constraint is `constraint` over `R` (1 to 64) and the machine.
+fn machine_problem(dir: &Path, constraint: &str) {
+    std::fs::write(dir.join("m.sh"), "echo #R\n").unwrap();
+    let yaml = format!(
+        "name: m\nmold: m.sh\nparams:\n  - {{name: R, type: integer, low: 1, high: 64, default: 1}}\n\
+         constraints:\n  - \"{constraint}\"\nrun: 'sh {{{{ source }}}}'\nmetric: {{kind: wall_time}}\n"
+    );
+    std::fs::write(dir.join("p.yaml"), yaml).unwrap();
+}
+
+#[test]
+fn a_constraint_reads_the_machine_it_is_loaded_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    machine_problem(d, "R <= machine.cores");
+    let cores = moldtune::host::Host::read().cores.min(63);
+    let fits = show(d).args(["--set", &format!("R={cores}")]).output();
+    assert_code(&fits, 0);
+    let beyond = show(d)
+        .args(["--set", &format!("R={}", cores + 1)])
+        .output();
+    assert_code(&beyond, 2);
+    assert!(text(&beyond.stderr).contains("`R <= machine.cores` is false"));
+
+    machine_problem(d, "R <= machine.registers");
+    let o = show(d).output();
+    assert_code(&o, 2);
+    let err = text(&o.stderr);
+    for w in [
+        "p.yaml:6:",
+        "unknown machine fact `machine.registers`",
+        "machine.vector_registers",
+    ] {
+        assert!(err.contains(w), "`{w}` not in {err}");
+    }
+}

@@ -31,13 +31,19 @@ INITIAL = 10
 warnings.filterwarnings("ignore", module="skopt")
 
 
+def ranked(p) -> bool:
+    """Whether `p` is an `Integer` over its value indices: an ordinal with a choice
+    (scikit-optimize refuses an `Integer` whose bounds are equal; one value is a `Categorical`)."""
+    return p.kind == "ordinal" and len(p.values) > 1
+
+
 class Peer:
     """One ytopt search over `space` from `seed`."""
 
     def __init__(self, space, seed: int, budget: int):
         self.space = space
         dims = [
-            Integer(0, len(p.values) - 1, name=p.name) if p.kind == "ordinal"
+            Integer(0, len(p.values) - 1, name=p.name) if ranked(p)
             else Categorical(p.values, name=p.name)
             for p in space.params
         ]
@@ -60,7 +66,7 @@ class Peer:
         """A proposal as coordinates, inactive parameters dropped."""
         self.x = self.opt.ask()
         coords = [
-            int(v) if p.kind == "ordinal" else p.values.index(str(v))
+            int(v) if ranked(p) else p.values.index(str(v))
             for p, v in zip(self.space.params, self.x)
         ]
         return self.space.canonical(coords)

@@ -3,6 +3,7 @@
 
 use crate::error::{exit, Error};
 use crate::evaluate::roofline;
+use crate::host::{self, Host};
 use crate::run::machine::{cpu_model, version_of};
 
 use super::print::print_json;
@@ -47,8 +48,13 @@ pub(super) fn machine_command(a: MachineArgs) -> Result<u8, Error> {
         .map(|&t| roofline::limits(&a.cc, (&cpu, &compiler), t, a.remeasure))
         .collect::<Result<Vec<_>, _>>()?;
     let (limits, kept): (Vec<_>, Vec<_>) = measured.into_iter().unzip();
+    let host = Host::read();
+    let facts: serde_json::Map<String, serde_json::Value> = (host::FACTS.iter())
+        .map(|(name, _)| (name.to_string(), host.fact(name).ok().into()))
+        .collect();
     if a.json {
-        print_json(&serde_json::json!({ "cpu": cpu, "compiler": compiler, "limits": limits }));
+        let json = serde_json::json!({ "cpu": cpu, "compiler": compiler, "limits": limits, "machine": facts });
+        print_json(&json);
         return Ok(exit::OK);
     }
     println!("{cpu}, {compiler}");
@@ -62,6 +68,7 @@ pub(super) fn machine_command(a: MachineArgs) -> Result<u8, Error> {
             l.bandwidth_gbs
         );
     }
+    println!("{}", facts_line(&host));
     match kept.into_iter().find_map(Result::err) {
         None => match roofline::cache_file() {
             Some(f) => println!("kept in {} (`--remeasure` to measure again)", f.display()),
@@ -70,4 +77,15 @@ pub(super) fn machine_command(a: MachineArgs) -> Result<u8, Error> {
         Some(why) => println!("not kept ({why}): the next run measures again"),
     }
     Ok(exit::OK)
+}
+
+/// The facts a problem file's expressions name as `machine.<fact>`, on one line.
+fn facts_line(host: &Host) -> String {
+    let shown: Vec<String> = (host::FACTS.iter())
+        .map(|(name, _)| match host.fact(name) {
+            Ok(v) => format!("{name} {v}"),
+            Err(_) => format!("{name} unknown"),
+        })
+        .collect();
+    format!("machine.*: {}", shown.join(", "))
 }

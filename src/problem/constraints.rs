@@ -146,7 +146,10 @@ pub(super) fn constraint_error(
     Error::Config {
         span,
         message: format!("in constraint `{}`: {}", shorten(&c.value), pe.message),
-        hint: Some(format!("parameters are {}", names.join(", "))),
+        hint: Some(format!(
+            "parameters are {}; the machine's facts are `machine.<fact>` (`moldtune machine` lists them)",
+            names.join(", ")
+        )),
     }
 }
 

@@ -6,8 +6,10 @@
 //!
 //! Grammar: `or` / `||`, `and` / `&&`, `not` / `!`, comparisons `== != < <= > >=`,
 //! `+ - * / %`, unary `-`, parentheses, numbers, `"strings"` or `'strings'`, `true`/`false`,
-//! and parameter names.
+//! parameter names, and the machine's facts (`machine.vector_registers`, [`crate::host`]: a
+//! number read from the machine that loads the problem).
 
+use crate::host::Host;
 use crate::problem::limits::MAX_EXPR_DEPTH;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -115,10 +117,14 @@ fn lex_number(chars: &[char], start: usize) -> Result<(Tok, usize), ParseError> 
     Ok((Tok::Num(v), i))
 }
 
-/// A name: a parameter, or a keyword (`and`, `or`, `not`, `true`, `false`).
+/// A name: a parameter, a keyword (`and`, `or`, `not`, `true`, `false`) or a fact of the
+/// machine (`machine.vector_registers`: a dot between two letters continues a name).
 fn lex_ident(chars: &[char], start: usize) -> (Tok, usize) {
     let mut i = start;
-    while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+    let letter = |k: usize| chars.get(k).is_some_and(|c| c.is_alphabetic() || *c == '_');
+    while i < chars.len()
+        && (chars[i].is_alphanumeric() || chars[i] == '_' || (chars[i] == '.' && letter(i + 1)))
+    {
         i += 1;
     }
     (Tok::Ident(chars[start..i].iter().collect()), i)
@@ -295,6 +301,11 @@ impl<F: Fn(&str) -> Option<usize>> Parser<'_, F> {
             Tok::Str(s) => Ok(Expr::Lit(Val::Str(s))),
             Tok::Ident(w) if w == "true" => Ok(Expr::Lit(Val::Bool(true))),
             Tok::Ident(w) if w == "false" => Ok(Expr::Lit(Val::Bool(false))),
+            Tok::Ident(w) if w.starts_with(MACHINE) => match Host::read().fact(&w[MACHINE.len()..])
+            {
+                Ok(v) => Ok(Expr::Lit(Val::Num(v as f64))),
+                Err(message) => Err(ParseError { col, message }),
+            },
             Tok::Ident(w) => match (self.lookup)(&w) {
                 Some(i) => Ok(Expr::Param(i)),
                 None => Err(ParseError {
@@ -321,6 +332,9 @@ impl<F: Fn(&str) -> Option<usize>> Parser<'_, F> {
         }
     }
 }
+
+/// The prefix of a fact of the machine ([`crate::host`]), read when the expression is parsed.
+const MACHINE: &str = "machine.";
 
 /// The most tokens in one expression: with this bound and [`MAX_EXPR_DEPTH`], neither the
 /// parser nor the evaluator can recurse deeply enough to overflow a stack.
@@ -471,6 +485,25 @@ mod tests {
             &look
         )
         .is_ok());
+    }
+
+    #[test]
+    fn a_fact_of_the_machine_is_a_number_and_an_unknown_one_an_error_at_its_column() {
+        let cores = Host::read().cores as f64;
+        assert_eq!(
+            ev("P0 <= machine.cores", &[Val::Num(cores)]),
+            Val::Bool(true)
+        );
+        assert_eq!(ev("machine.cores * 2", &[]), Val::Num(2.0 * cores));
+        let e = parse("P0 * P1 <= machine.registers", &names).unwrap_err();
+        assert_eq!(e.col, 11);
+        assert!(
+            e.message.contains("machine.vector_registers"),
+            "{}",
+            e.message
+        );
+        // A dot before a digit is not part of a name: `P0.5` is no name.
+        assert!(parse("P0.5", &names).is_err());
     }
 
     #[test]
