@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GEMM = ROOT / "polybench/gemm/gemm.yaml"
 TUNED = ROOT / "results/paper/gemm/large"
 REACH = ROOT / "polybench/gemm/gemm-reach.yaml"
-REACH_RUN = ROOT / "results/reach/gemm-reach"
+REACH_RUN = ROOT / "results/reach/gemm-reach"  # --reach-run: the run tuned on this machine
 
 
 def sh(argv, env=None, cwd=None, check=True):
@@ -394,7 +394,6 @@ def mctree_table(mctree):
 
 def readme(doc):
     gemm_md, ablation_md = gemm_table(doc["gemm_large"]), ablation_table(doc["ablation"])
-    paper_md, mctree_md = paper_table(doc["paper"]), mctree_table(doc["mctree"])
     machine, gemm = doc["machine"], doc["gemm_large"]
     l1, l2 = ({l["threads"]: l for l in machine["limits"]}[t] for t in (1, 2))
     blas = {int(t): fastest_openblas(by) for t, by in gemm["samples"].items()}
@@ -410,7 +409,7 @@ moment falls on all of them alike). Machine (`moldtune machine`): {machine['cpu'
 
 The problem's default configuration (`polybench/gemm/gemm.yaml` at its defaults), the tuned best of the paper's
 space (`results/paper/gemm/large`), the tuned best of the reach space (`polybench/gemm/gemm-reach.yaml`,
-`results/reach/gemm-reach`) and OpenBLAS's `cblas_dgemm` (Debian's libopenblas 0.3.21) on the same data
+`{doc.get('reach_run', 'results/reach/gemm-reach')}`) and OpenBLAS's `cblas_dgemm` (Debian's libopenblas 0.3.21) on the same data
 (`scripts/reach/gemm_openblas.c`), once with the kernel set OpenBLAS detects and once with each other set this CPU
 can run (`OPENBLAS_CORETYPE`); the fastest at each thread count is the reference ({blas[1]} at 1 thread,
 {blas[2]} at 2). Every output agrees with the default's (rtol 1e-6) before anything is timed.
@@ -434,7 +433,13 @@ The tuned best's register tile alone, on packed operands that stay in the L1 cac
 rounds of the CPU time it got; 5 runs): **median {doc['ablation']['micro_gflops'][2]:.1f} GFLOP/s,
 {doc['ablation']['micro_gflops'][2] / l1['peak_gflops']:.0%} of the peak** (runs {doc['ablation']['micro_gflops'][0]:.1f}–{doc['ablation']['micro_gflops'][-1]:.1f}: CPU time does not
 shield a run from what else shares the core and its caches on this virtual machine's host).
+""" + (polybench_sections(doc) if doc["paper"] is not None else "")
 
+
+def polybench_sections(doc):
+    """Sections 3 and 4: the PolyBench runs and mctree's bests on the roofline."""
+    paper_md, mctree_md = paper_table(doc["paper"]), mctree_table(doc["mctree"])
+    return f"""
 ## The PolyBench runs of results/paper on the roofline
 
 Each run's best and its problem's default, re-measured by `moldtune measure` ({doc['repeats']} repeats, median,
@@ -462,13 +467,19 @@ allows, and their fractions overstate how close they are.
 
 
 def main():
+    global REACH_RUN
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--repeats", type=int, default=5, help="moldtune measure's repeats for results/paper")
     ap.add_argument("--moldtune", default=str(ROOT / "target/release/moldtune"))
     ap.add_argument("--out", default=str(ROOT / "results/reach"))
     ap.add_argument("--report-only", action="store_true", help="rewrite README.md from reach.json")
+    ap.add_argument("--reach-run", default=str(REACH_RUN),
+                    help="the reach space's run to compare (the one tuned on this machine)")
+    ap.add_argument("--gemm-only", action="store_true",
+                    help="sections 1 and 2 only (gemm against OpenBLAS, the reach space's choices)")
     a = ap.parse_args()
+    REACH_RUN = Path(a.reach_run).resolve()
     out = Path(a.out)
     if a.report_only:
         (out / "README.md").write_text(readme(json.loads((out / "reach.json").read_text())))
@@ -479,12 +490,15 @@ def main():
         gemm = gemm_section(a.moldtune, a.rounds, lims, Path(tmp))
         ablation = ablation_section(a.moldtune, a.rounds, Path(tmp))
         ablation["micro_gflops"] = micro_ceiling(a.moldtune, Path(tmp))
-        mctree = mctree_section(lims, Path(tmp))
-    paper = paper_section(a.moldtune, lims, a.repeats)
+        mctree = None if a.gemm_only else mctree_section(lims, Path(tmp))
+    paper = None if a.gemm_only else paper_section(a.moldtune, lims, a.repeats)
     out.mkdir(parents=True, exist_ok=True)
+    command = f"python3 scripts/reach.py --rounds {a.rounds} --repeats {a.repeats}"
+    if a.gemm_only:
+        command += f" --gemm-only --reach-run {os.path.relpath(REACH_RUN, ROOT)} --out {os.path.relpath(out.resolve(), ROOT)}"
     doc = {"started": started, "machine": machine, "gemm_large": gemm, "ablation": ablation, "paper": paper,
-           "mctree": mctree, "repeats": a.repeats,
-           "command": f"python3 scripts/reach.py --rounds {a.rounds} --repeats {a.repeats}"}
+           "mctree": mctree, "repeats": a.repeats, "reach_run": os.path.relpath(REACH_RUN, ROOT),
+           "command": command}
     (out / "reach.json").write_text(json.dumps(doc, indent=1))
     # Through JSON and back, as --report-only reads it (thread counts become strings).
     (out / "README.md").write_text(readme(json.loads(json.dumps(doc))))

@@ -32,6 +32,9 @@ impl Polly {
     }
 }
 
+/// How a vector width hint starts ([`Op::Vectorize`]).
+const VECTORIZE: &str = "#pragma clang loop vectorize_width(";
+
 /// One directive.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Op {
@@ -42,6 +45,12 @@ pub enum Op {
     Unroll(u32),
     /// `parallel for`, with what it must make private ([`LoopTree::private_clause`]).
     Parallel,
+    /// clang's `#pragma clang loop vectorize_width(width) interleave_count(interleave)` on an
+    /// innermost loop no OpenMP directive consumes (one would drop it silently).
+    Vectorize {
+        width: u32,
+        interleave: u32,
+    },
 }
 
 impl Op {
@@ -54,7 +63,9 @@ impl Op {
         }
     }
 
-    /// The directive after `#pragma omp ` (without a `parallel for`'s private clause).
+    /// The directive after `#pragma omp ` (without a `parallel for`'s private clause); a
+    /// directive that is not OpenMP's is written whole (`#pragma clang loop …`), which the
+    /// mold inserts as written.
     pub fn text(&self) -> String {
         let list = |v: &mut dyn Iterator<Item = String>| v.collect::<Vec<_>>().join(",");
         match self {
@@ -66,6 +77,9 @@ impl Op {
             Op::Reverse => "reverse".into(),
             Op::Unroll(f) => format!("unroll partial({f})"),
             Op::Parallel => "parallel for".into(),
+            Op::Vectorize { width, interleave } => {
+                format!("{VECTORIZE}{width}) interleave_count({interleave})")
+            }
         }
     }
 
@@ -78,6 +92,7 @@ impl Op {
             Op::Reverse => "reverse".into(),
             Op::Unroll(_) => "unroll".into(),
             Op::Parallel => "parallel".into(),
+            Op::Vectorize { .. } => "vectorize".into(),
         }
     }
 
@@ -92,6 +107,14 @@ impl Op {
         }
         if text == "reverse" {
             return Some(Op::Reverse);
+        }
+        if let Some(r) = text.strip_prefix(VECTORIZE) {
+            let (width, interleave) = r.split_once(") interleave_count(")?;
+            let interleave = numbers(interleave)?;
+            return Some(Op::Vectorize {
+                width: width.trim().parse().ok()?,
+                interleave: u32::try_from(*interleave.first()?).ok()?,
+            });
         }
         if let Some(r) = text.strip_prefix("tile sizes(") {
             let v = numbers(r)?;

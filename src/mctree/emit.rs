@@ -1,6 +1,7 @@
 //! `--emit-mold DIR`: the best node's structure as a code mold and a problem file, so that
 //! `moldtune run` fine-tunes its numbers with a learner (mctree's "parametric" mode without
-//! its patched compiler). Tile sizes and unroll factors become ordinal parameters,
+//! its patched compiler). Tile sizes, unroll factors, vector widths and interleave counts
+//! become ordinal parameters,
 //! `parallel for` an on/off choice, the Polly knob a categorical one; each parameter's
 //! default is the mctree best's value, so the problem's default configuration is that best.
 //! The output check compares against the untransformed file, as mctree's did.
@@ -93,6 +94,11 @@ fn directive(
             e.categorical(&[text.clone(), String::new()], &text)
         }
         Op::Interchange(_) | Op::Reverse => format!("#pragma omp {}", op.text()),
+        Op::Vectorize { width, interleave } => format!(
+            "#pragma clang loop vectorize_width({}) interleave_count({})",
+            e.ordinal(&r.vector_widths, *width, None),
+            e.ordinal(&r.interleave, *interleave, None)
+        ),
     }
 }
 

@@ -12,7 +12,9 @@
 //! - `reverse`: the loop carries none (`=` on it);
 //! - `parallel for`: the loop it parallelises (the outermost one the directives below
 //!   expose) carries none, scalars it privatises aside;
-//! - `unroll partial`: always.
+//! - `unroll partial`: always;
+//! - a vector width (`#pragma clang loop vectorize_width(..) interleave_count(..)`): the loop
+//!   carries none, as for `parallel for` (a reduction is not proved: clang reassociates it).
 //!
 //! The Polly knob needs no proof: Polly checks its own dependences.
 
@@ -88,7 +90,7 @@ pub fn directive(tree: &LoopTree, l: usize, ops: &[Op], i: usize) -> Result<(), 
         }
     }
     let second = match op {
-        Op::Reverse => Some(l),
+        Op::Reverse | Op::Vectorize { .. } => Some(l),
         Op::Parallel => tree.perfect_nest(l).get(outermost(&ops[..i])).copied(),
         _ => None,
     };
@@ -127,7 +129,7 @@ fn breaks(op: &Op, below: &[Op], v: &[Dir]) -> bool {
             let permuted = p.iter().map(|&x| v.get(x - 1).copied().unwrap_or(Dir::Eq));
             permuted.into_iter().find(|&d| d != Dir::Eq) == Some(Dir::Gt)
         }
-        Op::Reverse => carried(0),
+        Op::Reverse | Op::Vectorize { .. } => carried(0),
         Op::Parallel => carried(outermost(below)),
         Op::Unroll(_) => false,
     }
@@ -201,7 +203,16 @@ mod tests {
         assert!(check(fw.clone(), 1, &[Op::Tile(vec![8, 8])]));
         assert!(check(fw.clone(), 1, &[Op::Interchange(vec![2, 1])]));
         assert!(!check(fw.clone(), 1, &[Op::Parallel]));
-        assert!(check(fw, 0, &[Op::Unroll(4)]));
+        assert!(check(fw.clone(), 0, &[Op::Unroll(4)]));
+        let vector = Op::Vectorize {
+            width: 8,
+            interleave: 2,
+        };
+        assert!(
+            !check(fw.clone(), 2, std::slice::from_ref(&vector)),
+            "j carries path[i][j]"
+        );
+        assert!(check(fw[3..4].to_vec(), 2, &[vector]), "only i carries it");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use crate::error::Error;
+use crate::host::Host;
 use crate::mctree::discover::read_source;
 use crate::mctree::options::MctreeOptions;
 use crate::mctree::search::Walk;
@@ -70,6 +71,8 @@ pub(super) fn resolve(
         depth: o.depth.or(c.depth).unwrap_or(defaults.depth),
         tile_sizes: (o.tile_sizes.clone().or(c.tile_sizes.clone())).unwrap_or(defaults.tile_sizes),
         unroll: c.unroll.clone().unwrap_or(defaults.unroll),
+        vector_widths: (c.vector_widths.clone()).unwrap_or_else(vector_widths),
+        interleave: c.interleave.clone().unwrap_or(defaults.interleave),
         compiler: c.compiler.clone().unwrap_or("clang-22".into()),
         flags: (c.flags.clone()).unwrap_or_else(|| default_flags(c.metric)),
         args,
@@ -210,4 +213,12 @@ pub(super) fn resolved(
         budget: Budget::Valid,
         strategy: Some(kind.as_str().into()),
     })
+}
+
+/// The vector hints' default widths: one and two registers' worth of doubles on this machine
+/// ([`Host`]), none where it does not say.
+fn vector_widths() -> Vec<u32> {
+    Host::read()
+        .vectors
+        .map_or(vec![], |(doubles, _)| vec![doubles, 2 * doubles])
 }

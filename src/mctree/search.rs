@@ -366,11 +366,11 @@ pub fn family_weight(family: &str, tree: &Tree) -> f64 {
 
 /// Fixed-width features of a stack for the forest: per loop, the tile's width and log₂
 /// sizes, the interchange (of the loops, of the tile's floors) as a number, reverse, log₂
-/// unroll factor, parallel; then the Polly knob.
+/// unroll factor, parallel, log₂ vector width and interleave count; then the Polly knob.
 pub fn features(s: &Stacks, tree: &Tree) -> Vec<f64> {
     let mut out = Vec::new();
     for l in 0..tree.loops.loops.len() {
-        let mut f = [0.0; 9];
+        let mut f = [0.0; 11];
         let ops = s.ops.get(&l).map_or(&[][..], Vec::as_slice);
         for (i, op) in ops.iter().enumerate() {
             match op {
@@ -387,6 +387,10 @@ pub fn features(s: &Stacks, tree: &Tree) -> Vec<f64> {
                 Op::Reverse => f[6] = 1.0,
                 Op::Unroll(u) => f[7] = (*u as f64).log2(),
                 Op::Parallel => f[8] = 1.0,
+                Op::Vectorize { width, interleave } => {
+                    f[9] = (*width as f64).log2();
+                    f[10] = (*interleave as f64).log2();
+                }
             }
         }
         out.extend_from_slice(&f);

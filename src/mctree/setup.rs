@@ -37,6 +37,11 @@ pub struct ConfigFile {
     pub seed: Option<u64>,
     pub tile_sizes: Option<Vec<u32>>,
     pub unroll: Option<Vec<u32>>,
+    /// Vector widths (elements) for clang's hint on innermost loops (default: one and two
+    /// registers' worth of doubles on this machine; `[]`: no hints).
+    pub vector_widths: Option<Vec<u32>>,
+    /// Interleave counts that go with each width (default 1 and 4).
+    pub interleave: Option<Vec<u32>>,
     pub compiler: Option<String>,
     /// Optimisation flags (default `-O3 -march=native`).
     pub flags: Option<Vec<String>>,
@@ -93,6 +98,11 @@ pub struct Recorded {
     pub depth: usize,
     pub tile_sizes: Vec<u32>,
     pub unroll: Vec<u32>,
+    /// The vector hints' widths and interleave counts; runs recorded before them have none.
+    #[serde(default)]
+    pub vector_widths: Vec<u32>,
+    #[serde(default)]
+    pub interleave: Vec<u32>,
     pub compiler: String,
     pub flags: Vec<String>,
     /// The user's compiler and link arguments (paths made absolute).
@@ -148,6 +158,8 @@ impl Recorded {
         Options {
             tile_sizes: self.tile_sizes.clone(),
             unroll: self.unroll.clone(),
+            vector_widths: self.vector_widths.clone(),
+            interleave: self.interleave.clone(),
             depth: self.depth,
             trust_output_check: self.trust_output_check,
             ..Options::default()

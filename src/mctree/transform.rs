@@ -7,7 +7,12 @@
 //! `reverse` and `unroll partial` one loop, `parallel for` none; a multi-loop directive needs
 //! a perfect, rectangular nest below it. So every stack follows one grammar, bottom to top:
 //! a base (`tile`, `interchange`, `reverse` or `unroll partial`), an `interchange` of the tile's
-//! floor loops, `unroll partial` above `reverse`, and `parallel for` last. Nothing else is
+//! floor loops, `unroll partial` above `reverse`, and `parallel for` last. An innermost loop
+//! no directive of an outer loop consumes may instead have clang's vector hint
+//! (`#pragma clang loop vectorize_width(..) interleave_count(..)`) as its base, with only
+//! `parallel for` above it (clang accepts that order, not the other: a `clang loop` hint
+//! may not stand above an OpenMP directive, and one on a loop an OpenMP directive consumes
+//! is dropped without a word); a loop with the hint is consumed by no outer directive. Nothing else is
 //! generated — in particular no identity permutation, no `apply` (clang-22 hangs), no
 //! collapse into intra-tile loops (silently wrong).
 
@@ -30,6 +35,10 @@ pub struct Options {
     pub trust_output_check: bool,
     /// The Polly knobs to propose ([`crate::mctree::polly::knobs`]).
     pub polly: Vec<Polly>,
+    /// The vector widths (in elements) and interleave counts an innermost loop is given;
+    /// no widths, no vector hints.
+    pub vector_widths: Vec<u32>,
+    pub interleave: Vec<u32>,
 }
 
 impl Default for Options {
@@ -41,6 +50,8 @@ impl Default for Options {
             max_tile: 3,
             trust_output_check: false,
             polly: vec![Polly::On, Polly::NoReschedule, Polly::Parallel],
+            vector_widths: vec![4, 8],
+            interleave: vec![1, 4],
         }
     }
 }
@@ -144,8 +155,16 @@ fn bases(node: &Stacks, tree: &LoopTree, l: usize, o: &Options) -> Vec<Op> {
     ops.push(Op::Reverse);
     if tree.loops[l].children.is_empty() {
         ops.extend(o.unroll.iter().map(|&f| Op::Unroll(f)));
+        ops.extend(vector_hints(o));
     }
     ops
+}
+
+/// Every vector width with every interleave count ([`Op::Vectorize`]).
+fn vector_hints(o: &Options) -> impl Iterator<Item = Op> + '_ {
+    (o.vector_widths.iter()).flat_map(|&width| {
+        (o.interleave.iter()).map(move |&interleave| Op::Vectorize { width, interleave })
+    })
 }
 
 /// `parallel for` on loop `l`: no loop around it or inside it is parallel already
@@ -414,6 +433,34 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_free_innermost_loop_takes_a_vector_hint_and_nothing_consumes_it_after() {
+        let t = tree();
+        let root = Stacks::root();
+        let (kids, _) = children(&root, &t, &opts());
+        let hint = |width, interleave| Op::Vectorize { width, interleave };
+        let hints = |ops: Vec<Op>| -> Vec<Op> {
+            ops.into_iter()
+                .filter(|o| matches!(o, Op::Vectorize { .. }))
+                .collect()
+        };
+        let on2 = hints(ops_on(&kids, &root, 2));
+        assert_eq!(on2, vec![hint(4, 1), hint(4, 4), hint(8, 1), hint(8, 4)]);
+        assert!(hints(ops_on(&kids, &root, 0)).is_empty(), "not innermost");
+        // With a hint on k, the nest's tiles stop above it and only parallel for stacks on it.
+        let mut s = Stacks::root();
+        s.ops.insert(2, vec![hint(8, 4)]);
+        let (kids, _) = children(&s, &t, &opts());
+        let widest = (ops_on(&kids, &s, 0).iter()).map(Op::width).max();
+        assert_eq!(widest, Some(2));
+        assert_eq!(ops_on(&kids, &s, 2), vec![Op::Parallel]);
+        // A leaf a tile consumes gets no hint (clang would drop it).
+        s.ops.clear();
+        s.ops.insert(0, vec![Op::Tile(vec![32, 32, 32])]);
+        let (kids, _) = children(&s, &t, &opts());
+        assert!(hints(ops_on(&kids, &s, 2)).is_empty());
+    }
+
+    #[test]
     fn text_round_trips_and_the_depth_limit_holds() {
         let t = tree();
         let mut s = Stacks::root();
@@ -435,5 +482,16 @@ pub(crate) mod tests {
         assert_eq!(Stacks::parse("L9: reverse", Polly::Off, &t), None);
         assert_eq!(s.depth(), 4);
         assert!(children(&s, &t, &opts()).0.is_empty());
+        let hinted = Op::Vectorize {
+            width: 16,
+            interleave: 4,
+        };
+        s.ops.insert(2, vec![hinted.clone(), Op::Parallel]);
+        let text = s.text(&t);
+        assert!(text.ends_with(
+            "L2: parallel for private(k); L2: #pragma clang loop vectorize_width(16) interleave_count(4); L4: unroll partial(4)"
+        ), "{text}");
+        assert_eq!(Stacks::parse(&text, Polly::Off, &t), Some(s));
+        assert_eq!(Op::parse(&hinted.text()), Some(hinted));
     }
 }

@@ -35,7 +35,8 @@ pub struct Point {
     pub indent: String,
 }
 
-/// Insertion points fed by parameter `param`; every entry is written as `prefix` + `TEXT`.
+/// Insertion points fed by parameter `param`; every entry is written as `prefix` + `TEXT`,
+/// or as `TEXT` alone when it starts with `#` (a whole directive of another kind).
 #[derive(Debug, Clone)]
 pub struct Placement {
     pub param: usize,
@@ -57,7 +58,14 @@ impl Placement {
         Placement::entries(value)
             .filter_map(|(label, text)| {
                 let p = self.points.iter().find(|p| p.label == label)?;
-                Some((p.at, format!("{}{text}\n{}", self.prefix, p.indent)))
+                // A directive written whole (`#pragma clang loop …` among `#pragma omp …`
+                // ones) is inserted as written.
+                let prefix = if text.starts_with('#') {
+                    ""
+                } else {
+                    &self.prefix
+                };
+                Some((p.at, format!("{prefix}{text}\n{}", p.indent)))
             })
             .collect()
     }

@@ -20,6 +20,8 @@ pub fn recorded(file: &Path, kernel: &str, flags: &[&str]) -> Recorded {
         depth: 4,
         tile_sizes: Options::default().tile_sizes,
         unroll: vec![2, 4, 8],
+        vector_widths: Options::default().vector_widths,
+        interleave: Options::default().interleave,
         compiler: "clang-22".into(),
         flags: vec!["-O1".into()],
         args: flags.iter().map(|f| f.to_string()).collect(),
