@@ -403,7 +403,7 @@ def readme(doc):
 after: this machine is shared, and the programs were timed interleaved, each round in a shuffled order, so a busy
 moment falls on all of them alike). Machine (`moldtune machine`): {machine['cpu']}, {machine['compiler']}; peak
 {l1['peak_gflops']:.1f} GFLOP/s and triad {l1['bandwidth_gbs']:.1f} GB/s at 1 thread, {l2['peak_gflops']:.1f} and
-{l2['bandwidth_gbs']:.1f} at 2. What was tried to get closer: [experiments.md](experiments.md).
+{l2['bandwidth_gbs']:.1f} at 2. What was tried to get closer: [experiments.md]({doc.get('experiments', 'experiments.md')}).
 
 ## gemm LARGE (NI 1000, NJ 1100, NK 1200; {gemm['flops'] / 1e9:.2f} GFLOP by BLAS's count)
 
@@ -498,6 +498,7 @@ def main():
         command += f" --gemm-only --reach-run {os.path.relpath(REACH_RUN, ROOT)} --out {os.path.relpath(out.resolve(), ROOT)}"
     doc = {"started": started, "machine": machine, "gemm_large": gemm, "ablation": ablation, "paper": paper,
            "mctree": mctree, "repeats": a.repeats, "reach_run": os.path.relpath(REACH_RUN, ROOT),
+           "experiments": os.path.relpath(ROOT / "results/reach/experiments.md", out.resolve()),
            "command": command}
     (out / "reach.json").write_text(json.dumps(doc, indent=1))
     # Through JSON and back, as --report-only reads it (thread counts become strings).
