@@ -1429,3 +1429,31 @@ fn a_compiler_stopped_for_its_output_size_says_so() {
     );
     assert_code(&o, 2);
 }
+
+/// The number of one-directive stacks `--list` proves on gemm with the config file `yaml`.
+fn proved_with(dir: &Path, yaml: &str) -> u64 {
+    let cfg = dir.join("mctree.yaml");
+    std::fs::write(&cfg, yaml).unwrap();
+    let o = mctree(&kernel("gemm"))
+        .arg("--list")
+        .json()
+        .arg("--config")
+        .arg(&cfg)
+        .output();
+    assert_code(&o, 0);
+    let listed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    listed["depth1"]["proved"].as_u64().unwrap()
+}
+
+#[test]
+fn vector_hints_follow_the_config_and_none_are_offered_without_widths() {
+    require_clang!();
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // gemm has two innermost loops free of any outer directive (L1 and L3).
+    let none = proved_with(d, "vector_widths: []\n");
+    let one = proved_with(d, "vector_widths: [4]\ninterleave: [2]\n");
+    let six = proved_with(d, "vector_widths: [4, 8, 16]\ninterleave: [1, 4]\n");
+    assert_eq!(one, none + 2);
+    assert_eq!(six, none + 12);
+}
