@@ -246,8 +246,11 @@ impl Subject {
     }
 }
 
-/// Proved stacks with a vector hint built so far (by every test of this file).
-static HINTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// How many proved stacks an oracle built, and how many of them carry a vector hint.
+struct Built {
+    stacks: usize,
+    hinted: usize,
+}
 
 /// Builds every proved node of `file` (all of depth 1, `deep` of depth 2) and returns the
 /// ones whose output differs on one of `inputs`, with why.
@@ -256,7 +259,7 @@ fn proved_but_wrong(
     flags: &[&str],
     inputs: Vec<Input>,
     deep: usize,
-) -> (usize, Vec<String>) {
+) -> (Built, Vec<String>) {
     let tmp = tempfile::tempdir().unwrap();
     let mut s = Subject::with_inputs(file, flags, inputs, false, tmp.path());
     let nodes = s.nodes(deep);
@@ -279,25 +282,30 @@ fn proved_but_wrong(
         nodes.len(),
         wrong.len()
     );
-    HINTED.fetch_add(hinted, std::sync::atomic::Ordering::Relaxed);
-    (nodes.len(), wrong)
+    (
+        Built {
+            stacks: nodes.len(),
+            hinted,
+        },
+        wrong,
+    )
 }
 
 #[test]
 fn every_stack_proved_on_the_adversarial_kernels_keeps_the_output() {
     require_clang!();
     let mut wrong = vec![];
-    let mut built = 0;
+    let (mut built, mut hinted) = (0, 0);
     for f in ADVERSARIAL {
         let (n, w) = proved_but_wrong((adversarial(f), ""), &[], random_inputs(), 60);
-        built += n;
+        built += n.stacks;
+        hinted += n.hinted;
         wrong.extend(w);
     }
     assert!(
         built > 40,
         "only {built} stacks proved: the test proves too little to judge"
     );
-    let hinted = HINTED.load(std::sync::atomic::Ordering::Relaxed);
     assert!(
         hinted > 10,
         "only {hinted} proved stacks with a vector hint built"
@@ -702,7 +710,7 @@ fn every_stack_proved_on_polybench_4_2_1_keeps_the_output() {
         let file = pb.join(f.trim().trim_start_matches("./"));
         let flags = [include.as_str(), "-DPOLYBENCH_DUMP_ARRAYS"];
         let (n, w) = proved_but_wrong((file, ""), &flags, inputs.clone(), 4);
-        built += n;
+        built += n.stacks;
         wrong.extend(w);
     }
     eprintln!(
@@ -771,7 +779,7 @@ fn every_stack_proved_on_tsvc_2_keeps_the_output() {
         let mut flags = vec![include.as_str(), "-DTSVC_ITERATIONS=100"];
         flags.extend(objects.iter().map(String::as_str));
         let (n, w) = proved_but_wrong((file.clone(), &kernel), &flags, random_inputs(), 0);
-        built += n;
+        built += n.stacks;
         wrong.extend(w);
     }
     eprintln!(

@@ -49,10 +49,13 @@ pub(super) fn machine_command(a: MachineArgs) -> Result<u8, Error> {
         .collect::<Result<Vec<_>, _>>()?;
     let (limits, kept): (Vec<_>, Vec<_>) = measured.into_iter().unzip();
     let host = Host::read();
-    let facts: serde_json::Map<String, serde_json::Value> = (host::FACTS.iter())
-        .map(|(name, _)| (name.to_string(), host.fact(name).ok().into()))
+    let facts: Vec<(&str, Option<u64>)> = (host::FACTS.iter())
+        .map(|(name, _)| (*name, host.fact(name).ok()))
         .collect();
     if a.json {
+        let facts: serde_json::Map<String, serde_json::Value> = (facts.iter())
+            .map(|(n, v)| (n.to_string(), (*v).into()))
+            .collect();
         let json = serde_json::json!({ "cpu": cpu, "compiler": compiler, "limits": limits, "machine": facts });
         print_json(&json);
         return Ok(exit::OK);
@@ -68,7 +71,7 @@ pub(super) fn machine_command(a: MachineArgs) -> Result<u8, Error> {
             l.bandwidth_gbs
         );
     }
-    println!("{}", facts_line(&host));
+    println!("{}", facts_line(&facts));
     match kept.into_iter().find_map(Result::err) {
         None => match roofline::cache_file() {
             Some(f) => println!("kept in {} (`--remeasure` to measure again)", f.display()),
@@ -80,11 +83,11 @@ pub(super) fn machine_command(a: MachineArgs) -> Result<u8, Error> {
 }
 
 /// The facts a problem file's expressions name as `machine.<fact>`, on one line.
-fn facts_line(host: &Host) -> String {
-    let shown: Vec<String> = (host::FACTS.iter())
-        .map(|(name, _)| match host.fact(name) {
-            Ok(v) => format!("{name} {v}"),
-            Err(_) => format!("{name} unknown"),
+fn facts_line(facts: &[(&str, Option<u64>)]) -> String {
+    let shown: Vec<String> = (facts.iter())
+        .map(|(name, v)| match v {
+            Some(v) => format!("{name} {v}"),
+            None => format!("{name} unknown"),
         })
         .collect();
     format!("machine.*: {}", shown.join(", "))

@@ -35,6 +35,12 @@ impl Polly {
 /// How a vector width hint starts ([`Op::Vectorize`]).
 const VECTORIZE: &str = "#pragma clang loop vectorize_width(";
 
+/// clang's vector hint with `width` and `interleave` as written (numbers, or the markers of
+/// an emitted mold).
+pub fn vector_hint(width: impl std::fmt::Display, interleave: impl std::fmt::Display) -> String {
+    format!("{VECTORIZE}{width}) interleave_count({interleave})")
+}
+
 /// One directive.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Op {
@@ -77,9 +83,7 @@ impl Op {
             Op::Reverse => "reverse".into(),
             Op::Unroll(f) => format!("unroll partial({f})"),
             Op::Parallel => "parallel for".into(),
-            Op::Vectorize { width, interleave } => {
-                format!("{VECTORIZE}{width}) interleave_count({interleave})")
-            }
+            Op::Vectorize { width, interleave } => vector_hint(width, interleave),
         }
     }
 

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
-use crate::mctree::directive::{Op, Polly, Stacks};
+use crate::mctree::directive::{vector_hint, Op, Polly, Stacks};
 use crate::mctree::looptree::LoopTree;
 use crate::mctree::setup::Recorded;
 use crate::problem::param::{Kind, OpenValues, Param};
@@ -94,10 +94,9 @@ fn directive(
             e.categorical(&[text.clone(), String::new()], &text)
         }
         Op::Interchange(_) | Op::Reverse => format!("#pragma omp {}", op.text()),
-        Op::Vectorize { width, interleave } => format!(
-            "#pragma clang loop vectorize_width({}) interleave_count({})",
+        Op::Vectorize { width, interleave } => vector_hint(
             e.ordinal(&r.vector_widths, *width, None),
-            e.ordinal(&r.interleave, *interleave, None)
+            e.ordinal(&r.interleave, *interleave, None),
         ),
     }
 }
