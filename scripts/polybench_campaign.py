@@ -70,11 +70,11 @@ def name_of(path):
     return os.path.splitext(os.path.basename(path))[0]
 
 
-def run_mctree(binary, pb, path, seed, evals, out):
+def run_mctree(binary, pb, path, seed, evals, out, dataset="MEDIUM"):
     shutil.rmtree(out, ignore_errors=True)
     cmd = [binary, "mctree", path, "--strategy", "rf", "--max-evals", str(evals),
            "--seed", str(seed), "--out", out, "--quiet", "--json",
-           "--", "-Iutilities", "-DMEDIUM_DATASET", "utilities/polybench.c"]
+           "--", "-Iutilities", f"-D{dataset}_DATASET", "utilities/polybench.c"]
     t0 = time.time()
     p = subprocess.run(cmd, cwd=pb, capture_output=True, text=True)
     # As typed, without this machine's home directory: `--out ~/.cache/...`.

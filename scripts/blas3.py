@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""mctree against the library on the BLAS-3 kernels of PolyBench/C 4.2.1 (issue 58, item 3),
+into results/reach/blas3.json and blas3.md.
+
+For each of gemm, syrk, syr2k, symm, trmm, 2mm and 3mm (the last two chains of gemm), at
+`--dataset` (LARGE):
+  1. mctree searches the file as published, as scripts/polybench_campaign.py runs it
+     (`moldtune mctree FILE --strategy rf --max-evals N -- -Iutilities -D<DATASET>_DATASET
+     utilities/polybench.c`); `--continue` keeps a run already in `--work`;
+  2. builds plain -O3, -O3 with Polly (unrestricted, as a user would try it), mctree's verified
+     best (best.c with its evaluation's exact compile command), and the kernel through OpenBLAS
+     (scripts/reach/blas3_openblas.c: the benchmark's own file, its kernel replaced by the
+     routine) with every OpenBLAS kernel set this CPU runs;
+  3. checks every program's array dump against -O3's, to the dump's printed precision (two
+     decimals: OpenBLAS sums in another order, which can move the last printed digit by one);
+  4. times them all interleaved, each round in a shuffled order, at 1 and 2 threads;
+  5. counts the kernel's work (scripts/reach/counted.hpp) for the roof of `moldtune machine`:
+     each program's fraction of the roof, and mctree's rate as a fraction of the fastest
+     OpenBLAS kernel set's and of Polly's, with 95% bootstrap intervals (whole rounds resampled).
+
+    python3 scripts/blas3.py [--dataset LARGE] [--evals 30] [--rounds 10] [--kernels gemm,syrk]
+                             [--continue] [--report-only]
+
+Needs clang-22, libopenblas-dev and PolyBench/C 4.2.1 (fetched into the cache as the campaign
+does). About 5 minutes per kernel at LARGE with 30 evaluations and 10 rounds.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import polybench_campaign as campaign  # noqa: E402
+import reach  # noqa: E402
+
+ROOT = reach.ROOT
+OUT = ROOT / "results/reach"
+OPENBLAS_SOURCE = ROOT / "scripts/reach/blas3_openblas.c"
+KERNELS = {
+    "gemm": "linear-algebra/blas/gemm/gemm.c",
+    "syrk": "linear-algebra/blas/syrk/syrk.c",
+    "syr2k": "linear-algebra/blas/syr2k/syr2k.c",
+    "symm": "linear-algebra/blas/symm/symm.c",
+    "trmm": "linear-algebra/blas/trmm/trmm.c",
+    "2mm": "linear-algebra/kernels/2mm/2mm.c",
+    "3mm": "linear-algebra/kernels/3mm/3mm.c",
+}
+THREADS = [1, 2]
+
+
+def search(a, pb, name, run_dir):
+    """mctree's run on the kernel (kept with --continue when it finished): its record."""
+    record = run_dir / "search.json"
+    if a.cont and record.exists() and (run_dir / "best.c").exists():
+        return json.loads(record.read_text())
+    mc, _ = campaign.run_mctree(a.binary, str(pb), KERNELS[name], a.seed, a.evals, str(run_dir), a.dataset)
+    record.write_text(json.dumps(mc))
+    return mc
+
+
+def builds(pb, name, run_dir, work):
+    """{label: compile argv} of -O3, Polly, mctree's best and the OpenBLAS program."""
+    best = campaign.argv_of(campaign.best_eval(str(run_dir)), str(run_dir), str(run_dir / "best.c"),
+                            str(work / "mctree"))
+    original = str(pb / KERNELS[name])
+    blas = campaign.plain_argv(best, str(OPENBLAS_SOURCE), str(work / "openblas"), False)
+    blas += [f"-DKERNEL_{name.upper()}", f'-DKERNEL_FILE="{name}.c"',
+             f"-I{Path(original).parent}", "-lopenblas", "-w"]
+    return {
+        "-O3": campaign.plain_argv(best, original, str(work / "O3"), False),
+        "Polly": campaign.plain_argv(best, original, str(work / "polly"), True),
+        "mctree": best,
+        "OpenBLAS": blas,
+    }
+
+
+def build_all(pb, argvs, work):
+    """Builds each program twice (timed, and dumping its arrays): {label: (timed, dumping)}."""
+    out = {}
+    for label, argv in argvs.items():
+        exe = argv[argv.index("-o") + 1]
+        dumping = argv[:]
+        dumping[dumping.index("-o") + 1] = exe + "-dump"
+        for v in (argv, dumping + ["-DPOLYBENCH_DUMP_ARRAYS"]):
+            ok, err = campaign.build(v, str(pb))
+            if not ok:
+                sys.exit(f"blas3: {label} does not build: {err}")
+        out[label] = (exe, exe + "-dump")
+    return out
+
+
+def printed_agree(a, b):
+    """Two PolyBench dumps agree to their printed precision: each number within one unit
+    of its last printed digit (and the text between numbers the same)."""
+    ta, tb = a.split(), b.split()
+    if len(ta) != len(tb):
+        return False
+    for x, y in zip(ta, tb):
+        if x == y:
+            continue
+        try:
+            unit = 10.0 ** -len(x.split(".")[1]) if "." in x else 1.0
+            if abs(float(x) - float(y)) > unit * 1.000001:
+                return False
+        except ValueError:
+            return False
+    return True
+
+
+def programs_checked(built, work):
+    """{name: (executable, environment)} of every program whose dump agrees with -O3's; the
+    OpenBLAS program once per kernel set. Exits if one disagrees (nothing is timed)."""
+    blas_exe, blas_dump = built.pop("OpenBLAS")
+    progs = {label: ((exe, {}), (dump, {})) for label, (exe, dump) in built.items()}
+    for label, env in reach.openblas_cores(blas_exe):
+        progs[label] = ((blas_exe, env), (blas_dump, env))
+    env = dict(os.environ, **reach.threads_env(2))
+    rc, ref = campaign.dump(progs["-O3"][1][0], env)
+    for label, (_, (exe, extra)) in progs.items():
+        rc, got = campaign.dump(exe, {**env, **extra})
+        if rc != 0 or not printed_agree(ref, got):
+            sys.exit(f"blas3: {label}'s output differs from -O3's (exit {rc}): nothing timed")
+    return {label: timed for label, (timed, _) in progs.items()}
+
+
+def kernel(a, pb, lims, name):
+    """One kernel's record: the search, the checked programs' samples and the counted work."""
+    work = Path(a.work) / f"{name}-{a.dataset.lower()}-{a.seed}"
+    run_dir = work / "run"
+    work.mkdir(parents=True, exist_ok=True)
+    mc = search(a, pb, name, run_dir)
+    if mc["exit"] != 0:
+        return {"kernel": name, "mctree": mc}
+    progs = programs_checked(build_all(pb, builds(pb, name, run_dir, work), work), work)
+    flops, bytes_ = reach.counted_work(pb, KERNELS[name], work, a.dataset)
+    load0 = os.getloadavg()[0]
+    samples = reach.measure(progs, THREADS, a.rounds, a.seed)
+    best = campaign.best_eval(str(run_dir))["config"]
+    return {"kernel": name, "mctree": mc, "best": best, "flops": flops, "bytes": bytes_,
+            "roof_gflops": {t: reach.roof(flops, bytes_, lims[t]) for t in THREADS},
+            "load": [load0, os.getloadavg()[0]], "samples": samples}
+
+
+def rows(k):
+    """The kernel's table rows, one per thread count."""
+    out = []
+    for t, by in k["samples"].items():
+        blas = reach.fastest_openblas(by)
+        rate = {n: k["flops"] / statistics.median(s) / 1e9 for n, s in by.items()}
+        roof = k["roof_gflops"][t]
+        cell = lambda n: f"{rate[n]:.1f} ({rate[n] / roof:.0%})"
+        of_blas = reach.bootstrap_ratio(by[blas], by["mctree"])
+        of_polly = reach.bootstrap_ratio(by["Polly"], by["mctree"])
+        out.append(f"| {k['kernel']} | {t} | {roof:.1f} | {cell('-O3')} | {cell('Polly')} | **{cell('mctree')}** | "
+                   f"{cell(blas)} {blas.removeprefix('OpenBLAS ')} | {ci(of_blas, '%')} | {ci(of_polly, 'x')} |")
+    return out
+
+
+def ci(r, kind):
+    f = (lambda x: f"{x:.0%}") if kind == "%" else (lambda x: f"{x:.2f}x")
+    return f"**{f(r[0])}** [{f(r[1])}, {f(r[2])}]"
+
+
+def report(doc):
+    lines = [f"# mctree against OpenBLAS on the BLAS-3 kernels of PolyBench/C 4.2.1 ({doc['dataset']})", "",
+             f"Measured {doc['started']} on {doc['machine']['cpu']}, {doc['compiler']}; "
+             f"`{doc['command']}`. mctree: `--strategy rf --max-evals {doc['evals']} --seed {doc['seed']}` on the "
+             "file as published. Every program's dump agreed with -O3's to its printed precision before it was "
+             f"timed; {doc['rounds']} interleaved rounds, each in a shuffled order. GFLOP/s from the counted work "
+             "(fraction of the roof of `moldtune machine` at that thread count in brackets); OpenBLAS: the fastest "
+             "of the kernel sets this CPU runs. `of OpenBLAS`: mctree's rate over OpenBLAS's, `over Polly`: "
+             "mctree's speed-up over Polly alone, both with 95% bootstrap intervals.", "",
+             "| kernel | threads | roof GFLOP/s | -O3 | Polly | mctree | OpenBLAS | mctree of OpenBLAS | "
+             "mctree over Polly |", "|---|---|---|---|---|---|---|---|---|"]
+    for k in doc["kernels"]:
+        lines += rows(k) if "samples" in k else [f"| {k['kernel']} | – | mctree exited {k['mctree']['exit']}: "
+                                                  f"{k['mctree'].get('why', '')} |||||||"]
+    lines += ["", "mctree's verified bests:", ""]
+    lines += [f"- {k['kernel']}: `{stack(k['best'])}`" for k in doc["kernels"] if "best" in k]
+    return "\n".join(lines) + "\n"
+
+
+def stack(config):
+    s = config.get("transformations") or "(no directive)"
+    polly = config.get("polly") or ""
+    return s + (f"; {polly}" if polly else "")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dataset", default="LARGE", choices=["MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE"])
+    ap.add_argument("--evals", type=int, default=30, help="mctree's --max-evals per kernel")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--rounds", type=int, default=10, help="interleaved timing rounds")
+    ap.add_argument("--kernels", default=",".join(KERNELS), help="comma-separated, from " + ", ".join(KERNELS))
+    ap.add_argument("--binary", default=campaign.DEFAULT_BINARY, help="the moldtune to run")
+    ap.add_argument("--work", default="", help="run directories (default: <cache>/blas3-runs)")
+    ap.add_argument("--continue", dest="cont", action="store_true", help="keep mctree's runs already in --work")
+    ap.add_argument("--out", default=str(OUT), help="where blas3.json and blas3.md go")
+    ap.add_argument("--report-only", action="store_true", help="rewrite blas3.md from blas3.json")
+    a = ap.parse_args()
+    out = Path(a.out)
+    if a.report_only:
+        (out / "blas3.md").write_text(report(json.loads((out / "blas3.json").read_text())))
+        return
+    wanted = [k for k in a.kernels.split(",") if k]
+    if unknown := [k for k in wanted if k not in KERNELS]:
+        sys.exit(f"blas3: unknown kernel {', '.join(unknown)}; the kernels: {', '.join(KERNELS)}")
+    cache = Path(os.environ.get("MOLDTUNE_CACHE", os.path.expanduser("~/.cache/moldtune")))
+    pb = Path(campaign.fetch(str(cache / "polybench-c-4.2.1"))).resolve()
+    a.work = a.work or str(cache / "blas3-runs")
+    a.binary = os.path.abspath(a.binary)
+    machine, lims = reach.limits(a.binary)
+    doc = {"started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": machine,
+           "compiler": reach.sh(["clang-22", "--version"]).stdout.splitlines()[0], "dataset": a.dataset,
+           "evals": a.evals, "seed": a.seed, "rounds": a.rounds, "kernels": [],
+           "command": f"python3 scripts/blas3.py --dataset {a.dataset} --evals {a.evals} --rounds {a.rounds}"}
+    out.mkdir(parents=True, exist_ok=True)
+    for name in wanted:
+        doc["kernels"].append(kernel(a, pb, lims, name))
+        # Through JSON and back, as --report-only reads it (thread counts become strings).
+        (out / "blas3.json").write_text(json.dumps(doc, indent=1))
+        (out / "blas3.md").write_text(report(json.loads(json.dumps(doc))))
+        print(f"blas3: {name} done", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
