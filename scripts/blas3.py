@@ -103,7 +103,7 @@ def printed_agree(a, b):
             continue
         try:
             unit = 10.0 ** -len(x.split(".")[1]) if "." in x else 1.0
-            if abs(float(x) - float(y)) > unit * 1.000001:
+            if not abs(float(x) - float(y)) <= unit * 1.000001:  # a NaN agrees with nothing
                 return False
         except ValueError:
             return False

@@ -90,6 +90,7 @@ impl Walk<'_> {
             private: vec![],
             outside: vec![],
             trip_unknown: None,
+            most_trips: None,
             polly_disagrees: None,
             independent: false,
         };

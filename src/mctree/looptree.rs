@@ -119,6 +119,11 @@ pub struct Loop {
     /// `interchange` of it are then not proved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trip_unknown: Option<String>,
+    /// The most iterations it may run, from the ranges of its bounds ([`crate::mctree::trips`];
+    /// a bound on a parameter whose callers pass a constant counts too): how much of an array
+    /// an untiled loop sweeps inside a tile ([`crate::mctree::footprint`]). `None`: unbounded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub most_trips: Option<i64>,
     /// Why Polly, the second prover ([`crate::mctree::second`]), disagrees that it carries
     /// no dependence: `reverse` and `parallel for` of it are then not proved.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -19,6 +19,7 @@ pub mod directive;
 pub mod discover;
 pub mod emit;
 pub mod extents;
+pub mod footprint;
 pub mod header;
 pub mod legality;
 pub mod looptree;

@@ -19,7 +19,9 @@ pub struct MctreeOptions {
     /// At most this many transformations per node [default: 4].
     #[arg(long)]
     pub depth: Option<usize>,
-    /// Tile sizes to try [default: 4,8,16,20,32,50,64,80,96,100,128,256,2048].
+    /// Tile sizes to try [default: 4,8,16,20,32,50,64,80,96,100,128,256,2048, each tile's
+    /// working set bounded by this machine's L2 cache where some tile of the loops fits it;
+    /// sizes given here (or in `--config`) are all tried].
     #[arg(long, value_delimiter = ',')]
     pub tile_sizes: Option<Vec<u32>>,
     /// Print the kernel's loop tree and stop.

@@ -47,14 +47,7 @@ pub(super) fn resolve(
     if let Some(prev) = prev {
         return Ok(prev);
     }
-    let Some(file) = &o.file else {
-        return Err(Error::usage(
-            "no C file given",
-            Some("`moldtune mctree kernel.c`"),
-        ));
-    };
-    let file = std::fs::canonicalize(file)
-        .map_err(|e| Error::usage(format!("cannot find `{}`: {e}", file.display()), None))?;
+    let file = canonical_file(o)?;
     let mut args = c.args.clone().unwrap_or_default();
     args.extend(o.args.iter().cloned());
     let (args, sources) = setup::split_args(&args)?;
@@ -70,6 +63,7 @@ pub(super) fn resolve(
         strategy: (o.strategy.clone().or(c.strategy.clone())).unwrap_or("rf".into()),
         depth: o.depth.or(c.depth).unwrap_or(defaults.depth),
         tile_sizes: (o.tile_sizes.clone().or(c.tile_sizes.clone())).unwrap_or(defaults.tile_sizes),
+        tile_bound: tile_bound(o, c),
         unroll: c.unroll.clone().unwrap_or(defaults.unroll),
         vector_widths: (c.vector_widths.clone()).unwrap_or_else(vector_widths),
         interleave: c.interleave.clone().unwrap_or(defaults.interleave),
@@ -213,6 +207,23 @@ pub(super) fn resolved(
         budget: Budget::Valid,
         strategy: Some(kind.as_str().into()),
     })
+}
+
+/// The C file, as an absolute path.
+fn canonical_file(o: &MctreeOptions) -> Result<std::path::PathBuf, Error> {
+    let Some(file) = &o.file else {
+        let hint = Some("`moldtune mctree kernel.c`");
+        return Err(Error::usage("no C file given", hint));
+    };
+    std::fs::canonicalize(file)
+        .map_err(|e| Error::usage(format!("cannot find `{}`: {e}", file.display()), None))
+}
+
+/// The cache a tile's working set must fit: this machine's L2 when the tile sizes are the
+/// defaults (sizes the user gives are all tried).
+fn tile_bound(o: &MctreeOptions, c: &ConfigFile) -> Option<u64> {
+    let defaults = o.tile_sizes.is_none() && c.tile_sizes.is_none();
+    defaults.then(|| Host::read().caches[1]).flatten()
 }
 
 /// The vector hints' default widths: one and two registers' worth of doubles on this machine

@@ -97,6 +97,11 @@ pub struct Recorded {
     pub strategy: String,
     pub depth: usize,
     pub tile_sizes: Vec<u32>,
+    /// The cache (bytes) a proposed tile's working set must fit ([`Options::tile_bound`]):
+    /// this machine's L2 when the tile sizes are the defaults; runs recorded before it have
+    /// none.
+    #[serde(default)]
+    pub tile_bound: Option<u64>,
     pub unroll: Vec<u32>,
     /// The vector hints' widths and interleave counts; runs recorded before them have none.
     #[serde(default)]
@@ -157,6 +162,7 @@ impl Recorded {
     pub fn options(&self) -> Options {
         Options {
             tile_sizes: self.tile_sizes.clone(),
+            tile_bound: self.tile_bound,
             unroll: self.unroll.clone(),
             vector_widths: self.vector_widths.clone(),
             interleave: self.interleave.clone(),

@@ -16,6 +16,7 @@
 //! generated — in particular no identity permutation, no `apply` (clang-22 hangs), no
 //! collapse into intra-tile loops (silently wrong).
 
+use crate::mctree::footprint;
 use crate::mctree::legality;
 use crate::mctree::looptree::LoopTree;
 
@@ -39,6 +40,9 @@ pub struct Options {
     /// no widths, no vector hints.
     pub vector_widths: Vec<u32>,
     pub interleave: Vec<u32>,
+    /// The cache a tile's working set ([`footprint::bytes`]) must fit, in bytes: where some
+    /// tile of a band fits, the band's tiles that do not are not proposed. `None`: no bound.
+    pub tile_bound: Option<u64>,
 }
 
 impl Default for Options {
@@ -52,6 +56,7 @@ impl Default for Options {
             polly: vec![Polly::On, Polly::NoReschedule, Polly::Parallel],
             vector_widths: vec![4, 8],
             interleave: vec![1, 4],
+            tile_bound: None,
         }
     }
 }
@@ -147,7 +152,7 @@ fn bases(node: &Stacks, tree: &LoopTree, l: usize, o: &Options) -> Vec<Op> {
     // legal stacks on it (no interchange of one loop, no parallel for, no reverse).
     let dead_end = tree.deps.unanalysable.is_none() && legality::carries(tree, l);
     for k in (1 + dead_end as usize)..=width.min(o.max_tile) {
-        ops.extend(tiles(&nest[..k], tree, &o.tile_sizes));
+        ops.extend(tiles(&nest[..k], tree, o));
     }
     for k in 2..=width.min(o.max_tile) {
         ops.extend(permutations(k));
@@ -197,20 +202,33 @@ fn is_below(tree: &LoopTree, x: usize, l: usize) -> bool {
     false
 }
 
-/// Every tile of the loops `nest` with sizes from `sizes`; a size at or above a loop's
-/// constant trip count tiles nothing and is left out.
-fn tiles(nest: &[usize], tree: &LoopTree, sizes: &[u32]) -> Vec<Op> {
+/// Every tile of the loops `nest` with sizes from the options; a size at or above a loop's
+/// constant trip count tiles nothing and is left out, and so are the tiles whose working set
+/// exceeds the options' bound when another fits it.
+fn tiles(nest: &[usize], tree: &LoopTree, o: &Options) -> Vec<Op> {
     let per_loop: Vec<Vec<u32>> = nest
         .iter()
         .map(|&n| {
             let trip = tree.loops[n].trip;
-            (sizes.iter().copied())
+            (o.tile_sizes.iter().copied())
                 .filter(|&s| trip.is_none_or(|t| (s as i64) < t))
                 .collect()
         })
         .collect();
+    let mut all = products(&per_loop);
+    if let Some(bound) = o.tile_bound {
+        let fits = |v: &Vec<u32>| footprint::bytes(tree, nest, v).is_some_and(|b| b <= bound);
+        if all.iter().any(fits) {
+            all.retain(fits);
+        }
+    }
+    all.into_iter().map(Op::Tile).collect()
+}
+
+/// Every choice of one value per list, in order (none if a list is empty).
+fn products(per_loop: &[Vec<u32>]) -> Vec<Vec<u32>> {
     let mut out: Vec<Vec<u32>> = vec![vec![]];
-    for choices in &per_loop {
+    for choices in per_loop {
         out = out
             .iter()
             .flat_map(|prefix| {
@@ -222,10 +240,8 @@ fn tiles(nest: &[usize], tree: &LoopTree, sizes: &[u32]) -> Vec<Op> {
             })
             .collect();
     }
-    out.into_iter()
-        .filter(|v| !v.is_empty())
-        .map(Op::Tile)
-        .collect()
+    out.retain(|v| !v.is_empty());
+    out
 }
 
 /// Every permutation of `1..=k` but the identity, as interchanges.
@@ -281,6 +297,7 @@ pub(crate) mod tests {
             private: vec![],
             outside: vec![],
             trip_unknown: None,
+            most_trips: Some(100),
             polly_disagrees: None,
             independent: true,
         }
@@ -355,6 +372,37 @@ pub(crate) mod tests {
         let on3 = ops_on(&kids, &root, 3);
         assert!(on3.iter().all(|o| o.width() == 1), "{on3:?}");
         assert_eq!(kids.iter().filter(|(_, f)| f == "polly").count(), 3);
+    }
+
+    #[test]
+    fn tiles_whose_working_set_exceeds_the_cache_are_left_out_where_one_fits() {
+        let (t, root) = (crate::mctree::footprint::tests::gemm(), Stacks::root());
+        let tiles = |bound: Option<u64>| -> Vec<Op> {
+            let o = Options {
+                tile_sizes: vec![8, 32, 64],
+                tile_bound: bound,
+                ..Options::default()
+            };
+            let on0 = ops_on(&children(&root, &t, &o).0, &root, 0);
+            on0.into_iter()
+                .filter(|o| matches!(o, Op::Tile(_)))
+                .collect()
+        };
+        let all = tiles(None);
+        // Three 32 x 32 blocks of doubles fit; 64 x 64 x 64 does not.
+        let bounded = tiles(Some(3 * 32 * 32 * 8));
+        assert!(all.contains(&Op::Tile(vec![64, 64, 64])));
+        assert!(!bounded.contains(&Op::Tile(vec![64, 64, 64])));
+        assert!(bounded.contains(&Op::Tile(vec![32, 32, 32])));
+        assert!(bounded.contains(&Op::Tile(vec![8, 64, 8])));
+        // One loop tiled, the other two sweep their 100 iterations: no size fits, all stay.
+        assert!(bounded.contains(&Op::Tile(vec![64])));
+        assert!(
+            bounded.len() < all.len(),
+            "{} of {}",
+            bounded.len(),
+            all.len()
+        );
     }
 
     #[test]

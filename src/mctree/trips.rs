@@ -12,30 +12,52 @@ use crate::mctree::ranges::{ends, kernel_env, walk, Range, Visitor};
 use crate::mctree::unit::{Function, Unit};
 
 /// Sets [`crate::mctree::looptree::Loop::trip_unknown`] on every loop whose trip count may be
-/// negative; `whole_program`: no other source calls the kernel.
+/// negative, and [`crate::mctree::looptree::Loop::most_trips`] on every loop whose bounds are
+/// bounded; `whole_program`: no other source calls the kernel.
 pub fn check(unit: &Unit, kernel: &Function, tree: &mut LoopTree, whole_program: bool) {
     let mut env = kernel_env(unit, kernel, whole_program);
-    let mut found = Trips(vec![]);
+    let mut found = Trips::default();
     walk(&kernel.body, tree, &mut env, &mut vec![], &mut found);
-    for (l, why) in found.0 {
+    for (l, why) in found.unknown {
         if let Some(lp) = tree.loops.get_mut(l) {
             lp.trip_unknown = Some(why);
         }
     }
+    for (l, most) in found.most {
+        if let Some(lp) = tree.loops.get_mut(l) {
+            lp.most_trips = Some(most);
+        }
+    }
 }
 
-/// The loops whose trip count may be negative, with why.
-struct Trips(Vec<(usize, String)>);
+/// The loops whose trip count may be negative, with why, and each bounded loop's most
+/// iterations.
+#[derive(Default)]
+struct Trips {
+    unknown: Vec<(usize, String)>,
+    most: Vec<(usize, i64)>,
+}
+
+/// The most iterations between the first values `first` and the last values `last` of a
+/// counter moving by `step`.
+fn most_trips(first: Range, last: Range, step: i64) -> i64 {
+    let span = match step > 0 {
+        true => last.hi.saturating_sub(first.lo),
+        false => first.hi.saturating_sub(last.lo),
+    };
+    (span.max(-1) / step.saturating_abs().max(1)).saturating_add(1)
+}
 
 impl Visitor for Trips {
     fn bounds(&mut self, id: usize, h: &Header, lower: Option<Range>, upper: Option<Range>) {
         let (Some(lo), Some(up)) = (lower, upper) else {
             let why =
                 "its bounds are not known to keep their order (a value the analysis cannot bound)";
-            self.0.push((id, why.into()));
+            self.unknown.push((id, why.into()));
             return;
         };
         let (first, last) = ends(h, lo, up);
+        self.most.push((id, most_trips(first, last, h.step)));
         // Never negative: the first value cannot pass the last by more than one step.
         let ordered = match h.step > 0 {
             true => first.hi <= last.lo + 1,
@@ -46,7 +68,7 @@ impl Visitor for Trips {
                 "its initial value may pass its bound (values {}..{} against {}..{})",
                 lo.lo, lo.hi, up.lo, up.hi
             );
-            self.0.push((id, why));
+            self.unknown.push((id, why));
         }
     }
 }

@@ -19,6 +19,7 @@ pub fn recorded(file: &Path, kernel: &str, flags: &[&str]) -> Recorded {
         strategy: "mcts".into(),
         depth: 4,
         tile_sizes: Options::default().tile_sizes,
+        tile_bound: None,
         unroll: vec![2, 4, 8],
         vector_widths: Options::default().vector_widths,
         interleave: Options::default().interleave,

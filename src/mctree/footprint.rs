@@ -1,0 +1,112 @@
+//! How many bytes one tile touches: the working set that the cache bound on tile sizes
+//! ([`super::transform`]) compares with the machine's L2 cache ([`crate::host`]).
+//!
+//! A tile of the band of loops `band` with sizes `sizes` runs `min(size, most iterations)` of
+//! each band loop and every iteration of each loop inside the band (at most
+//! [`crate::mctree::looptree::Loop::most_trips`]); the loops around the band stay fixed. An
+//! access touches, per dimension, `1 + Σ |a_l|·(n_l − 1)` elements (`a_l` the loop's
+//! coefficient in the subscript, `n_l` its iterations in the tile), and an array the most of
+//! its accesses' products. An element counts 8 bytes (a double: the kernel's element types
+//! are not read, so a `float` array's set is overestimated). Unknown (`None`) when a subscript
+//! is not affine, an access is not through a named array, or a loop inside the band is not
+//! bounded.
+
+use std::collections::BTreeMap;
+
+use crate::mctree::deps::Touch;
+use crate::mctree::looptree::LoopTree;
+
+const ELEMENT_BYTES: u64 = 8;
+
+/// The bytes one tile of `band` (a perfect nest, outermost first) with `sizes` touches.
+pub fn bytes(tree: &LoopTree, band: &[usize], sizes: &[u32]) -> Option<u64> {
+    let inner = *band.last()?;
+    let mut per_array: BTreeMap<&str, u64> = BTreeMap::new();
+    for t in (tree.deps.touches.iter()).filter(|t| t.loops.contains(&inner)) {
+        let n = elements(tree, t, band, sizes)?;
+        let most = per_array.entry(t.array.as_deref()?).or_default();
+        *most = (*most).max(n);
+    }
+    (per_array.values()).try_fold(0u64, |sum, &n| {
+        sum.checked_add(n.checked_mul(ELEMENT_BYTES)?)
+    })
+}
+
+/// The elements access `t` touches in one tile.
+fn elements(tree: &LoopTree, t: &Touch, band: &[usize], sizes: &[u32]) -> Option<u64> {
+    let inner = band.last()?;
+    let below = t.loops.iter().position(|l| l == inner)?;
+    let iterations = |l: usize| -> Option<i64> {
+        let most = tree.loops[l].most_trips;
+        match band.iter().position(|&b| b == l) {
+            Some(k) => Some(most.map_or(sizes[k] as i64, |m| m.min(sizes[k] as i64))),
+            None if t.loops[below..].contains(&l) => most,
+            None => Some(1),
+        }
+    };
+    let mut product: u64 = 1;
+    for sub in &t.subs {
+        let mut extent: i64 = 1;
+        for (&l, &a) in &sub.as_ref()?.loops {
+            let n = iterations(l)?.max(1);
+            extent = extent.checked_add(a.checked_abs()?.checked_mul(n - 1)?)?;
+        }
+        product = product.checked_mul(extent as u64)?;
+    }
+    Some(product)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::mctree::affine::Affine;
+    use crate::mctree::transform::tests::tree;
+
+    fn sub(loops: &[(usize, i64)]) -> Option<Affine> {
+        Some(Affine {
+            loops: loops.iter().copied().collect(),
+            ..Affine::default()
+        })
+    }
+
+    /// The test tree's L0 i { L1 j { L2 k } } as gemm: C[i][j] += A[i][k] * B[k][j].
+    pub(crate) fn gemm() -> LoopTree {
+        let mut t = tree();
+        let touch = |a: &str, s: Vec<Option<Affine>>| Touch {
+            array: Some(a.into()),
+            subs: s,
+            loops: vec![0, 1, 2],
+        };
+        t.deps.touches = vec![
+            touch("C", vec![sub(&[(0, 1)]), sub(&[(1, 1)])]),
+            touch("A", vec![sub(&[(0, 1)]), sub(&[(2, 1)])]),
+            touch("B", vec![sub(&[(2, 1)]), sub(&[(1, 1)])]),
+            touch("C", vec![sub(&[(0, 1)]), sub(&[(1, 1)])]),
+        ];
+        t
+    }
+
+    #[test]
+    fn a_tile_touches_its_blocks_and_the_loops_inside_it_whole() {
+        let t = gemm();
+        // All three tiled 8 x 16 x 32: C 8x16, A 8x32, B 32x16 doubles.
+        let three = (8 * 16 + 8 * 32 + 32 * 16) * 8;
+        assert_eq!(bytes(&t, &[0, 1, 2], &[8, 16, 32]), Some(three));
+        // i and j tiled, k inside sweeps its 100 iterations.
+        let two = (8 * 16 + 8 * 100 + 100 * 16) * 8;
+        assert_eq!(bytes(&t, &[0, 1], &[8, 16]), Some(two));
+        // A size past the loop's 100 iterations counts 100.
+        assert_eq!(bytes(&t, &[0], &[4096]), Some((100 * 100 * 3) * 8));
+    }
+
+    #[test]
+    fn a_subscript_not_affine_or_a_loop_not_bounded_leaves_it_unknown() {
+        let mut t = gemm();
+        t.loops[2].most_trips = None;
+        assert_eq!(bytes(&t, &[0, 1], &[8, 16]), None);
+        assert!(bytes(&t, &[0, 1, 2], &[8, 16, 32]).is_some());
+        let mut t = gemm();
+        t.deps.touches[1].subs[1] = None;
+        assert_eq!(bytes(&t, &[0, 1, 2], &[8, 16, 32]), None);
+    }
+}
