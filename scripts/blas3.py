@@ -14,9 +14,11 @@ For each of gemm, syrk, syr2k, symm, trmm, 2mm and 3mm (the last two chains of g
   3. checks every program's array dump against -O3's, to the dump's printed precision (two
      decimals: OpenBLAS sums in another order, which can move the last printed digit by one);
   4. times them all interleaved, each round in a shuffled order, at 1 and 2 threads;
-  5. counts the kernel's work (scripts/reach/counted.hpp) for the roof of `moldtune machine`:
-     each program's fraction of the roof, and mctree's rate as a fraction of the fastest
-     OpenBLAS kernel set's and of Polly's, with 95% bootstrap intervals (whole rounds resampled).
+  5. the roof of `moldtune machine` from the routine's work as BLAS counts it (a multiply-add
+     is 2 operations: gemm 2·NI·NJ·NK, syrk N(N+1)M, trmm M(M-1)N, …; the bytes of the arrays,
+     each once), sizes from the kernel's header at that dataset: each program's fraction of
+     the roof, and mctree's rate as a fraction of the fastest OpenBLAS kernel set's and of
+     Polly's, with 95% bootstrap intervals (whole rounds resampled).
 
     python3 scripts/blas3.py [--dataset LARGE] [--evals 30] [--rounds 10] [--kernels gemm,syrk]
                              [--continue] [--report-only]
@@ -27,6 +29,7 @@ does). About 5 minutes per kernel at LARGE with 30 evaluations and 10 rounds.
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -49,6 +52,32 @@ KERNELS = {
     "3mm": "linear-algebra/kernels/3mm/3mm.c",
 }
 THREADS = [1, 2]
+# Per kernel: (operations as BLAS counts them, elements of its arrays), of its sizes.
+WORK = {
+    "gemm": lambda d: (2 * d["NI"] * d["NJ"] * d["NK"], d["NI"] * d["NJ"] + d["NI"] * d["NK"] + d["NK"] * d["NJ"]),
+    "syrk": lambda d: (d["N"] * (d["N"] + 1) * d["M"], d["N"] * d["N"] + d["N"] * d["M"]),
+    "syr2k": lambda d: (2 * d["N"] * (d["N"] + 1) * d["M"], d["N"] * d["N"] + 2 * d["N"] * d["M"]),
+    "symm": lambda d: (2 * d["M"] * d["M"] * d["N"], 2 * d["M"] * d["N"] + d["M"] * d["M"]),
+    "trmm": lambda d: (d["M"] * (d["M"] - 1) * d["N"], d["M"] * d["M"] + d["M"] * d["N"]),
+    "2mm": lambda d: (2 * d["NI"] * d["NJ"] * (d["NK"] + d["NL"]),
+                      d["NI"] * (d["NJ"] + d["NK"] + d["NL"]) + d["NK"] * d["NJ"] + d["NJ"] * d["NL"]),
+    "3mm": lambda d: (2 * (d["NI"] * d["NJ"] * d["NK"] + d["NJ"] * d["NL"] * d["NM"] + d["NI"] * d["NL"] * d["NJ"]),
+                      d["NI"] * (d["NJ"] + d["NK"] + d["NL"]) + d["NK"] * d["NJ"] + d["NJ"] * (d["NL"] + d["NM"])
+                      + d["NM"] * d["NL"]),
+}
+
+
+def sizes(pb, name, dataset):
+    """The kernel's sizes at `dataset`, from its header's `# ifdef <DATASET>_DATASET` block."""
+    header = (pb / KERNELS[name]).with_suffix(".h").read_text()
+    block = re.search(rf"#\s*ifdef {dataset}_DATASET\n(.*?)#\s*endif", header, re.S).group(1)
+    return {k: int(v) for k, v in re.findall(r"#\s*define (\w+) (\d+)", block)}
+
+
+def blas_work(pb, name, dataset):
+    """(operations, bytes) of the kernel as BLAS counts them ([`WORK`]), doubles."""
+    flops, elements = WORK[name](sizes(pb, name, dataset))
+    return flops, 8 * elements
 
 
 def search(a, pb, name, run_dir):
@@ -95,19 +124,13 @@ def build_all(pb, argvs, work):
 def printed_agree(a, b):
     """Two PolyBench dumps agree to their printed precision: each number within one unit
     of its last printed digit (and the text between numbers the same)."""
-    ta, tb = a.split(), b.split()
-    if len(ta) != len(tb):
-        return False
-    for x, y in zip(ta, tb):
-        if x == y:
-            continue
-        try:
-            unit = 10.0 ** -len(x.split(".")[1]) if "." in x else 1.0
-            if not abs(float(x) - float(y)) <= unit * 1.000001:  # a NaN agrees with nothing
-                return False
-        except ValueError:
-            return False
-    return True
+    return campaign.same_output(a, b, close=last_digit)
+
+
+def last_digit(x, y):
+    """Whether the numbers written `x` and `y` differ by at most one unit of `x`'s last digit."""
+    unit = 10.0 ** -len(x.split(".")[1]) if "." in x else 1.0
+    return abs(float(x) - float(y)) <= unit * 1.000001
 
 
 def programs_checked(built, work):
@@ -127,7 +150,7 @@ def programs_checked(built, work):
 
 
 def kernel(a, pb, lims, name):
-    """One kernel's record: the search, the checked programs' samples and the counted work."""
+    """One kernel's record: the search, the checked programs' samples and the work."""
     work = Path(a.work) / f"{name}-{a.dataset.lower()}-{a.seed}"
     run_dir = work / "run"
     work.mkdir(parents=True, exist_ok=True)
@@ -135,7 +158,7 @@ def kernel(a, pb, lims, name):
     if mc["exit"] != 0:
         return {"kernel": name, "mctree": mc}
     progs = programs_checked(build_all(pb, builds(pb, name, run_dir, work), work), work)
-    flops, bytes_ = reach.counted_work(pb, KERNELS[name], work, a.dataset)
+    flops, bytes_ = blas_work(pb, name, a.dataset)
     load0 = os.getloadavg()[0]
     samples = reach.measure(progs, THREADS, a.rounds, a.seed)
     best = campaign.best_eval(str(run_dir))["config"]
@@ -169,8 +192,8 @@ def report(doc):
              f"Measured {doc['started']} on {doc['machine']['cpu']}, {doc['compiler']}; "
              f"`{doc['command']}`. mctree: `--strategy rf --max-evals {doc['evals']} --seed {doc['seed']}` on the "
              "file as published. Every program's dump agreed with -O3's to its printed precision before it was "
-             f"timed; {doc['rounds']} interleaved rounds, each in a shuffled order. GFLOP/s from the counted work "
-             "(fraction of the roof of `moldtune machine` at that thread count in brackets); OpenBLAS: the fastest "
+             f"timed; {doc['rounds']} interleaved rounds, each in a shuffled order. GFLOP/s from the routine's work "
+             "as BLAS counts it (a multiply-add 2 operations; fraction of the roof of `moldtune machine` at that thread count in brackets); OpenBLAS: the fastest "
              "of the kernel sets this CPU runs. `of OpenBLAS`: mctree's rate over OpenBLAS's, `over Polly`: "
              "mctree's speed-up over Polly alone, both with 95% bootstrap intervals.", "",
              "| kernel | threads | roof GFLOP/s | -O3 | Polly | mctree | OpenBLAS | mctree of OpenBLAS | "

@@ -340,8 +340,8 @@ def polybench_c():
     return Path(cache) / "polybench-c-4.2.1"
 
 
-def counted_work(pb, file, work, dataset="MEDIUM"):
-    """(flops, bytes) of a PolyBench/C kernel at `dataset`, counted by running it as C++ with
+def counted_work(pb, file, work):
+    """(flops, bytes) of a PolyBench/C kernel at MEDIUM, counted by running it as C++ with
     scripts/reach/counted.hpp (its floating-point operations while the timer runs; its arrays'
     bytes, each counted once), or None for an integer kernel."""
     header = (pb / file).with_suffix(".h").read_text()
@@ -350,7 +350,7 @@ def counted_work(pb, file, work, dataset="MEDIUM"):
         return None
     exe = work / Path(file).stem
     sh(["clang++-22", "-x", "c++", "-std=c++17", "-O1", "-w", "-include", str(ROOT / "scripts/reach/counted.hpp"),
-        "-DPOLYBENCH_TIME", f"-D{dataset}_DATASET", "-Iutilities", f"-I{Path(file).parent}", file, "-o", str(exe)], cwd=pb)
+        "-DPOLYBENCH_TIME", "-DMEDIUM_DATASET", "-Iutilities", f"-I{Path(file).parent}", file, "-o", str(exe)], cwd=pb)
     got = dict(l.split() for l in sh([str(exe)]).stdout.splitlines() if l.startswith(("flops ", "elements ")))
     return int(got["flops"]), int(got["elements"]) * (4 if kind == "FLOAT" else 8)
 
