@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """mctree against the library on the BLAS-3 kernels of PolyBench/C 4.2.1 (issue 58, item 3),
-into results/reach/blas3.json and blas3.md.
+into results/reach/blas3-<dataset>.json and .md (blas3-large.md, …).
 
 For each of gemm, syrk, syr2k, symm, trmm, 2mm and 3mm (the last two chains of gemm), at
 `--dataset` (LARGE):
@@ -167,7 +167,7 @@ def kernel(a, pb, lims, name):
             "load": [load0, os.getloadavg()[0]], "samples": samples}
 
 
-def rows(k):
+def rows(k, rounds):
     """The kernel's table rows, one per thread count."""
     out = []
     for t, by in k["samples"].items():
@@ -177,7 +177,7 @@ def rows(k):
         cell = lambda n: f"{rate[n]:.1f} ({rate[n] / roof:.0%})"
         of_blas = reach.bootstrap_ratio(by[blas], by["mctree"])
         of_polly = reach.bootstrap_ratio(by["Polly"], by["mctree"])
-        out.append(f"| {k['kernel']} | {t} | {roof:.1f} | {cell('-O3')} | {cell('Polly')} | **{cell('mctree')}** | "
+        out.append(f"| {k['kernel']} | {t} | {k.get('rounds', rounds)} | {roof:.1f} | {cell('-O3')} | {cell('Polly')} | **{cell('mctree')}** | "
                    f"{cell(blas)} {blas.removeprefix('OpenBLAS ')} | {ci(of_blas, '%')} | {ci(of_polly, 'x')} |")
     return out
 
@@ -192,15 +192,16 @@ def report(doc):
              f"Measured {doc['started']} on {doc['machine']['cpu']}, {doc['compiler']}; "
              f"`{doc['command']}`. mctree: `--strategy rf --max-evals {doc['evals']} --seed {doc['seed']}` on the "
              "file as published. Every program's dump agreed with -O3's to its printed precision before it was "
-             f"timed; {doc['rounds']} interleaved rounds, each in a shuffled order. GFLOP/s from the routine's work "
+             "timed; interleaved rounds, each in a shuffled order (a kernel's rounds ran one after the other, "
+             "kernels measured in one run unless `--continue` kept an earlier one's). GFLOP/s from the routine's work "
              "as BLAS counts it (a multiply-add 2 operations; fraction of the roof of `moldtune machine` at that thread count in brackets); OpenBLAS: the fastest "
              "of the kernel sets this CPU runs. `of OpenBLAS`: mctree's rate over OpenBLAS's, `over Polly`: "
              "mctree's speed-up over Polly alone, both with 95% bootstrap intervals.", "",
-             "| kernel | threads | roof GFLOP/s | -O3 | Polly | mctree | OpenBLAS | mctree of OpenBLAS | "
-             "mctree over Polly |", "|---|---|---|---|---|---|---|---|---|"]
+             "| kernel | threads | rounds | roof GFLOP/s | -O3 | Polly | mctree | OpenBLAS | mctree of OpenBLAS | "
+             "mctree over Polly |", "|---|---|---|---|---|---|---|---|---|---|"]
     for k in doc["kernels"]:
-        lines += rows(k) if "samples" in k else [f"| {k['kernel']} | – | mctree exited {k['mctree']['exit']}: "
-                                                  f"{k['mctree'].get('why', '')} |||||||"]
+        lines += rows(k, doc["rounds"]) if "samples" in k else [
+            f"| {k['kernel']} | – | – | mctree exited {k['mctree']['exit']}: {k['mctree'].get('why', '')} |||||||"]
     lines += ["", "mctree's verified bests:", ""]
     lines += [f"- {k['kernel']}: `{stack(k['best'])}`" for k in doc["kernels"] if "best" in k]
     return "\n".join(lines) + "\n"
@@ -210,6 +211,16 @@ def stack(config):
     s = config.get("transformations") or "(no directive)"
     polly = config.get("polly") or ""
     return s + (f"; {polly}" if polly else "")
+
+
+def kept(path, dataset, wanted):
+    """The kernels an earlier run at the same dataset measured that this one does not."""
+    if not path.exists():
+        return []
+    earlier = json.loads(path.read_text())
+    if earlier.get("dataset") != dataset:
+        return []
+    return [k for k in earlier["kernels"] if k["kernel"] not in wanted]
 
 
 def main():
@@ -222,12 +233,13 @@ def main():
     ap.add_argument("--binary", default=campaign.DEFAULT_BINARY, help="the moldtune to run")
     ap.add_argument("--work", default="", help="run directories (default: <cache>/blas3-runs)")
     ap.add_argument("--continue", dest="cont", action="store_true", help="keep mctree's runs already in --work")
-    ap.add_argument("--out", default=str(OUT), help="where blas3.json and blas3.md go")
-    ap.add_argument("--report-only", action="store_true", help="rewrite blas3.md from blas3.json")
+    ap.add_argument("--out", default=str(OUT), help="where blas3-<dataset>.json and .md go")
+    ap.add_argument("--report-only", action="store_true", help="rewrite the dataset's .md from its .json")
     a = ap.parse_args()
     out = Path(a.out)
+    json_file, md_file = (out / f"blas3-{a.dataset.lower()}{ext}" for ext in (".json", ".md"))
     if a.report_only:
-        (out / "blas3.md").write_text(report(json.loads((out / "blas3.json").read_text())))
+        md_file.write_text(report(json.loads(json_file.read_text())))
         return
     wanted = [k for k in a.kernels.split(",") if k]
     if unknown := [k for k in wanted if k not in KERNELS]:
@@ -240,13 +252,17 @@ def main():
     doc = {"started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": machine,
            "compiler": reach.sh(["clang-22", "--version"]).stdout.splitlines()[0], "dataset": a.dataset,
            "evals": a.evals, "seed": a.seed, "rounds": a.rounds, "kernels": [],
-           "command": f"python3 scripts/blas3.py --dataset {a.dataset} --evals {a.evals} --rounds {a.rounds}"}
+           "command": f"python3 scripts/blas3.py --dataset {a.dataset} --evals {a.evals} --rounds {a.rounds}"
+                      + (" --continue" if a.cont else "")}
     out.mkdir(parents=True, exist_ok=True)
+    doc["kernels"] = kept(json_file, a.dataset, wanted) if a.cont else []
     for name in wanted:
-        doc["kernels"].append(kernel(a, pb, lims, name))
+        record = {**kernel(a, pb, lims, name), "rounds": a.rounds,
+                  "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+        doc["kernels"] = sorted(doc["kernels"] + [record], key=lambda k: list(KERNELS).index(k["kernel"]))
         # Through JSON and back, as --report-only reads it (thread counts become strings).
-        (out / "blas3.json").write_text(json.dumps(doc, indent=1))
-        (out / "blas3.md").write_text(report(json.loads(json.dumps(doc))))
+        json_file.write_text(json.dumps(doc, indent=1))
+        md_file.write_text(report(json.loads(json.dumps(doc))))
         print(f"blas3: {name} done", file=sys.stderr)
 
 
