@@ -114,7 +114,10 @@ def best_eval(run_dir):
     v = meta.get("verification") or {}
     winner = v.get("winner_eval_id", meta.get("best_eval_id"))
     evals = json.load(open(os.path.join(run_dir, "results.json")))["evaluations"]
-    return next(e for e in evals if e["eval_id"] == winner)
+    found = [e for e in evals if e["eval_id"] == winner]
+    if not found:
+        sys.exit(f"{run_dir}: run.json names no evaluation of results.json as its winner ({winner})")
+    return found[0]
 
 
 def argv_of(e, run_dir, source, exe):
@@ -210,7 +213,7 @@ def same_output(a, b, rtol=1e-6, atol=1e-9, close=None):
     if len(ta) != len(tb):
         return False
     for x, y in zip(ta, tb):
-        if x == y:
+        if x == y and x.lstrip("-").lower() != "nan":
             continue
         try:
             fx, fy = float(x), float(y)

@@ -4,9 +4,10 @@
 //! A tile of the band of loops `band` with sizes `sizes` runs `min(size, most iterations)` of
 //! each band loop and every iteration of each loop inside the band (at most
 //! [`crate::mctree::looptree::Loop::most_trips`]); the loops around the band stay fixed. An
-//! access touches, per dimension, `1 + Σ |a_l|·(n_l − 1)` elements (`a_l` the loop's
-//! coefficient in the subscript, `n_l` its iterations in the tile), and an array the most of
-//! its accesses' products. An element counts 8 bytes (a double: the kernel's element types
+//! access touches, per dimension, `1 + Σ |a_l·step_l|·(n_l − 1)` elements (`a_l` the loop's
+//! coefficient in the subscript, `step_l` its step, `n_l` its iterations in the tile); accesses
+//! of an array with the same coefficients touch one block, shifted (the most of them counts),
+//! and accesses with other coefficients other blocks (each counts). An element counts 8 bytes (a double: the kernel's element types
 //! are not read, so a `float` array's set is overestimated). Unknown (`None`) when a subscript
 //! is not affine, an access is not through a named array, or a loop inside the band is not
 //! bounded.
@@ -21,15 +22,29 @@ const ELEMENT_BYTES: u64 = 8;
 /// The bytes one tile of `band` (a perfect nest, outermost first) with `sizes` touches.
 pub fn bytes(tree: &LoopTree, band: &[usize], sizes: &[u32]) -> Option<u64> {
     let inner = *band.last()?;
-    let mut per_array: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut per_block: BTreeMap<(&str, Vec<Pattern>), u64> = BTreeMap::new();
     for t in (tree.deps.touches.iter()).filter(|t| t.loops.contains(&inner)) {
         let n = elements(tree, t, band, sizes)?;
-        let most = per_array.entry(t.array.as_deref()?).or_default();
+        let most = per_block
+            .entry((t.array.as_deref()?, pattern(t)?))
+            .or_default();
         *most = (*most).max(n);
     }
-    (per_array.values()).try_fold(0u64, |sum, &n| {
+    (per_block.values()).try_fold(0u64, |sum, &n| {
         sum.checked_add(n.checked_mul(ELEMENT_BYTES)?)
     })
+}
+
+/// A subscript's loop coefficients (its constant and invariants left out).
+type Pattern = Vec<(usize, i64)>;
+
+/// Per dimension of access `t`, its loop coefficients: accesses with the same pattern touch
+/// the same block, shifted (`A[i-1][j]`, `A[i+1][j]`); others another (`C[k][j]`, `C[i][j]`).
+fn pattern(t: &Touch) -> Option<Vec<Pattern>> {
+    let each = |s: &Option<crate::mctree::affine::Affine>| {
+        Some(s.as_ref()?.loops.iter().map(|(&l, &a)| (l, a)).collect())
+    };
+    t.subs.iter().map(each).collect()
 }
 
 /// The elements access `t` touches in one tile.
@@ -39,7 +54,10 @@ fn elements(tree: &LoopTree, t: &Touch, band: &[usize], sizes: &[u32]) -> Option
     let iterations = |l: usize| -> Option<i64> {
         let most = tree.loops[l].most_trips;
         match band.iter().position(|&b| b == l) {
-            Some(k) => Some(most.map_or(sizes[k] as i64, |m| m.min(sizes[k] as i64))),
+            Some(k) => {
+                let size = *sizes.get(k)? as i64;
+                Some(most.map_or(size, |m| m.min(size)))
+            }
             None if t.loops[below..].contains(&l) => most,
             None => Some(1),
         }
@@ -48,8 +66,10 @@ fn elements(tree: &LoopTree, t: &Touch, band: &[usize], sizes: &[u32]) -> Option
     for sub in &t.subs {
         let mut extent: i64 = 1;
         for (&l, &a) in &sub.as_ref()?.loops {
+            // The coefficient is on the counter's value, which moves by the step.
+            let per_iteration = a.checked_mul(tree.loops[l].step)?.checked_abs()?;
             let n = iterations(l)?.max(1);
-            extent = extent.checked_add(a.checked_abs()?.checked_mul(n - 1)?)?;
+            extent = extent.checked_add(per_iteration.checked_mul(n - 1)?)?;
         }
         product = product.checked_mul(extent as u64)?;
     }
@@ -97,6 +117,26 @@ pub(crate) mod tests {
         assert_eq!(bytes(&t, &[0, 1], &[8, 16]), Some(two));
         // A size past the loop's 100 iterations counts 100.
         assert_eq!(bytes(&t, &[0], &[4096]), Some((100 * 100 * 3) * 8));
+    }
+
+    #[test]
+    fn a_step_widens_the_block_and_another_pattern_of_an_array_adds_one() {
+        let mut t = gemm();
+        t.loops[2].step = 4;
+        // k moves by 4: A's and B's k extents are 4 * 31 + 1 = 125 elements.
+        let stepped = (8 * 16 + 8 * 125 + 125 * 16) * 8;
+        assert_eq!(bytes(&t, &[0, 1, 2], &[8, 16, 32]), Some(stepped));
+        let mut t = gemm();
+        // C[k][j] beside C[i][j]: a second block of C (k x j), not the same one.
+        let touch = &t.deps.touches[0];
+        t.deps.touches.push(Touch {
+            subs: vec![sub(&[(2, 1)]), sub(&[(1, 1)])],
+            ..touch.clone()
+        });
+        let two_blocks = (8 * 16 + 32 * 16 + 8 * 32 + 32 * 16) * 8;
+        assert_eq!(bytes(&t, &[0, 1, 2], &[8, 16, 32]), Some(two_blocks));
+        // Sizes shorter than the band: unknown, not a panic.
+        assert_eq!(bytes(&t, &[0, 1, 2], &[8]), None);
     }
 
     #[test]

@@ -54,6 +54,7 @@ pub(super) fn resolve(
     let text = read_source(&file)?;
     let timeouts = c.timeouts.as_ref();
     let defaults = transform::Options::default();
+    let host = Host::read();
     let mut env = vec![("OMP_NUM_THREADS".to_string(), setup::threads())];
     env.extend(c.env.clone().unwrap_or_default());
     let mut r = Recorded {
@@ -63,9 +64,9 @@ pub(super) fn resolve(
         strategy: (o.strategy.clone().or(c.strategy.clone())).unwrap_or("rf".into()),
         depth: o.depth.or(c.depth).unwrap_or(defaults.depth),
         tile_sizes: (o.tile_sizes.clone().or(c.tile_sizes.clone())).unwrap_or(defaults.tile_sizes),
-        tile_bound: tile_bound(o, c),
+        tile_bound: tile_bound(o, c, &host),
         unroll: c.unroll.clone().unwrap_or(defaults.unroll),
-        vector_widths: (c.vector_widths.clone()).unwrap_or_else(vector_widths),
+        vector_widths: (c.vector_widths.clone()).unwrap_or_else(|| vector_widths(&host)),
         interleave: c.interleave.clone().unwrap_or(defaults.interleave),
         compiler: c.compiler.clone().unwrap_or("clang-22".into()),
         flags: (c.flags.clone()).unwrap_or_else(|| default_flags(c.metric)),
@@ -221,15 +222,14 @@ fn canonical_file(o: &MctreeOptions) -> Result<std::path::PathBuf, Error> {
 
 /// The cache a tile's working set must fit: this machine's L2 when the tile sizes are the
 /// defaults (sizes the user gives are all tried).
-fn tile_bound(o: &MctreeOptions, c: &ConfigFile) -> Option<u64> {
+fn tile_bound(o: &MctreeOptions, c: &ConfigFile, host: &Host) -> Option<u64> {
     let defaults = o.tile_sizes.is_none() && c.tile_sizes.is_none();
-    defaults.then(|| Host::read().caches[1]).flatten()
+    defaults.then_some(host.caches[1]).flatten()
 }
 
 /// The vector hints' default widths: one and two registers' worth of doubles on this machine
 /// ([`Host`]), none where it does not say.
-fn vector_widths() -> Vec<u32> {
-    Host::read()
-        .vectors
+fn vector_widths(host: &Host) -> Vec<u32> {
+    host.vectors
         .map_or(vec![], |(doubles, _)| vec![doubles, 2 * doubles])
 }

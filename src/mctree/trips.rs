@@ -45,7 +45,10 @@ fn most_trips(first: Range, last: Range, step: i64) -> i64 {
         true => last.hi.saturating_sub(first.lo),
         false => first.hi.saturating_sub(last.lo),
     };
-    (span.max(-1) / step.saturating_abs().max(1)).saturating_add(1)
+    match span < 0 {
+        true => 0,
+        false => (span / step.saturating_abs().max(1)).saturating_add(1),
+    }
 }
 
 impl Visitor for Trips {
@@ -70,5 +73,23 @@ impl Visitor for Trips {
             );
             self.unknown.push((id, why));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_most_trips_count_every_step_from_the_lowest_first_to_the_highest_last() {
+        // for (i = 0; i < n; i++) with n in [10, 100]: last value 9..99.
+        assert_eq!(most_trips(Range::of(0, 0), Range::of(9, 99), 1), 100);
+        // Step 3 over 0..=99: 0, 3, …, 99.
+        assert_eq!(most_trips(Range::of(0, 0), Range::of(99, 99), 3), 34);
+        // Counting down from 50..=60 to 0.
+        assert_eq!(most_trips(Range::of(50, 60), Range::of(0, 0), -1), 61);
+        // A first value past the last: no iteration.
+        assert_eq!(most_trips(Range::of(10, 10), Range::of(0, 0), 1), 0);
+        assert_eq!(most_trips(Range::of(0, 0), Range::of(-1, -1), 3), 0);
     }
 }

@@ -27,6 +27,7 @@ class PrintedAgree(unittest.TestCase):
     def test_the_campaigns_check_finds_a_nan_close_to_nothing(self):
         self.assertFalse(blas3.campaign.same_output("1.00 nan", "1.00 2.00"))
         self.assertFalse(blas3.campaign.same_output("1.00 2.00", "1.00 nan"))
+        self.assertFalse(blas3.campaign.same_output("1.00 nan", "1.00 nan"))
         self.assertTrue(blas3.campaign.same_output("1.00 2.0000001", "1.00 2.00"))
 
     def test_precision_is_read_from_each_number(self):
