@@ -86,7 +86,6 @@ def search(a, pb, name, run_dir):
     record = run_dir / "search.json"
     if a.cont and record.exists() and (run_dir / "best.c").exists():
         mc = json.loads(record.read_text())
-        # A run kept from before the budget was recorded was a 30-evaluation one (the default).
         if f"--max-evals {a.evals} " in mc["command"]:
             return mc
         print(f"blas3: {name}'s kept search had another budget than --evals {a.evals}: searched again",
@@ -96,23 +95,17 @@ def search(a, pb, name, run_dir):
     return mc
 
 
-def builds(pb, name, run_dir, work):
-    """{label: compile argv} of -O3, Polly, mctree's best and the OpenBLAS program."""
-    best = campaign.argv_of(campaign.best_eval(str(run_dir)), str(run_dir), str(run_dir / "best.c"),
-                            str(work / "mctree"))
-    original = str(pb / KERNELS[name])
-    blas = campaign.plain_argv(best, str(OPENBLAS_SOURCE), str(work / "openblas"), False)
+def builds(e, pb, name, run_dir, work):
+    """{label: compile argv} of -O3, Polly, mctree's best `e` (the campaign's) and the OpenBLAS
+    program (built as -O3 is, its source in place of the kernel's)."""
+    v = campaign.variant_argvs(e, str(pb), KERNELS[name], str(run_dir), str(work))
+    blas = campaign.plain_argv(v["mctree"], str(OPENBLAS_SOURCE), str(work / "openblas"), False)
     blas += [f"-DKERNEL_{name.upper()}", f'-DKERNEL_FILE="{name}.c"',
-             f"-I{Path(original).parent}", "-lopenblas", "-w"]
-    return {
-        "-O3": campaign.plain_argv(best, original, str(work / "O3"), False),
-        "Polly": campaign.plain_argv(best, original, str(work / "polly"), True),
-        "mctree": best,
-        "OpenBLAS": blas,
-    }
+             f"-I{(pb / KERNELS[name]).parent}", "-lopenblas", "-w"]
+    return {"-O3": v["O3"], "Polly": v["polly"], "mctree": v["mctree"], "OpenBLAS": blas}
 
 
-def build_all(pb, argvs, work):
+def build_all(pb, argvs):
     """Builds each program twice (timed, and dumping its arrays): {label: (timed, dumping)}."""
     out = {}
     for label, argv in argvs.items():
@@ -139,7 +132,7 @@ def last_digit(x, y):
     return abs(float(x) - float(y)) <= unit * 1.000001
 
 
-def programs_checked(built, work):
+def programs_checked(built):
     """{name: (executable, environment)} of every program whose dump agrees with -O3's; the
     OpenBLAS program once per kernel set. Exits if one disagrees (nothing is timed)."""
     blas_exe, blas_dump = built.pop("OpenBLAS")
@@ -163,12 +156,12 @@ def kernel(a, pb, lims, name):
     mc = search(a, pb, name, run_dir)
     if mc["exit"] != 0:
         return {"kernel": name, "mctree": mc}
-    progs = programs_checked(build_all(pb, builds(pb, name, run_dir, work), work), work)
+    e = campaign.best_eval(str(run_dir))
+    progs = programs_checked(build_all(pb, builds(e, pb, name, run_dir, work)))
     flops, bytes_ = blas_work(pb, name, a.dataset)
     load0 = os.getloadavg()[0]
     samples = reach.measure(progs, THREADS, a.rounds, a.seed)
-    best = campaign.best_eval(str(run_dir))["config"]
-    return {"kernel": name, "mctree": mc, "best": best, "flops": flops, "bytes": bytes_,
+    return {"kernel": name, "mctree": mc, "best": e["config"], "flops": flops, "bytes": bytes_,
             "roof_gflops": {t: reach.roof(flops, bytes_, lims[t]) for t in THREADS},
             "load": [load0, os.getloadavg()[0]], "samples": samples}
 

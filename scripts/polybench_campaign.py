@@ -233,16 +233,23 @@ def ratio_ci(num, den, rng, resamples=2000):
     return [point, rs[int(0.025 * resamples)], rs[int(0.975 * resamples) - 1]]
 
 
-def measure(pb, path, run_dir, work, rounds, seed):
-    e = best_eval(run_dir)
-    src = os.path.join(run_dir, "best.c")
-    best = argv_of(e, run_dir, src, os.path.join(work, "mctree"))
+def variant_argvs(e, pb, path, run_dir, work):
+    """{name: compile argv} of plain -O3, -O3 with Polly and mctree's best `e` (its exact
+    command), executables in `work`."""
+    best = argv_of(e, run_dir, os.path.join(run_dir, "best.c"), os.path.join(work, "mctree"))
     original = os.path.join(pb, path)
-    variants = {
+    return {
         "O3": plain_argv(best, original, os.path.join(work, "O3"), False),
         "polly": plain_argv(best, original, os.path.join(work, "polly"), True),
         "mctree": best,
     }
+
+
+def measure(pb, path, run_dir, work, rounds, seed):
+    e = best_eval(run_dir)
+    src = os.path.join(run_dir, "best.c")
+    variants = variant_argvs(e, pb, path, run_dir, work)
+    best, original = variants["mctree"], os.path.join(pb, path)
     env = dict(os.environ, OMP_NUM_THREADS="2")
     for k, argv in variants.items():
         ok, err = build(argv, pb)

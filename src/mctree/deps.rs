@@ -68,22 +68,10 @@ pub struct Dependences {
     /// is assumed to depend on others in every direction.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unmodelled: Vec<String>,
-    /// The accesses of arrays and of memory the test cannot name (for the tiles' working
-    /// sets, [`crate::mctree::footprint`]).
+    /// The accesses the test paired, kept for the tiles' working sets
+    /// ([`crate::mctree::footprint`]).
     #[serde(skip)]
-    pub touches: Vec<Touch>,
-}
-
-/// One array access of the kernel, as the dependence test lists it; what a tile's working set counts
-/// ([`crate::mctree::footprint`]).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Touch {
-    /// The array; `None` for memory the test cannot name.
-    pub array: Option<String>,
-    /// Per dimension, `None` when not affine.
-    pub subs: Vec<Option<crate::mctree::affine::Affine>>,
-    /// The enclosing loops, outermost first.
-    pub loops: Vec<usize>,
+    pub(super) accesses: Vec<Access>,
 }
 
 /// Loops nested deeper than this in one pair are not enumerated (3^8 direction vectors).
@@ -115,25 +103,8 @@ pub fn analyse(kernel: &Function, memory: &Memory, text: &str, ids: &Positions) 
         private: private_lists(&c, &private_at),
         unanalysable,
         unmodelled: c.unmodelled.into_iter().collect(),
-        touches: touches(&c.accesses),
+        accesses: c.accesses,
     }
-}
-
-/// The accesses of arrays and of unnamed memory, as the working sets count them.
-fn touches(accesses: &[Access]) -> Vec<Touch> {
-    let touch = |a: &Access| {
-        let array = match &a.target {
-            Target::Array(name) => Some(name.clone()),
-            Target::Memory => None,
-            Target::Scalar(_) => return None,
-        };
-        Some(Touch {
-            array,
-            subs: a.subs.clone(),
-            loops: a.loops.clone(),
-        })
-    };
-    accesses.iter().filter_map(touch).collect()
 }
 
 /// Per scalar, the loop whose every iteration writes it before any read, when all its

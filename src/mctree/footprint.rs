@@ -7,14 +7,15 @@
 //! access touches, per dimension, `1 + Σ |a_l·step_l|·(n_l − 1)` elements (`a_l` the loop's
 //! coefficient in the subscript, `step_l` its step, `n_l` its iterations in the tile); accesses
 //! of an array with the same coefficients touch one block, shifted (the most of them counts),
-//! and accesses with other coefficients other blocks (each counts). An element counts 8 bytes (a double: the kernel's element types
-//! are not read, so a `float` array's set is overestimated). Unknown (`None`) when a subscript
-//! is not affine, an access is not through a named array, or a loop inside the band is not
-//! bounded.
+//! and accesses with other coefficients other blocks (each counts). An element counts 8 bytes
+//! (a double: the kernel's element types are not read, so a `float` array's set is
+//! overestimated). Unknown (`None`) when a subscript is not affine, an access is not through a
+//! named array, or a loop inside the band is not bounded. The accesses are the dependence
+//! test's ([`crate::mctree::deps::Dependences`]).
 
 use std::collections::BTreeMap;
 
-use crate::mctree::deps::Touch;
+use crate::mctree::accesses::{Access, Target};
 use crate::mctree::looptree::LoopTree;
 
 const ELEMENT_BYTES: u64 = 8;
@@ -23,11 +24,14 @@ const ELEMENT_BYTES: u64 = 8;
 pub fn bytes(tree: &LoopTree, band: &[usize], sizes: &[u32]) -> Option<u64> {
     let inner = *band.last()?;
     let mut per_block: BTreeMap<(&str, Vec<Pattern>), u64> = BTreeMap::new();
-    for t in (tree.deps.touches.iter()).filter(|t| t.loops.contains(&inner)) {
+    for t in (tree.deps.accesses.iter()).filter(|t| t.loops.contains(&inner)) {
+        let array = match &t.target {
+            Target::Array(name) => name.as_str(),
+            Target::Scalar(_) => continue,
+            Target::Memory => return None,
+        };
         let n = elements(tree, t, band, sizes)?;
-        let most = per_block
-            .entry((t.array.as_deref()?, pattern(t)?))
-            .or_default();
+        let most = per_block.entry((array, pattern(t)?)).or_default();
         *most = (*most).max(n);
     }
     (per_block.values()).try_fold(0u64, |sum, &n| {
@@ -40,7 +44,7 @@ type Pattern = Vec<(usize, i64)>;
 
 /// Per dimension of access `t`, its loop coefficients: accesses with the same pattern touch
 /// the same block, shifted (`A[i-1][j]`, `A[i+1][j]`); others another (`C[k][j]`, `C[i][j]`).
-fn pattern(t: &Touch) -> Option<Vec<Pattern>> {
+fn pattern(t: &Access) -> Option<Vec<Pattern>> {
     let each = |s: &Option<crate::mctree::affine::Affine>| {
         Some(s.as_ref()?.loops.iter().map(|(&l, &a)| (l, a)).collect())
     };
@@ -48,7 +52,7 @@ fn pattern(t: &Touch) -> Option<Vec<Pattern>> {
 }
 
 /// The elements access `t` touches in one tile.
-fn elements(tree: &LoopTree, t: &Touch, band: &[usize], sizes: &[u32]) -> Option<u64> {
+fn elements(tree: &LoopTree, t: &Access, band: &[usize], sizes: &[u32]) -> Option<u64> {
     let inner = band.last()?;
     let below = t.loops.iter().position(|l| l == inner)?;
     let iterations = |l: usize| -> Option<i64> {
@@ -92,12 +96,15 @@ pub(crate) mod tests {
     /// The test tree's L0 i { L1 j { L2 k } } as gemm: C[i][j] += A[i][k] * B[k][j].
     pub(crate) fn gemm() -> LoopTree {
         let mut t = tree();
-        let touch = |a: &str, s: Vec<Option<Affine>>| Touch {
-            array: Some(a.into()),
+        let touch = |a: &str, s: Vec<Option<Affine>>| Access {
+            target: Target::Array(a.into()),
+            name: a.into(),
             subs: s,
+            write: a == "C",
             loops: vec![0, 1, 2],
+            defines: false,
         };
-        t.deps.touches = vec![
+        t.deps.accesses = vec![
             touch("C", vec![sub(&[(0, 1)]), sub(&[(1, 1)])]),
             touch("A", vec![sub(&[(0, 1)]), sub(&[(2, 1)])]),
             touch("B", vec![sub(&[(2, 1)]), sub(&[(1, 1)])]),
@@ -128,8 +135,8 @@ pub(crate) mod tests {
         assert_eq!(bytes(&t, &[0, 1, 2], &[8, 16, 32]), Some(stepped));
         let mut t = gemm();
         // C[k][j] beside C[i][j]: a second block of C (k x j), not the same one.
-        let touch = &t.deps.touches[0];
-        t.deps.touches.push(Touch {
+        let touch = &t.deps.accesses[0];
+        t.deps.accesses.push(Access {
             subs: vec![sub(&[(2, 1)]), sub(&[(1, 1)])],
             ..touch.clone()
         });
@@ -146,7 +153,7 @@ pub(crate) mod tests {
         assert_eq!(bytes(&t, &[0, 1], &[8, 16]), None);
         assert!(bytes(&t, &[0, 1, 2], &[8, 16, 32]).is_some());
         let mut t = gemm();
-        t.deps.touches[1].subs[1] = None;
+        t.deps.accesses[1].subs[1] = None;
         assert_eq!(bytes(&t, &[0, 1, 2], &[8, 16, 32]), None);
     }
 }

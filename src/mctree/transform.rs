@@ -217,9 +217,10 @@ fn tiles(nest: &[usize], tree: &LoopTree, o: &Options) -> Vec<Op> {
         .collect();
     let mut all = products(&per_loop);
     if let Some(bound) = o.tile_bound {
-        let fits = |v: &Vec<u32>| footprint::bytes(tree, nest, v).is_some_and(|b| b <= bound);
-        if all.iter().any(fits) {
-            all.retain(fits);
+        let fits = |v: &&Vec<u32>| footprint::bytes(tree, nest, v).is_some_and(|b| b <= bound);
+        let fitting: Vec<Vec<u32>> = all.iter().filter(fits).cloned().collect();
+        if !fitting.is_empty() {
+            all = fitting;
         }
     }
     all.into_iter().map(Op::Tile).collect()
